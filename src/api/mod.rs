@@ -1,0 +1,23 @@
+//! The gRPC API: the only module that sees generated proto types. Conversions live in
+//! `convert`, the error → status mapping in `status`, and the services are thin adapters
+//! over [`crate::engine::Engine`].
+
+mod client;
+mod convert;
+mod services;
+mod status;
+
+pub use self::client::RemoteClient;
+pub use self::services::add_services;
+
+/// Generated types of package `eywa.v1`.
+pub mod pb {
+    #![allow(clippy::all, missing_docs)]
+    tonic::include_proto!("eywa.v1");
+}
+
+/// The encoded descriptors of `eywa.v1`, served by reflection.
+pub const FILE_DESCRIPTOR_SET: &[u8] = tonic::include_file_descriptor_set!("eywa_descriptor");
+
+/// Fully qualified names of the services eywa serves, for health and listings.
+pub const SERVICE_NAMES: [&str; 3] = ["eywa.v1.Retrieval", "eywa.v1.Graph", "eywa.v1.Ingest"];

@@ -1,0 +1,55 @@
+use tonic::{Code, Status};
+
+use crate::Error;
+
+/// The one place that maps library errors onto gRPC status codes.
+impl From<Error> for Status {
+    fn from(error: Error) -> Status {
+        let code = match &error {
+            Error::InvalidArgument(_) => Code::InvalidArgument,
+            Error::NotFound(_) => Code::NotFound,
+            Error::ClaudeDirMissing { .. } => Code::FailedPrecondition,
+            Error::Storage(eywa_storage::Error::Locked { .. }) => Code::Unavailable,
+            Error::Storage(_) | Error::Io { .. } => Code::Internal,
+        };
+        if code == Code::Internal {
+            tracing::error!(error = %DisplayChain(&error), "internal error");
+        }
+        Status::new(code, DisplayChain(&error).to_string())
+    }
+}
+
+/// `error: cause: cause`, as one line.
+struct DisplayChain<'a>(&'a (dyn std::error::Error + 'static));
+
+impl std::fmt::Display for DisplayChain<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}", self.0)?;
+        let mut source = self.0.source();
+        while let Some(cause) = source {
+            write!(f, ": {cause}")?;
+            source = cause.source();
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn codes_and_messages() {
+        let s = Status::from(Error::InvalidArgument("limit must be positive".into()));
+        assert_eq!(s.code(), Code::InvalidArgument);
+        assert_eq!(s.message(), "limit must be positive");
+        let s = Status::from(Error::NotFound("no project named `x`".into()));
+        assert_eq!(s.code(), Code::NotFound);
+        let s = Status::from(Error::Io {
+            path: "/x".into(),
+            source: std::io::Error::other("disk on fire"),
+        });
+        assert_eq!(s.code(), Code::Internal);
+        assert_eq!(s.message(), "cannot read /x: disk on fire");
+    }
+}

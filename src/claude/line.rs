@@ -1,0 +1,181 @@
+use serde_json::Value;
+
+/// The kinds of JSONL lines eywa reads for meaning; everything else is kept as `Other`
+/// (new line types keep appearing, and they never fail a file).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum LineKind {
+    User,
+    Assistant,
+    System,
+    Summary,
+    CustomTitle,
+    Other(String),
+}
+
+/// One parsed transcript line. Every field is optional: lines from different Claude Code
+/// versions carry different fields, and a field of an unexpected type reads as absent.
+#[derive(Debug, Clone)]
+pub struct Line {
+    pub kind: LineKind,
+    value: Value,
+}
+
+impl Line {
+    /// Parses one line; `None` for anything that is not a JSON object (a garbage or
+    /// half-written line).
+    pub fn parse(bytes: &[u8]) -> Option<Line> {
+        let value: Value = serde_json::from_slice(bytes).ok()?;
+        if !value.is_object() {
+            return None;
+        }
+        let kind = match value.get("type").and_then(Value::as_str).unwrap_or("") {
+            "user" => LineKind::User,
+            "assistant" => LineKind::Assistant,
+            "system" => LineKind::System,
+            "summary" => LineKind::Summary,
+            "custom-title" => LineKind::CustomTitle,
+            other => LineKind::Other(other.to_owned()),
+        };
+        Some(Line { kind, value })
+    }
+
+    fn str(&self, key: &str) -> Option<&str> {
+        self.value.get(key).and_then(Value::as_str)
+    }
+
+    fn flag(&self, key: &str) -> bool {
+        self.value
+            .get(key)
+            .and_then(Value::as_bool)
+            .unwrap_or(false)
+    }
+
+    pub fn uuid(&self) -> Option<&str> {
+        self.str("uuid")
+    }
+
+    pub fn timestamp(&self) -> Option<&str> {
+        self.str("timestamp")
+    }
+
+    pub fn cwd(&self) -> Option<&str> {
+        self.str("cwd").filter(|s| !s.trim().is_empty())
+    }
+
+    pub fn git_branch(&self) -> Option<&str> {
+        self.str("gitBranch").filter(|s| !s.trim().is_empty())
+    }
+
+    pub fn version(&self) -> Option<&str> {
+        self.str("version")
+    }
+
+    pub fn is_sidechain(&self) -> bool {
+        self.flag("isSidechain")
+    }
+
+    pub fn is_meta(&self) -> bool {
+        self.flag("isMeta")
+    }
+
+    pub fn is_compact_summary(&self) -> bool {
+        self.flag("isCompactSummary")
+    }
+
+    /// `summary` lines: the label and the message it describes (often in another file).
+    pub fn summary(&self) -> Option<(&str, Option<&str>)> {
+        Some((self.str("summary")?, self.str("leafUuid")))
+    }
+
+    pub fn custom_title(&self) -> Option<&str> {
+        self.str("customTitle")
+    }
+
+    fn message(&self) -> Option<&Value> {
+        self.value.get("message").filter(|m| m.is_object())
+    }
+
+    /// `message.id`: one API response may be spread over several lines sharing it.
+    pub fn message_id(&self) -> Option<&str> {
+        self.message()?.get("id").and_then(Value::as_str)
+    }
+
+    pub fn model(&self) -> Option<&str> {
+        self.message()?.get("model").and_then(Value::as_str)
+    }
+
+    /// Content blocks of the message; string content reads as one text block.
+    pub fn blocks(&self) -> Vec<Block<'_>> {
+        let Some(content) = self.message().and_then(|m| m.get("content")) else {
+            return Vec::new();
+        };
+        match content {
+            Value::String(s) => vec![Block::Text(s)],
+            Value::Array(items) => items.iter().map(Block::from_value).collect(),
+            _ => Vec::new(),
+        }
+    }
+}
+
+/// A content block, reduced to what eywa reads.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Block<'a> {
+    Text(&'a str),
+    ToolUse {
+        id: Option<&'a str>,
+        name: &'a str,
+        input: &'a Value,
+    },
+    ToolResult,
+    Other,
+}
+
+impl<'a> Block<'a> {
+    fn from_value(v: &'a Value) -> Block<'a> {
+        match v.get("type").and_then(Value::as_str) {
+            Some("text") => v
+                .get("text")
+                .and_then(Value::as_str)
+                .map_or(Block::Other, Block::Text),
+            Some("tool_use") => match v.get("name").and_then(Value::as_str) {
+                Some(name) => Block::ToolUse {
+                    id: v.get("id").and_then(Value::as_str),
+                    name,
+                    input: v.get("input").unwrap_or(&Value::Null),
+                },
+                None => Block::Other,
+            },
+            Some("tool_result") => Block::ToolResult,
+            _ => Block::Other,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn string_and_array_content_both_read_as_text() {
+        let a =
+            Line::parse(br#"{"type":"user","message":{"role":"user","content":"hi"}}"#).unwrap();
+        assert_eq!(a.blocks(), vec![Block::Text("hi")]);
+        let b = Line::parse(
+            br#"{"type":"user","message":{"content":[{"type":"text","text":"hi"},{"type":"image"}]}}"#,
+        )
+        .unwrap();
+        assert_eq!(b.blocks(), vec![Block::Text("hi"), Block::Other]);
+    }
+
+    #[test]
+    fn odd_lines_are_kept_or_refused_without_panicking() {
+        assert!(Line::parse(b"not json").is_none());
+        assert!(Line::parse(b"[1,2]").is_none());
+        assert!(Line::parse(br#"{"type":"user","message":{"con"#).is_none());
+        let odd = Line::parse(br#"{"type":"atis-latch","isMeta":"yes","cwd":7}"#).unwrap();
+        assert_eq!(odd.kind, LineKind::Other("atis-latch".into()));
+        assert!(!odd.is_meta());
+        assert_eq!(odd.cwd(), None);
+        assert!(odd.blocks().is_empty());
+    }
+}

@@ -1,0 +1,392 @@
+use std::collections::{BTreeMap, HashSet};
+use std::io::BufRead;
+use std::path::Path;
+
+use super::line::{Block, Line, LineKind};
+use crate::model::Timestamp;
+
+/// Prompts kept per session for extraction (the first ones say what the session was for).
+const MAX_PROMPTS: usize = 64;
+/// Characters kept of one prompt or assistant text.
+const MAX_TEXT_CHARS: usize = 4_000;
+/// Characters of assistant prose kept per session.
+const MAX_ASSISTANT_CHARS: usize = 64_000;
+/// A pause longer than this between two lines counts as time away, not work.
+const IDLE_GAP_MS: i64 = 30 * 60 * 1000;
+
+/// How often a session used one tool, and when.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ToolUse {
+    pub count: u32,
+    pub first: Option<Timestamp>,
+    pub last: Option<Timestamp>,
+}
+
+/// What one transcript file says, read in one streaming pass. Text is capped so that a
+/// 25 MB session costs little memory.
+#[derive(Debug, Clone, Default)]
+pub struct Transcript {
+    pub session_id: String,
+    pub lines: u64,
+    /// Lines that are not JSON objects: garbage, or half-written by a running session.
+    pub skipped_lines: u64,
+    pub bytes: u64,
+    pub first_ts: Option<Timestamp>,
+    pub last_ts: Option<Timestamp>,
+    /// Time spent working: the span of the lines, less pauses over 30 minutes.
+    pub active_ms: i64,
+    /// Working directories in order of first appearance.
+    pub cwds: Vec<String>,
+    pub git_branch: Option<String>,
+    pub version: Option<String>,
+    /// Models by number of API responses.
+    pub models: BTreeMap<String, u32>,
+    /// Lines of type `user`.
+    pub user_lines: u32,
+    /// Lines of type `assistant`.
+    pub assistant_lines: u32,
+    /// Distinct assistant API responses.
+    pub assistant_responses: u32,
+    /// Real prompts: a person typing, not tool results, meta lines or command wrappers.
+    pub prompts: Vec<String>,
+    pub prompt_count: u32,
+    pub assistant_text: Vec<String>,
+    pub tools: BTreeMap<String, ToolUse>,
+    pub tool_calls: u32,
+    pub custom_title: Option<String>,
+    /// `summary` labels whose `leafUuid` is a message of this file.
+    pub summaries: Vec<String>,
+}
+
+impl Transcript {
+    /// A session holds at least one user or assistant message.
+    pub fn has_messages(&self) -> bool {
+        self.user_lines + self.assistant_lines > 0
+    }
+}
+
+/// Reads a transcript line by line. Malformed lines are skipped and counted; only an I/O
+/// error fails the read.
+pub fn read_transcript(path: &Path, session_id: &str) -> std::io::Result<Transcript> {
+    let file = std::fs::File::open(path)?;
+    let mut reader = std::io::BufReader::with_capacity(256 * 1024, file);
+    let mut acc = Accumulator::new(session_id);
+    let mut buf = Vec::with_capacity(64 * 1024);
+    loop {
+        buf.clear();
+        let n = reader.read_until(b'\n', &mut buf)?;
+        if n == 0 {
+            break;
+        }
+        acc.t.bytes += n as u64;
+        let bytes = buf.trim_ascii();
+        if bytes.is_empty() {
+            continue;
+        }
+        acc.t.lines += 1;
+        match Line::parse(bytes) {
+            Some(line) => acc.add(&line),
+            None => acc.t.skipped_lines += 1,
+        }
+    }
+    Ok(acc.finish())
+}
+
+struct Accumulator {
+    t: Transcript,
+    response_ids: HashSet<String>,
+    tool_use_ids: HashSet<String>,
+    uuids: HashSet<String>,
+    /// `(label, leafUuid)` of every summary line, resolved against `uuids` at the end.
+    summary_lines: Vec<(String, String)>,
+    assistant_chars: usize,
+    timestamps: Vec<i64>,
+}
+
+impl Accumulator {
+    fn new(session_id: &str) -> Self {
+        Accumulator {
+            t: Transcript {
+                session_id: session_id.to_owned(),
+                ..Transcript::default()
+            },
+            response_ids: HashSet::new(),
+            tool_use_ids: HashSet::new(),
+            uuids: HashSet::new(),
+            summary_lines: Vec::new(),
+            assistant_chars: 0,
+            timestamps: Vec::new(),
+        }
+    }
+
+    fn add(&mut self, line: &Line) {
+        if let Some(uuid) = line.uuid() {
+            self.uuids.insert(uuid.to_owned());
+        }
+        let ts = line.timestamp().and_then(Timestamp::parse);
+        if let Some(ts) = ts {
+            self.timestamps.push(ts.0);
+            // Timestamps are not monotonic in file order: keep the extremes.
+            self.t.first_ts = Some(self.t.first_ts.map_or(ts, |f| f.min(ts)));
+            self.t.last_ts = Some(self.t.last_ts.map_or(ts, |l| l.max(ts)));
+        }
+        if let Some(cwd) = line.cwd()
+            && !self.t.cwds.iter().any(|c| c == cwd)
+        {
+            self.t.cwds.push(cwd.to_owned());
+        }
+        if self.t.git_branch.is_none() {
+            self.t.git_branch = line.git_branch().map(str::to_owned);
+        }
+        if let Some(v) = line.version() {
+            self.t.version = Some(v.to_owned());
+        }
+        match &line.kind {
+            LineKind::User => self.add_user(line),
+            LineKind::Assistant => self.add_assistant(line, ts),
+            LineKind::Summary => {
+                if let Some((label, Some(leaf))) = line.summary() {
+                    self.summary_lines.push((label.to_owned(), leaf.to_owned()));
+                }
+            }
+            LineKind::CustomTitle => {
+                if let Some(title) = line.custom_title().filter(|t| !t.trim().is_empty()) {
+                    self.t.custom_title = Some(title.trim().to_owned());
+                }
+            }
+            LineKind::System | LineKind::Other(_) => {}
+        }
+    }
+
+    fn add_user(&mut self, line: &Line) {
+        self.t.user_lines += 1;
+        if line.is_meta() || line.is_sidechain() || line.is_compact_summary() {
+            return;
+        }
+        let blocks = line.blocks();
+        if blocks.iter().any(|b| matches!(b, Block::ToolResult)) {
+            return;
+        }
+        let text: String = blocks
+            .iter()
+            .filter_map(|b| match b {
+                Block::Text(t) => Some(*t),
+                _ => None,
+            })
+            .collect::<Vec<_>>()
+            .join("\n");
+        let Some(prompt) = real_prompt(&text) else {
+            return;
+        };
+        self.t.prompt_count += 1;
+        if self.t.prompts.len() < MAX_PROMPTS {
+            self.t.prompts.push(truncate_chars(&prompt, MAX_TEXT_CHARS));
+        }
+    }
+
+    fn add_assistant(&mut self, line: &Line, ts: Option<Timestamp>) {
+        self.t.assistant_lines += 1;
+        let new_response = match line.message_id() {
+            Some(id) => self.response_ids.insert(id.to_owned()),
+            None => true,
+        };
+        if new_response {
+            self.t.assistant_responses += 1;
+            if let Some(model) = line.model().filter(|m| !m.starts_with('<')) {
+                *self.t.models.entry(model.to_owned()).or_default() += 1;
+            }
+        }
+        for block in line.blocks() {
+            match block {
+                Block::Text(text)
+                    if !line.is_sidechain() && self.assistant_chars < MAX_ASSISTANT_CHARS =>
+                {
+                    let kept = truncate_chars(text, MAX_TEXT_CHARS);
+                    self.assistant_chars += kept.len();
+                    self.t.assistant_text.push(kept);
+                }
+                Block::ToolUse { id, name, .. } => {
+                    if let Some(id) = id
+                        && !self.tool_use_ids.insert(id.to_owned())
+                    {
+                        continue;
+                    }
+                    self.t.tool_calls += 1;
+                    let tool = self.t.tools.entry(name.to_owned()).or_insert(ToolUse {
+                        count: 0,
+                        first: None,
+                        last: None,
+                    });
+                    tool.count += 1;
+                    if let Some(ts) = ts {
+                        tool.first = Some(tool.first.map_or(ts, |f| f.min(ts)));
+                        tool.last = Some(tool.last.map_or(ts, |l| l.max(ts)));
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+
+    fn finish(mut self) -> Transcript {
+        self.timestamps.sort_unstable();
+        self.t.active_ms = self
+            .timestamps
+            .windows(2)
+            .map(|w| (w[1] - w[0]).min(IDLE_GAP_MS))
+            .sum();
+        let uuids = &self.uuids;
+        self.t.summaries = self
+            .summary_lines
+            .into_iter()
+            .filter(|(_, leaf)| uuids.contains(leaf))
+            .map(|(label, _)| label)
+            .collect();
+        self.t
+    }
+}
+
+/// Blocks Claude Code inserts into typed prompts (reminders, IDE context): removed.
+const INSERTED_BLOCKS: [&str; 4] = [
+    "system-reminder",
+    "ide_opened_file",
+    "ide_selection",
+    "ide_diagnostics",
+];
+
+/// Markers of user lines that Claude Code wrote, not the person (Q12).
+const NOT_TYPED: [&str; 11] = [
+    "<command-name>",
+    "<command-message>",
+    "<local-command-stdout>",
+    "<local-command-stderr>",
+    "<bash-input>",
+    "<bash-stdout>",
+    "<bash-stderr>",
+    "<local-command-caveat>",
+    "<task-notification>",
+    "Caveat: The messages below were generated by the user while running local commands",
+    "[Request interrupted by user",
+];
+
+/// The text a person typed, with inserted blocks removed; `None` when the line is a
+/// command wrapper, a caveat, an interrupt marker or empty.
+fn real_prompt(text: &str) -> Option<String> {
+    let mut text = text.to_owned();
+    for tag in INSERTED_BLOCKS {
+        text = strip_tag_blocks(&text, tag);
+    }
+    let trimmed = text.trim();
+    if trimmed.is_empty() || NOT_TYPED.iter().any(|m| trimmed.starts_with(m)) {
+        return None;
+    }
+    Some(trimmed.to_owned())
+}
+
+fn strip_tag_blocks(text: &str, tag: &str) -> String {
+    let open = format!("<{tag}>");
+    let close = format!("</{tag}>");
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(start) = rest.find(&open) {
+        out.push_str(&rest[..start]);
+        match rest[start..].find(&close) {
+            Some(end) => rest = &rest[start + end + close.len()..],
+            None => {
+                rest = "";
+            }
+        }
+    }
+    out.push_str(rest);
+    out
+}
+
+fn truncate_chars(s: &str, max: usize) -> String {
+    match s.char_indices().nth(max) {
+        Some((i, _)) => s[..i].to_owned(),
+        None => s.to_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(lines: &[&str]) -> Transcript {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("s.jsonl");
+        std::fs::write(&path, lines.join("\n")).unwrap();
+        read_transcript(&path, "s").unwrap()
+    }
+
+    #[test]
+    fn wrappers_meta_and_tool_results_are_not_prompts() {
+        let t = read(&[
+            r#"{"type":"user","isMeta":true,"message":{"content":"Caveat: ignore"}}"#,
+            r#"{"type":"user","message":{"content":"<command-name>/clear</command-name>"}}"#,
+            r#"{"type":"user","message":{"content":"<system-reminder>x</system-reminder>  "}}"#,
+            r#"{"type":"user","message":{"content":[{"type":"tool_result","content":"ok"}]}}"#,
+            r#"{"type":"user","message":{"content":"[Request interrupted by user]"}}"#,
+            r#"{"type":"user","message":{"content":"<system-reminder>r</system-reminder>Fix the parser"}}"#,
+            r#"{"type":"user","message":{"content":"<ide_selection>lines 1-2</ide_selection>"}}"#,
+        ]);
+        assert_eq!(t.user_lines, 7);
+        assert_eq!(t.prompts, ["Fix the parser"]);
+    }
+
+    #[test]
+    fn split_responses_count_once_and_tools_are_deduped() {
+        let t = read(&[
+            r#"{"type":"assistant","timestamp":"2026-01-01T00:00:02Z","message":{"id":"m1","model":"claude-x","content":[{"type":"thinking","thinking":""}]}}"#,
+            r#"{"type":"assistant","timestamp":"2026-01-01T00:00:01Z","message":{"id":"m1","model":"claude-x","content":[{"type":"tool_use","id":"t1","name":"Read","input":{}}]}}"#,
+            r#"{"type":"assistant","message":{"id":"m1","content":[{"type":"tool_use","id":"t1","name":"Read","input":{}}]}}"#,
+            r#"{"type":"assistant","message":{"id":"m2","model":"<synthetic>","content":[{"type":"text","text":"done"}]}}"#,
+        ]);
+        assert_eq!(t.assistant_lines, 4);
+        assert_eq!(t.assistant_responses, 2);
+        assert_eq!(t.tool_calls, 1);
+        assert_eq!(t.models.get("claude-x"), Some(&1));
+        assert_eq!(t.models.len(), 1);
+        assert_eq!(t.first_ts, Timestamp::parse("2026-01-01T00:00:01Z"));
+        assert_eq!(t.last_ts, Timestamp::parse("2026-01-01T00:00:02Z"));
+    }
+
+    #[test]
+    fn long_pauses_do_not_count_as_active_time() {
+        let line = |ts: &str| {
+            format!(r#"{{"type":"user","timestamp":"{ts}","message":{{"content":"x"}}}}"#)
+        };
+        let lines = [
+            line("2026-01-01T10:10:00Z"),
+            line("2026-01-01T10:00:00Z"),
+            line("2026-01-01T18:00:00Z"), // 7h50m later: capped at 30m
+            line("2026-01-01T18:05:00Z"),
+        ];
+        let t = read(&lines.iter().map(String::as_str).collect::<Vec<_>>());
+        assert_eq!(t.active_ms, (10 + 30 + 5) * 60 * 1000);
+    }
+
+    #[test]
+    fn garbage_and_truncated_lines_are_skipped_and_counted() {
+        let t = read(&[
+            r#"{"type":"user","cwd":"/w/p","message":{"content":"hello there"}}"#,
+            "this is not json",
+            r#"{"type":"assistant","message":{"id":"m1","content":[{"type":"text","text":"hi"}]}}"#,
+            r#"{"type":"assistant","message":{"id":"m2","cont"#,
+        ]);
+        assert_eq!(t.lines, 4);
+        assert_eq!(t.skipped_lines, 2);
+        assert!(t.has_messages());
+        assert_eq!(t.cwds, ["/w/p"]);
+    }
+
+    #[test]
+    fn only_summaries_of_this_file_are_kept() {
+        let t = read(&[
+            r#"{"type":"summary","summary":"Elsewhere","leafUuid":"other"}"#,
+            r#"{"type":"summary","summary":"Here","leafUuid":"u1"}"#,
+            r#"{"type":"user","uuid":"u1","message":{"content":"x"}}"#,
+        ]);
+        assert_eq!(t.summaries, ["Here"]);
+    }
+}

@@ -1,0 +1,141 @@
+use std::process::ExitCode;
+
+use anyhow::Context;
+use eywa::engine::{GetOutcome, HandoffHit};
+use eywa::retrieve::{DEFAULT_DAYS_BACK, DEFAULT_LIMIT, GetOptions};
+use serde_json::json;
+
+use super::Paths;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// What to look for; empty lists the most recent sessions
+    query: Vec<String>,
+    /// Recency window in days
+    #[arg(long, default_value_t = DEFAULT_DAYS_BACK)]
+    days_back: u32,
+    /// How many handoffs to return
+    #[arg(long, default_value_t = DEFAULT_LIMIT)]
+    limit: usize,
+    /// Only handoffs of this project (repeatable)
+    #[arg(long = "project", value_name = "NAME")]
+    projects: Vec<String>,
+    /// Print JSON
+    #[arg(long)]
+    json: bool,
+    /// Server to ask when another process holds the store
+    #[arg(long, env = "EYWA_ADDR", default_value = eywa::server::DEFAULT_ADDR, value_name = "HOST:PORT")]
+    addr: String,
+}
+
+pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
+    let query = args.query.join(" ");
+    let options = GetOptions {
+        days_back: args.days_back,
+        limit: args.limit,
+        projects: args.projects.clone(),
+    };
+    let outcome = match paths.open_engine() {
+        Ok(engine) => engine.get_handoffs(&query, &options)?,
+        Err(eywa::Error::Storage(eywa_storage::Error::Locked { .. })) => {
+            // `eywa serve` holds the store: ask it.
+            ask_server(&args.addr, &query, &options)?
+        }
+        Err(other) => {
+            return Err(other)
+                .with_context(|| format!("cannot open the store in {}", paths.data_dir.display()));
+        }
+    };
+    if args.json {
+        super::print_json(&to_json(&outcome))?;
+    } else {
+        print_human(&outcome);
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn ask_server(addr: &str, query: &str, options: &GetOptions) -> anyhow::Result<GetOutcome> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        let mut client = eywa::api::RemoteClient::connect(addr).await.map_err(|e| {
+            anyhow::anyhow!(
+                "the store is in use by another process and no eywa server answers at {addr}: {e}"
+            )
+        })?;
+        client
+            .get_handoffs(query, options)
+            .await
+            .map_err(|s| anyhow::anyhow!("server at {addr}: {}", s.message()))
+    })
+}
+
+fn to_json(outcome: &GetOutcome) -> serde_json::Value {
+    let handoffs: Vec<serde_json::Value> = outcome
+        .hits
+        .iter()
+        .map(|HandoffHit { handoff: h, score }| {
+            json!({
+                "session_id": h.session_id,
+                "short_id": h.short_id,
+                "date": h.date.to_string(),
+                "headline": h.headline,
+                "projects": h.projects,
+                "keywords": h.keywords,
+                "substance": h.substance,
+                "duration": h.duration_label(),
+                "duration_minutes": h.duration_minutes,
+                "model": h.model,
+                "cwd": h.cwd,
+                "score": score,
+                "resume_command": format!("claude --resume {}", h.session_id),
+            })
+        })
+        .collect();
+    json!({
+        "tokens": outcome.tokens,
+        "fallback_recent": outcome.fallback_recent,
+        "handoffs": handoffs,
+    })
+}
+
+fn print_human(outcome: &GetOutcome) {
+    if outcome.hits.is_empty() {
+        println!("No past sessions found.");
+        return;
+    }
+    if outcome.fallback_recent && !outcome.tokens.is_empty() {
+        println!(
+            "Nothing matched {:?}; the most recent sessions:",
+            outcome.tokens.join(" ")
+        );
+    }
+    for (i, HandoffHit { handoff: h, score }) in outcome.hits.iter().enumerate() {
+        let score = score.map_or(String::new(), |s| format!("  score {s:.3}"));
+        println!(
+            "{}. {}  [{}]  {}{}",
+            i + 1,
+            h.date,
+            h.projects.join(", "),
+            h.headline,
+            score
+        );
+        println!(
+            "   {} · {} · substance {}{}",
+            h.short_id,
+            h.duration_label(),
+            h.substance,
+            if h.keywords.is_empty() {
+                String::new()
+            } else {
+                format!(" · {}", h.keywords.join(", "))
+            }
+        );
+        if h.cwd.is_empty() {
+            println!("   claude --resume {}", h.session_id);
+        } else {
+            println!("   cd {} && claude --resume {}", h.cwd, h.session_id);
+        }
+    }
+}

@@ -1,0 +1,38 @@
+use std::process::ExitCode;
+
+use anyhow::Context;
+
+use super::Paths;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Print the report as JSON
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
+    let engine = paths
+        .open_engine()
+        .with_context(|| format!("cannot open the store in {}", paths.data_dir.display()))?;
+    let report = engine.ingest()?;
+    if args.json {
+        super::print_json(&serde_json::to_value(&report)?)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let c = &report.counts;
+    println!(
+        "{} sessions: {} episodes, {} entities, {} edges; {} skipped lines",
+        c.sessions, c.episodes, c.entities, c.edges, c.skipped_lines
+    );
+    println!(
+        "{} files: {} read, {} unchanged, {} without messages, {} unreadable ({:.2}s)",
+        report.files_scanned,
+        report.files_read,
+        report.files_unchanged,
+        report.files_without_messages,
+        report.files_failed,
+        report.elapsed.as_secs_f64()
+    );
+    Ok(ExitCode::SUCCESS)
+}

@@ -1,0 +1,102 @@
+//! Command-line syntax (clap) resolved into configuration, one file per subcommand.
+
+mod get;
+mod ingest;
+mod serve;
+
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::{Parser, Subcommand};
+use eywa::engine::{Engine, EngineConfig};
+
+/// eywa: knowledge-graph memory for coding agents, built from Claude Code transcripts.
+#[derive(Debug, Parser)]
+#[command(name = "eywa", version, about, propagate_version = true)]
+pub struct Cli {
+    /// Where eywa keeps its store [default: ~/.eywa]
+    #[arg(long, global = true, env = "EYWA_DATA_DIR", value_name = "DIR")]
+    data_dir: Option<PathBuf>,
+    /// The Claude Code home to read transcripts from [default: ~/.claude]
+    #[arg(long, global = true, env = "EYWA_CLAUDE_DIR", value_name = "DIR")]
+    claude_dir: Option<PathBuf>,
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Ingest the Claude dir, then serve gRPC until Ctrl-C
+    Serve(serve::Args),
+    /// Read new and changed sessions into the store and print counts
+    Ingest(ingest::Args),
+    /// Rank session handoffs for a query, as Eywa's `get` does
+    Get(get::Args),
+}
+
+/// Resolved locations, flags over environment over defaults.
+#[derive(Debug, Clone)]
+pub struct Paths {
+    pub data_dir: PathBuf,
+    pub claude_dir: PathBuf,
+}
+
+impl Paths {
+    fn resolve(cli: &Cli) -> anyhow::Result<Paths> {
+        let home = || {
+            std::env::var_os("HOME")
+                .filter(|h| !h.is_empty())
+                .map(PathBuf::from)
+                .context("HOME is not set: set EYWA_DATA_DIR and EYWA_CLAUDE_DIR")
+        };
+        Ok(Paths {
+            data_dir: match &cli.data_dir {
+                Some(dir) => dir.clone(),
+                None => home()?.join(".eywa"),
+            },
+            claude_dir: match &cli.claude_dir {
+                Some(dir) => dir.clone(),
+                None => home()?.join(".claude"),
+            },
+        })
+    }
+
+    pub fn open_engine(&self) -> Result<Engine, eywa::Error> {
+        Engine::open(EngineConfig::new(&self.data_dir, &self.claude_dir))
+    }
+}
+
+pub fn run() -> anyhow::Result<ExitCode> {
+    let cli = Cli::parse();
+    let default_level = match cli.command {
+        Command::Serve(_) => "info",
+        Command::Ingest(_) | Command::Get(_) => "warn",
+    };
+    init_logging(default_level);
+    let paths = Paths::resolve(&cli)?;
+    match cli.command {
+        Command::Serve(args) => serve::run(&paths, args),
+        Command::Ingest(args) => ingest::run(&paths, args),
+        Command::Get(args) => get::run(&paths, args),
+    }
+}
+
+fn init_logging(default_level: &str) {
+    let filter = tracing_subscriber::EnvFilter::try_from_env("EYWA_LOG")
+        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("eywa={default_level}")));
+    tracing_subscriber::fmt()
+        .with_env_filter(filter)
+        .with_writer(std::io::stderr)
+        .with_target(false)
+        .init();
+}
+
+/// Prints a value as pretty JSON on stdout.
+pub fn print_json(value: &serde_json::Value) -> anyhow::Result<()> {
+    use std::io::Write;
+    let mut out = std::io::stdout().lock();
+    serde_json::to_writer_pretty(&mut out, value)?;
+    writeln!(out)?;
+    Ok(())
+}

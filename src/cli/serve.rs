@@ -1,0 +1,72 @@
+use std::net::SocketAddr;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context;
+
+use super::Paths;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Address to listen on
+    #[arg(long, env = "EYWA_ADDR", default_value = eywa::server::DEFAULT_ADDR, value_name = "HOST:PORT")]
+    addr: SocketAddr,
+    /// Listen on a non-loopback address. eywa has no authentication yet: anyone who can
+    /// reach the port can read your session history.
+    #[arg(long)]
+    allow_remote: bool,
+    /// Serve what the store holds without ingesting first
+    #[arg(long)]
+    no_ingest: bool,
+}
+
+pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
+    if !args.addr.ip().is_loopback() && !args.allow_remote {
+        anyhow::bail!(
+            "refusing to listen on {} (not loopback): eywa has no authentication yet; \
+             pass --allow-remote to do it anyway",
+            args.addr
+        );
+    }
+    let engine = paths
+        .open_engine()
+        .with_context(|| format!("cannot open the store in {}", paths.data_dir.display()))?;
+    if !args.no_ingest {
+        match engine.ingest() {
+            Ok(report) => tracing::info!(
+                sessions = report.counts.sessions,
+                episodes = report.counts.episodes,
+                entities = report.counts.entities,
+                edges = report.counts.edges,
+                skipped_lines = report.counts.skipped_lines,
+                seconds = report.elapsed.as_secs_f64(),
+                "ingested {}",
+                paths.claude_dir.display()
+            ),
+            Err(eywa::Error::ClaudeDirMissing { path }) => tracing::warn!(
+                "no Claude Code projects at {}: serving what the store holds",
+                path.display()
+            ),
+            Err(other) => return Err(other).context("ingest failed"),
+        }
+    }
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(args.addr)
+            .await
+            .with_context(|| format!("cannot listen on {}", args.addr))?;
+        let local = listener.local_addr()?;
+        tracing::info!("serving eywa.v1 on {local} (Ctrl-C stops)");
+        eprintln!("eywa: serving gRPC on {local}");
+        let shutdown = async {
+            let _ = tokio::signal::ctrl_c().await;
+            tracing::info!("shutting down");
+        };
+        eywa::server::run(listener, Arc::new(engine), shutdown).await?;
+        anyhow::Ok(())
+    })?;
+    Ok(ExitCode::SUCCESS)
+}

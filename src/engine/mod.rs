@@ -1,0 +1,119 @@
+//! The facade that owns the store and the indexes, and runs ingest and queries.
+
+mod ingest;
+mod query;
+
+pub use self::ingest::IngestReport;
+pub use self::query::{GetOutcome, HandoffHit, MAX_DAYS_BACK, MAX_LIMIT};
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, RwLock};
+
+use crate::claude::ClaudeDir;
+use crate::graph::Graph;
+use crate::retrieve::HandoffIndex;
+use crate::{Error, Result};
+
+/// Where the engine keeps its data and reads its sources.
+#[derive(Debug, Clone)]
+pub struct EngineConfig {
+    /// `~/.eywa` by default; `None` with `temporary`.
+    pub data_dir: Option<PathBuf>,
+    /// `~/.claude` by default.
+    pub claude_dir: PathBuf,
+    pub temporary: bool,
+}
+
+impl EngineConfig {
+    pub fn new(data_dir: impl Into<PathBuf>, claude_dir: impl Into<PathBuf>) -> Self {
+        EngineConfig {
+            data_dir: Some(data_dir.into()),
+            claude_dir: claude_dir.into(),
+            temporary: false,
+        }
+    }
+
+    /// A store in a temporary directory, removed when the engine is dropped.
+    pub fn temporary(claude_dir: impl Into<PathBuf>) -> Self {
+        EngineConfig {
+            data_dir: None,
+            claude_dir: claude_dir.into(),
+            temporary: true,
+        }
+    }
+}
+
+/// eywa's engine: thread-safe, shared by the gRPC services and the CLI.
+pub struct Engine {
+    graph: Graph,
+    claude: ClaudeDir,
+    handoffs: RwLock<Arc<HandoffIndex>>,
+    /// One ingest at a time.
+    ingest_lock: Mutex<()>,
+}
+
+impl std::fmt::Debug for Engine {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Engine")
+            .field("store", self.graph.store())
+            .field("claude", &self.claude)
+            .finish()
+    }
+}
+
+impl Engine {
+    pub fn open(config: EngineConfig) -> Result<Engine> {
+        let storage = if config.temporary {
+            eywa_storage::Config::new().temporary(true)
+        } else {
+            let data_dir = config.data_dir.as_deref().ok_or_else(|| {
+                Error::InvalidArgument("a data directory is needed unless temporary".into())
+            })?;
+            create_private_dir(data_dir)?;
+            eywa_storage::Config::new().path(data_dir.join("store"))
+        };
+        let graph = Graph::new(storage.open()?);
+        let index = HandoffIndex::new(graph.handoffs()?);
+        Ok(Engine {
+            graph,
+            claude: ClaudeDir::new(config.claude_dir),
+            handoffs: RwLock::new(Arc::new(index)),
+            ingest_lock: Mutex::new(()),
+        })
+    }
+
+    pub fn graph(&self) -> &Graph {
+        &self.graph
+    }
+
+    pub fn claude_dir(&self) -> &ClaudeDir {
+        &self.claude
+    }
+
+    fn handoff_index(&self) -> Arc<HandoffIndex> {
+        self.handoffs
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
+    }
+
+    fn reload_handoffs(&self) -> Result<()> {
+        let index = Arc::new(HandoffIndex::new(self.graph.handoffs()?));
+        *self
+            .handoffs
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = index;
+        Ok(())
+    }
+}
+
+fn create_private_dir(path: &Path) -> Result<()> {
+    std::fs::create_dir_all(path).map_err(Error::io(path))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700))
+            .map_err(Error::io(path))?;
+    }
+    Ok(())
+}

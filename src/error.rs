@@ -1,0 +1,30 @@
+use std::path::PathBuf;
+
+/// Errors of the eywa library. Each maps onto one gRPC status in `api`.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    #[error(transparent)]
+    Storage(#[from] eywa_storage::Error),
+    #[error("cannot read {path}")]
+    Io {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("no Claude Code projects folder at {path} (set EYWA_CLAUDE_DIR or --claude-dir)")]
+    ClaudeDirMissing { path: PathBuf },
+    #[error("{0}")]
+    InvalidArgument(String),
+    #[error("{0}")]
+    NotFound(String),
+}
+
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl Error {
+    pub(crate) fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> Error {
+        let path = path.into();
+        move |source| Error::Io { path, source }
+    }
+}

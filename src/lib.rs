@@ -1,0 +1,35 @@
+//! eywa: a knowledge-graph memory for coding agents, built from Claude Code transcripts.
+//!
+//! Sessions become Episode nodes, the projects and tools they touched become Entity nodes,
+//! and edges carry validity windows; `get` ranks session handoffs as the Eywa formula does.
+//!
+//! ```
+//! use eywa::engine::{Engine, EngineConfig};
+//!
+//! # let claude = tempfile::tempdir()?;
+//! # let project = claude.path().join("projects/-w-demo");
+//! # std::fs::create_dir_all(&project)?;
+//! # let line = |kind: &str, text: &str| format!(
+//! #     r#"{{"type":"{kind}","cwd":"/w/demo","timestamp":"2026-01-05T10:00:00Z","message":{{"id":"m","content":[{{"type":"text","text":"{text}"}}]}}}}"#);
+//! # std::fs::write(project.join("0b5e6f1c-0000-4000-8000-000000000001.jsonl"),
+//! #     [line("user", "Fix the tokenizer"), line("assistant", "Fixed the tokenizer.")].join("\n"))?;
+//! let engine = Engine::open(EngineConfig::temporary(claude.path()))?;
+//! let report = engine.ingest()?;
+//! assert_eq!(report.counts.episodes, 1);
+//!
+//! let touched = engine.what_touched("project:demo", None, None)?;
+//! assert_eq!(touched.len(), 1);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+pub mod api;
+pub mod claude;
+pub mod engine;
+mod error;
+pub mod extract;
+pub mod graph;
+pub mod model;
+pub mod retrieve;
+pub mod server;
+
+pub use self::error::{Error, Result};

@@ -1,0 +1,170 @@
+use serde::{Deserialize, Serialize};
+
+use super::{EdgeId, NodeId, Timestamp};
+
+/// What an edge says about its endpoints. Stored and shown in SCREAMING_SNAKE case.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+#[non_exhaustive]
+pub enum Relation {
+    /// Episode → Project: the session worked in the project.
+    Touched,
+    /// Episode → File.
+    Read,
+    Edited,
+    Created,
+    /// Episode → Tool.
+    Used,
+    /// Episode → Concept.
+    Mentions,
+    /// Episode → subagent Episode.
+    Spawned,
+    /// Episode → Episode: resume, compaction, same slug.
+    Continues,
+    /// Episode → previous Episode in the same project.
+    Follows,
+    /// Episode → Document.
+    HasPlan,
+    /// File → Project.
+    PartOf,
+    /// Memory → Entity.
+    About,
+    /// Memory → Episode.
+    DerivedFrom,
+}
+
+impl Relation {
+    pub const ALL: [Relation; 13] = [
+        Relation::Touched,
+        Relation::Read,
+        Relation::Edited,
+        Relation::Created,
+        Relation::Used,
+        Relation::Mentions,
+        Relation::Spawned,
+        Relation::Continues,
+        Relation::Follows,
+        Relation::HasPlan,
+        Relation::PartOf,
+        Relation::About,
+        Relation::DerivedFrom,
+    ];
+
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Relation::Touched => "TOUCHED",
+            Relation::Read => "READ",
+            Relation::Edited => "EDITED",
+            Relation::Created => "CREATED",
+            Relation::Used => "USED",
+            Relation::Mentions => "MENTIONS",
+            Relation::Spawned => "SPAWNED",
+            Relation::Continues => "CONTINUES",
+            Relation::Follows => "FOLLOWS",
+            Relation::HasPlan => "HAS_PLAN",
+            Relation::PartOf => "PART_OF",
+            Relation::About => "ABOUT",
+            Relation::DerivedFrom => "DERIVED_FROM",
+        }
+    }
+
+    /// Parses a relation name, case-insensitively.
+    pub fn parse(s: &str) -> Option<Self> {
+        let upper = s.trim().to_ascii_uppercase();
+        Relation::ALL.into_iter().find(|r| r.as_str() == upper)
+    }
+}
+
+impl std::fmt::Display for Relation {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// Where a fact was seen: a document (or session) and a chunk (or message) in it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct DocRef {
+    pub doc_id: NodeId,
+    pub chunk_id: String,
+    pub score: f32,
+}
+
+/// A directed, typed fact between two nodes, with time on two axes: when it held in the
+/// world (`valid_from`..`valid_to`) and when eywa recorded it (`recorded_at`) and learned it
+/// was superseded (`expired_at`). Nothing is deleted by a later fact; it is expired.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Edge {
+    pub id: EdgeId,
+    pub src: NodeId,
+    pub dst: NodeId,
+    pub relation: Relation,
+    pub confidence: f32,
+    pub valid_from: Timestamp,
+    #[serde(default)]
+    pub valid_to: Option<Timestamp>,
+    pub recorded_at: Timestamp,
+    #[serde(default)]
+    pub expired_at: Option<Timestamp>,
+    #[serde(default)]
+    pub evidence: Vec<DocRef>,
+}
+
+impl Edge {
+    /// A new edge whose id derives from its endpoints and relation.
+    pub fn new(src: NodeId, relation: Relation, dst: NodeId, valid_from: Timestamp) -> Self {
+        Edge {
+            id: EdgeId::derive(src, relation.as_str(), dst),
+            src,
+            dst,
+            relation,
+            confidence: 1.0,
+            valid_from,
+            valid_to: None,
+            recorded_at: Timestamp::now(),
+            expired_at: None,
+            evidence: Vec::new(),
+        }
+    }
+
+    /// Whether the fact held at some point within `[from, until]` (either bound open).
+    pub fn valid_within(&self, from: Option<Timestamp>, until: Option<Timestamp>) -> bool {
+        let starts_before_end = until.is_none_or(|u| self.valid_from <= u);
+        let ends_after_start = match (from, self.valid_to) {
+            (Some(f), Some(to)) => to >= f,
+            _ => true,
+        };
+        starts_before_end && ends_after_start
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn relation_names_round_trip() {
+        for r in Relation::ALL {
+            assert_eq!(Relation::parse(r.as_str()), Some(r));
+        }
+        assert_eq!(Relation::parse("has_plan"), Some(Relation::HasPlan));
+        assert_eq!(Relation::parse("LIKES"), None);
+    }
+
+    #[test]
+    fn validity_window_overlap() {
+        let mut e = Edge::new(
+            NodeId::episode("a"),
+            Relation::Touched,
+            NodeId::project("/p"),
+            Timestamp(100),
+        );
+        e.valid_to = Some(Timestamp(200));
+        assert!(e.valid_within(None, None));
+        assert!(e.valid_within(Some(Timestamp(150)), Some(Timestamp(300))));
+        assert!(e.valid_within(Some(Timestamp(200)), None));
+        assert!(!e.valid_within(Some(Timestamp(201)), None));
+        assert!(!e.valid_within(None, Some(Timestamp(99))));
+        e.valid_to = None;
+        assert!(e.valid_within(Some(Timestamp(10_000)), None));
+    }
+}

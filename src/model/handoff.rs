@@ -1,0 +1,76 @@
+use chrono::NaiveDate;
+use serde::{Deserialize, Serialize};
+
+use super::NodeId;
+
+/// What a session left for the next one (seed 000): the fields `eywa get` scores.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Handoff {
+    /// The full session uuid.
+    pub session_id: String,
+    /// The 8-character id Eywa names handoffs by.
+    pub short_id: String,
+    pub episode: NodeId,
+    /// The session's date (UTC, from its first line).
+    pub date: NaiveDate,
+    /// Start of the session, for ordering handoffs of the same date.
+    pub started_at: super::Timestamp,
+    #[serde(default)]
+    pub duration_minutes: Option<u32>,
+    #[serde(default)]
+    pub model: Option<String>,
+    /// Action-oriented, 5–10 words.
+    pub headline: String,
+    pub projects: Vec<String>,
+    pub keywords: Vec<String>,
+    /// 0 = no work, 1 = a single task, 2 = multi-step.
+    pub substance: u8,
+    /// Working directory, so a reader can `cd` there and `claude --resume`.
+    #[serde(default)]
+    pub cwd: String,
+}
+
+impl Handoff {
+    /// Seed 000's human-readable duration: `<1m`, `10m`, `2h 5m`.
+    pub fn duration_label(&self) -> String {
+        match self.duration_minutes {
+            None => "unknown".to_owned(),
+            Some(0) => "<1m".to_owned(),
+            Some(m) if m < 60 => format!("{m}m"),
+            Some(m) if m % 60 == 0 => format!("{}h", m / 60),
+            Some(m) => format!("{}h {}m", m / 60, m % 60),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn duration_labels() {
+        let mut h = Handoff {
+            session_id: "s".into(),
+            short_id: "s".into(),
+            episode: NodeId::episode("s"),
+            date: NaiveDate::from_ymd_opt(2026, 2, 16).unwrap(),
+            started_at: super::super::Timestamp(0),
+            duration_minutes: None,
+            model: None,
+            headline: String::new(),
+            projects: vec![],
+            keywords: vec![],
+            substance: 1,
+            cwd: String::new(),
+        };
+        let cases = [(None, "unknown"), (Some(0), "<1m"), (Some(10), "10m")];
+        for (minutes, label) in cases {
+            h.duration_minutes = minutes;
+            assert_eq!(h.duration_label(), label);
+        }
+        h.duration_minutes = Some(120);
+        assert_eq!(h.duration_label(), "2h");
+        h.duration_minutes = Some(125);
+        assert_eq!(h.duration_label(), "2h 5m");
+    }
+}

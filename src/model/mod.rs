@@ -1,0 +1,15 @@
+//! Domain types, no I/O: ids, timestamps, nodes, edges, handoffs.
+
+mod edge;
+mod handoff;
+mod ids;
+mod node;
+mod time;
+
+pub use self::edge::{DocRef, Edge, Relation};
+pub use self::handoff::Handoff;
+pub use self::ids::{EdgeId, NodeId};
+pub use self::node::{
+    DecayState, Document, Entity, EntityType, Episode, Memory, MemoryType, Node, NodeKind,
+};
+pub use self::time::Timestamp;

@@ -1,0 +1,64 @@
+use chrono::{DateTime, NaiveDate, SecondsFormat, Utc};
+use serde::{Deserialize, Serialize};
+
+/// Milliseconds since the Unix epoch, UTC. Stored as a plain integer so that keys and
+/// values stay compact and sort by time.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct Timestamp(pub i64);
+
+impl Timestamp {
+    pub fn now() -> Self {
+        Timestamp(Utc::now().timestamp_millis())
+    }
+
+    /// Parses RFC 3339 (`2026-02-16T10:48:03.529Z`) or a bare date (`2026-02-16`, midnight UTC).
+    pub fn parse(s: &str) -> Option<Self> {
+        if let Ok(dt) = DateTime::parse_from_rfc3339(s.trim()) {
+            return Some(Timestamp(dt.timestamp_millis()));
+        }
+        let date = NaiveDate::parse_from_str(s.trim(), "%Y-%m-%d").ok()?;
+        Some(Timestamp(
+            date.and_hms_opt(0, 0, 0)?.and_utc().timestamp_millis(),
+        ))
+    }
+
+    pub fn millis(self) -> i64 {
+        self.0
+    }
+
+    pub fn to_datetime(self) -> DateTime<Utc> {
+        DateTime::from_timestamp_millis(self.0).unwrap_or_default()
+    }
+
+    /// The UTC calendar date.
+    pub fn date(self) -> NaiveDate {
+        self.to_datetime().date_naive()
+    }
+
+    pub fn to_rfc3339(self) -> String {
+        self.to_datetime()
+            .to_rfc3339_opts(SecondsFormat::Millis, true)
+    }
+}
+
+impl std::fmt::Display for Timestamp {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.to_rfc3339())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_claude_timestamps_and_dates() {
+        let t = Timestamp::parse("2025-07-02T10:20:30.123Z").unwrap();
+        assert_eq!(t.to_rfc3339(), "2025-07-02T10:20:30.123Z");
+        assert_eq!(t.date().to_string(), "2025-07-02");
+        let d = Timestamp::parse("2025-07-02").unwrap();
+        assert_eq!(d.to_rfc3339(), "2025-07-02T00:00:00.000Z");
+        assert_eq!(Timestamp::parse("yesterday"), None);
+    }
+}

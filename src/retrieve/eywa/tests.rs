@@ -1,0 +1,213 @@
+//! `get` against scores computed by hand from seed 000's formula.
+
+use super::*;
+use crate::model::{NodeId, Timestamp};
+
+fn today() -> NaiveDate {
+    NaiveDate::from_ymd_opt(2026, 3, 1).unwrap()
+}
+
+fn h(id: &str, days_ago: i64, projects: &[&str], keywords: &[&str]) -> Handoff {
+    let date = today() - chrono::Duration::days(days_ago);
+    Handoff {
+        session_id: id.to_owned(),
+        short_id: id.chars().take(8).collect(),
+        episode: NodeId::episode(id),
+        date,
+        started_at: Timestamp::parse(&date.to_string()).unwrap(),
+        duration_minutes: None,
+        model: None,
+        headline: format!("session {id}"),
+        projects: projects.iter().map(|s| s.to_string()).collect(),
+        keywords: keywords.iter().map(|s| s.to_string()).collect(),
+        substance: 1,
+        cwd: String::new(),
+    }
+}
+
+fn ranked(index: &HandoffIndex, query: &str, options: &GetOptions) -> Vec<(String, f64)> {
+    index
+        .get(query, options, today())
+        .hits
+        .into_iter()
+        .map(|s| (s.handoff.session_id.clone(), s.score.unwrap_or(f64::NAN)))
+        .collect()
+}
+
+fn assert_close(got: f64, want: f64) {
+    assert!((got - want).abs() < 1e-9, "got {got}, want {want}");
+}
+
+fn all() -> GetOptions {
+    GetOptions {
+        limit: 100,
+        ..GetOptions::default()
+    }
+}
+
+#[test]
+fn tokens_follow_the_python_word_lists() {
+    assert_eq!(
+        query_tokens("Let's continue work on the API for auth-service in UI!"),
+        ["api", "auth-service", "ui"]
+    );
+    assert_eq!(query_tokens("3d ml x ab go"), ["3d", "ml"]);
+    assert_eq!(query_tokens("Show me what you know"), Vec::<String>::new());
+    assert_eq!(
+        query_tokens("Sled_Tree tantivy"),
+        ["sled", "tree", "tantivy"]
+    );
+}
+
+#[test]
+fn keyword_idf_with_substring_match() {
+    // N = 4. "graph" equals keyword `graph` (2 sessions: idf ln 2) and is contained in
+    // `graph-walk` (1 session: idf ln 4).
+    let mut zero = h("d", 0, &["fourth"], &["graph"]);
+    zero.substance = 0;
+    let index = HandoffIndex::new(vec![
+        h("a", 0, &["eywa"], &["graph"]),
+        h("b", 3, &["other"], &["graph-walk"]),
+        h("c", 0, &["third"], &["tantivy"]),
+        zero,
+    ]);
+    let got = ranked(&index, "graph", &all());
+    // a: 2·ln2 × (1 + 1/√1); b: 2·ln4 × (1 + 1/√4). d has substance 0: never returned.
+    assert_eq!(got.len(), 2, "{got:?}");
+    assert_eq!(got[0].0, "b");
+    assert_close(got[0].1, 2.0 * 4f64.ln() * 1.5);
+    assert_eq!(got[1].0, "a");
+    assert_close(got[1].1, 2.0 * 2f64.ln() * 2.0);
+}
+
+#[test]
+fn a_project_match_weighs_three_a_keyword_match_two() {
+    let index = HandoffIndex::new(vec![
+        h("p", 0, &["indexer"], &["misc"]),
+        h("k", 0, &["elsewhere"], &["indexer"]),
+        h("x", 0, &["x1"], &["y1"]),
+        h("z", 0, &["x2"], &["y2"]),
+    ]);
+    let got = ranked(&index, "indexer", &all());
+    assert_eq!(got[0].0, "p");
+    assert_close(got[0].1, 3.0 * 4f64.ln() * 2.0);
+    assert_eq!(got[1].0, "k");
+    assert_close(got[1].1, 2.0 * 4f64.ln() * 2.0);
+    // A project matches when its name contains the token.
+    let got = ranked(&index, "index", &all());
+    assert_eq!(got[0].0, "p");
+    assert_close(got[0].1, 3.0 * 4f64.ln() * 2.0);
+}
+
+#[test]
+fn recency_inside_and_beyond_days_back() {
+    let index = HandoffIndex::new(vec![
+        h("edge", 13, &["alpha"], &[]),   // age 14 = days_back: inside
+        h("beyond", 20, &["alpha"], &[]), // age 21: one half-life past
+        h("far", 34, &["alpha"], &[]),    // age 35: three half-lives past
+        h("other", 0, &["beta"], &[]),
+    ]);
+    let idf = (4f64 / 3f64).ln();
+    let got = ranked(&index, "alpha", &all());
+    let ids: Vec<&str> = got.iter().map(|(id, _)| id.as_str()).collect();
+    assert_eq!(ids, ["edge", "beyond", "far"]);
+    assert_close(got[0].1, 3.0 * idf * (1.0 + 1.0 / 14f64.sqrt()));
+    assert_close(got[1].1, 3.0 * idf * 0.5);
+    assert_close(got[2].1, 3.0 * idf * 0.125);
+    // A wider window brings them inside: × (1 + 1/√age).
+    let wide = GetOptions {
+        days_back: 60,
+        ..all()
+    };
+    let got = ranked(&index, "alpha", &wide);
+    assert_close(got[2].1, 3.0 * idf * (1.0 + 1.0 / 35f64.sqrt()));
+}
+
+#[test]
+fn duration_scales_the_score() {
+    let mut long = h("long", 0, &["gamma"], &[]);
+    long.duration_minutes = Some(10);
+    let mut zero = h("zero", 0, &["gamma"], &[]);
+    zero.duration_minutes = Some(0);
+    let index = HandoffIndex::new(vec![
+        long,
+        zero,
+        h("o1", 0, &["o"], &[]),
+        h("o2", 0, &["o"], &[]),
+    ]);
+    let got = ranked(&index, "gamma", &all());
+    let base = 3.0 * 2f64.ln() * 2.0;
+    assert_eq!(got[0].0, "long");
+    assert_close(got[0].1, base * (1.0 + 0.1 * 11f64.ln()));
+    assert_close(got[1].1, base);
+}
+
+#[test]
+fn tokens_add_up_and_zero_idf_still_counts_as_a_hit() {
+    // "shared" is every session's project: IDF ln(2/2) = 0, yet both are scored hits, so
+    // the recent fallback does not kick in.
+    let index = HandoffIndex::new(vec![
+        h("s1", 1, &["shared"], &["parser"]),
+        h("s2", 0, &["shared"], &["lexer"]),
+    ]);
+    let result = index.get("shared", &all(), today());
+    assert!(!result.fallback_recent);
+    assert_eq!(result.hits.len(), 2);
+    assert!(result.hits.iter().all(|s| s.score == Some(0.0)));
+    // Equal scores: newest first.
+    assert_eq!(result.hits[0].handoff.session_id, "s2");
+    let got = ranked(&index, "shared parser", &all());
+    assert_eq!(got[0].0, "s1");
+    assert_close(got[0].1, 2.0 * 2f64.ln() * (1.0 + 1.0 / 2f64.sqrt()));
+}
+
+#[test]
+fn empty_or_unmatched_queries_return_the_most_recent_inside_days_back() {
+    let mut nothing = h("nothing", 0, &["p"], &[]);
+    nothing.substance = 0;
+    let index = HandoffIndex::new(vec![
+        h("d14", 14, &["p"], &[]), // age 14 (no +1 here): inside
+        h("d15", 15, &["p"], &[]), // outside
+        h("d2", 2, &["p"], &[]),
+        h("d5", 5, &["p"], &[]),
+        nothing,
+    ]);
+    for query in ["", "the what how", "unmatched-term"] {
+        let result = index.get(query, &all(), today());
+        assert!(result.fallback_recent, "{query}");
+        let ids: Vec<&str> = result
+            .hits
+            .iter()
+            .map(|s| s.handoff.session_id.as_str())
+            .collect();
+        assert_eq!(ids, ["d2", "d5", "d14"], "{query}");
+        assert!(result.hits.iter().all(|s| s.score.is_none()));
+    }
+    let three = index.get("", &GetOptions::default(), today());
+    assert_eq!(three.hits.len(), 3);
+    let one = GetOptions {
+        limit: 1,
+        ..GetOptions::default()
+    };
+    assert_eq!(
+        index.get("", &one, today()).hits[0].handoff.session_id,
+        "d2"
+    );
+}
+
+#[test]
+fn project_filter_applies_to_hits_and_fallback() {
+    let index = HandoffIndex::new(vec![
+        h("a", 0, &["Eywa"], &["graph"]),
+        h("b", 0, &["other"], &["graph"]),
+    ]);
+    let only = GetOptions {
+        projects: vec!["eywa".into()],
+        ..all()
+    };
+    let got = ranked(&index, "graph", &only);
+    assert_eq!(got.len(), 1);
+    assert_eq!(got[0].0, "a");
+    let recent = index.get("", &only, today());
+    assert_eq!(recent.hits.len(), 1);
+}

@@ -1,0 +1,54 @@
+use std::path::{Path, PathBuf};
+
+use crate::{Result, Store};
+
+/// How to open a [`Store`]. All defaults live in [`Default`].
+#[derive(Debug, Clone)]
+pub struct Config {
+    pub(crate) path: Option<PathBuf>,
+    pub(crate) temporary: bool,
+    /// Bytes of sled page cache.
+    pub(crate) cache_capacity: u64,
+    /// How often sled flushes in the background, in milliseconds.
+    pub(crate) flush_every_ms: Option<u64>,
+}
+
+impl Default for Config {
+    fn default() -> Self {
+        Self {
+            path: None,
+            temporary: false,
+            // 256 MiB: enough to keep a large graph's hot pages in memory.
+            cache_capacity: 256 * 1024 * 1024,
+            // 500 ms, sled's own default.
+            flush_every_ms: Some(500),
+        }
+    }
+}
+
+impl Config {
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The directory of the store. Created (mode 0700) if missing.
+    pub fn path(mut self, path: impl AsRef<Path>) -> Self {
+        self.path = Some(path.as_ref().to_path_buf());
+        self
+    }
+
+    /// A store that lives in a fresh temporary directory and is removed when dropped.
+    pub fn temporary(mut self, temporary: bool) -> Self {
+        self.temporary = temporary;
+        self
+    }
+
+    pub fn cache_capacity(mut self, bytes: u64) -> Self {
+        self.cache_capacity = bytes;
+        self
+    }
+
+    pub fn open(&self) -> Result<Store> {
+        Store::open(self)
+    }
+}

@@ -1,0 +1,74 @@
+/// The sled trees eywa keeps. Primary keyspaces hold values; index keyspaces hold keys
+/// only (the value is empty) and are kept consistent with their primary in one batch.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Keyspace {
+    /// `node id (16 bytes)` → node.
+    Nodes,
+    /// `edge id (16 bytes)` → edge.
+    Edges,
+    /// `doc id (16 bytes)` → document (handoffs, plans, user documents).
+    Docs,
+    /// `chunk id` → chunk of a document.
+    Chunks,
+    /// `memory id` → memory.
+    Memories,
+    /// `name` → setting (format version, counters).
+    Settings,
+    /// `src id | edge id` → ().
+    EdgesBySrc,
+    /// `dst id | edge id` → ().
+    EdgesByDst,
+    /// `node kind tag | normalized name | node id` → ().
+    NodesByName,
+    /// `start (ordered i64 ms) | episode id` → ().
+    EpisodesByTime,
+    /// `source path` → fingerprint of the source file as last ingested.
+    Sources,
+}
+
+impl Keyspace {
+    /// Every keyspace, in the order their trees are opened.
+    pub const ALL: [Keyspace; 11] = [
+        Keyspace::Nodes,
+        Keyspace::Edges,
+        Keyspace::Docs,
+        Keyspace::Chunks,
+        Keyspace::Memories,
+        Keyspace::Settings,
+        Keyspace::EdgesBySrc,
+        Keyspace::EdgesByDst,
+        Keyspace::NodesByName,
+        Keyspace::EpisodesByTime,
+        Keyspace::Sources,
+    ];
+
+    /// The sled tree name.
+    pub fn name(self) -> &'static str {
+        match self {
+            Keyspace::Nodes => "nodes",
+            Keyspace::Edges => "edges",
+            Keyspace::Docs => "docs",
+            Keyspace::Chunks => "chunks",
+            Keyspace::Memories => "memories",
+            Keyspace::Settings => "settings",
+            Keyspace::EdgesBySrc => "edges_by_src",
+            Keyspace::EdgesByDst => "edges_by_dst",
+            Keyspace::NodesByName => "nodes_by_name",
+            Keyspace::EpisodesByTime => "episodes_by_time",
+            Keyspace::Sources => "sources",
+        }
+    }
+
+    pub(crate) fn index(self) -> usize {
+        Keyspace::ALL
+            .iter()
+            .position(|k| *k == self)
+            .expect("every keyspace is listed in ALL")
+    }
+}
+
+impl std::fmt::Display for Keyspace {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}

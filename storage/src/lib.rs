@@ -1,0 +1,29 @@
+//! Keyspaces over sled for eywa: MessagePack values, order-preserving keys and a
+//! format-version record checked on open. This crate knows bytes and keys, not graphs.
+//!
+//! ```
+//! use eywa_storage::{Batch, Config, Keyspace};
+//!
+//! let store = Config::new().temporary(true).open()?;
+//! let mut batch = Batch::new();
+//! batch.put(Keyspace::Settings, b"greeting".to_vec(), &"hello")?;
+//! store.apply(batch)?;
+//! let value: Option<String> = store.get(Keyspace::Settings, b"greeting")?;
+//! assert_eq!(value.as_deref(), Some("hello"));
+//! # Ok::<(), eywa_storage::Error>(())
+//! ```
+
+mod batch;
+mod codec;
+mod config;
+mod error;
+pub mod key;
+mod keyspace;
+mod store;
+
+pub use self::batch::Batch;
+pub use self::codec::{decode, encode};
+pub use self::config::Config;
+pub use self::error::{Error, Result};
+pub use self::keyspace::Keyspace;
+pub use self::store::{FORMAT_VERSION, Scan, Store};
