@@ -184,6 +184,22 @@ impl Graph {
         Ok(nodes)
     }
 
+    /// Every Episode, newest first.
+    pub fn episodes(&self) -> Result<Vec<Node>> {
+        let mut nodes = Vec::new();
+        for key in self.store.keys(Keyspace::EpisodesByTime, &[]).rev() {
+            let key = key?;
+            let id = keys::trailing_node(&key).ok_or(eywa_storage::Error::BadKey {
+                keyspace: Keyspace::EpisodesByTime.name(),
+                reason: "key shorter than an id",
+            })?;
+            if let Some(node) = self.node(id)? {
+                nodes.push(node);
+            }
+        }
+        Ok(nodes)
+    }
+
     pub fn source(&self, path: &str) -> Result<Option<SourceRecord>> {
         Ok(self.store.get(Keyspace::Sources, path.as_bytes())?)
     }

@@ -1,0 +1,172 @@
+//! The `eywa` binary, run as a person would.
+
+use std::io::BufRead;
+use std::process::{Command, Stdio};
+
+use serde_json::Value;
+
+use crate::support::fixture::{ClaudeHome, days_ago};
+
+struct Env {
+    home: ClaudeHome,
+    data: tempfile::TempDir,
+}
+
+impl Env {
+    fn new() -> Env {
+        let home = ClaudeHome::new();
+        home.session(
+            "aaaaaaaa-0000-4000-8000-000000000001",
+            "/w/tokenizer-service",
+            days_ago(1),
+            &[
+                ("Fix the unicode tokenizer", "Fixed."),
+                ("Add tests for it", "Added."),
+            ],
+        );
+        home.session(
+            "bbbbbbbb-0000-4000-8000-000000000002",
+            "/w/ledger",
+            days_ago(2),
+            &[
+                ("Reconcile the ledger", "Done."),
+                ("Export to csv", "Exported."),
+            ],
+        );
+        Env {
+            home,
+            data: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn eywa(&self) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_eywa"));
+        cmd.env("EYWA_DATA_DIR", self.data.path().join("eywa"))
+            .env("EYWA_CLAUDE_DIR", self.home.root())
+            .env_remove("EYWA_ADDR")
+            .env_remove("EYWA_LOG");
+        cmd
+    }
+
+    fn json(&self, args: &[&str]) -> Value {
+        let out = self.eywa().args(args).output().unwrap();
+        assert!(
+            out.status.success(),
+            "eywa {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+}
+
+#[test]
+fn ingest_and_get_print_json() {
+    let env = Env::new();
+    let report = env.json(&["ingest", "--json"]);
+    assert_eq!(report["counts"]["sessions"], 2);
+    assert_eq!(report["counts"]["episodes"], 2);
+    assert_eq!(report["counts"]["skipped_lines"], 0);
+    assert_eq!(report["files_read"], 2);
+    assert!(
+        report["counts"]["entities"].as_u64().unwrap() >= 3,
+        "{report}"
+    );
+    assert!(report["counts"]["edges"].as_u64().unwrap() >= 4, "{report}");
+
+    let again = env.json(&["ingest", "--json"]);
+    assert_eq!(again["counts"], report["counts"]);
+    assert_eq!(again["files_unchanged"], 2);
+
+    let got = env.json(&["get", "tokenizer", "--json"]);
+    assert_eq!(got["tokens"], serde_json::json!(["tokenizer"]));
+    assert_eq!(
+        got["handoffs"][0]["session_id"],
+        "aaaaaaaa-0000-4000-8000-000000000001"
+    );
+    assert_eq!(got["handoffs"].as_array().unwrap().len(), 1);
+
+    let human = env.eywa().args(["get"]).output().unwrap();
+    let text = String::from_utf8(human.stdout).unwrap();
+    assert!(
+        text.contains("claude --resume aaaaaaaa-0000-4000-8000-000000000001"),
+        "{text}"
+    );
+    assert!(text.starts_with("1. "), "{text}");
+}
+
+#[test]
+fn bad_arguments_and_missing_sources_fail_clearly() {
+    let env = Env::new();
+    let out = env.eywa().args(["get", "--limit", "0"]).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("limit must be between 1 and 1000"), "{err}");
+
+    let out = env
+        .eywa()
+        .env("EYWA_CLAUDE_DIR", env.data.path().join("no-claude-here"))
+        .args(["ingest"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("no Claude Code projects folder"), "{err}");
+
+    let out = env
+        .eywa()
+        .args(["serve", "--addr", "0.0.0.0:0"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("--allow-remote"), "{err}");
+}
+
+/// `serve` holds the store; `get` then asks the server, and answers the same.
+#[test]
+fn get_asks_the_running_server_when_it_holds_the_store() {
+    let env = Env::new();
+    let mut server = env
+        .eywa()
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null())
+        .spawn()
+        .unwrap();
+    let stderr = server.stderr.take().unwrap();
+    let mut lines = std::io::BufReader::new(stderr).lines();
+    let addr = loop {
+        let line = lines
+            .next()
+            .expect("serve reports its address before exiting")
+            .unwrap();
+        if let Some(addr) = line.strip_prefix("eywa: serving gRPC on ") {
+            break addr.trim().to_owned();
+        }
+    };
+    // Keep draining stderr so the server never blocks on a full pipe.
+    let drain = std::thread::spawn(move || lines.count());
+
+    let remote = env.json(&["get", "tokenizer", "--json", "--addr", &addr]);
+    assert_eq!(
+        remote["handoffs"][0]["session_id"],
+        "aaaaaaaa-0000-4000-8000-000000000001"
+    );
+    let recent = env.json(&["get", "--json", "--addr", &addr]);
+    assert_eq!(recent["handoffs"].as_array().unwrap().len(), 2);
+    assert_eq!(recent["fallback_recent"], true);
+
+    // Ctrl-C stops it cleanly.
+    let status = Command::new("kill")
+        .args(["-INT", &server.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let exit = server.wait().unwrap();
+    drain.join().unwrap();
+    assert!(exit.success(), "serve exited with {exit:?}");
+
+    // With the server gone, the CLI opens the store itself.
+    let local = env.json(&["get", "tokenizer", "--json"]);
+    assert_eq!(local["handoffs"], remote["handoffs"]);
+}

@@ -1,0 +1,256 @@
+//! Ingest of the real Claude Code transcripts in `../shared/corpus/claude-code`. Expected
+//! values are derived here by reading the files directly, so added files keep passing.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use eywa::engine::{Engine, EngineConfig};
+use eywa_storage::Keyspace;
+
+use crate::support;
+
+/// A Claude home whose `projects` is a link to the corpus (read-only to us).
+fn linked_home(real_projects: &Path) -> tempfile::TempDir {
+    let home = tempfile::tempdir().unwrap();
+    std::os::unix::fs::symlink(real_projects, home.path().join("projects")).unwrap();
+    home
+}
+
+/// What the test itself reads from a main session file: whether it holds a user or
+/// assistant message, and the first `cwd` in file order.
+fn read_session(path: &Path) -> (bool, Option<String>) {
+    let text = std::fs::read(path).unwrap();
+    let mut has_message = false;
+    let mut first_cwd = None;
+    for line in text.split(|b| *b == b'\n') {
+        let Ok(v) = serde_json::from_slice::<serde_json::Value>(line) else {
+            continue;
+        };
+        let kind = v.get("type").and_then(|t| t.as_str()).unwrap_or("");
+        has_message |= kind == "user" || kind == "assistant";
+        if first_cwd.is_none()
+            && let Some(cwd) = v
+                .get("cwd")
+                .and_then(|c| c.as_str())
+                .filter(|c| !c.is_empty())
+        {
+            first_cwd = Some(cwd.to_owned());
+        }
+    }
+    (has_message, first_cwd)
+}
+
+/// Main session files (`projects/*/*.jsonl`, not `agent-*`) → (has message, first cwd).
+fn expected_sessions(real_projects: &Path) -> BTreeMap<String, (bool, Option<String>)> {
+    let mut out = BTreeMap::new();
+    for dir in std::fs::read_dir(real_projects).unwrap() {
+        let dir = dir.unwrap().path();
+        if !dir.is_dir() {
+            continue;
+        }
+        for file in std::fs::read_dir(&dir).unwrap() {
+            let path = file.unwrap().path();
+            let name = path.file_name().unwrap().to_string_lossy().into_owned();
+            if path.is_file() && name.ends_with(".jsonl") && !name.starts_with("agent-") {
+                let stem = name.trim_end_matches(".jsonl").to_owned();
+                out.insert(stem, read_session(&path));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn real_projects_ingest_into_one_episode_per_session_with_projects_from_cwd() {
+    let Some(real) = support::shared("corpus/claude-code/real_projects") else {
+        return;
+    };
+    let home = linked_home(&real);
+    let engine = Engine::open(EngineConfig::temporary(home.path())).unwrap();
+    let report = engine.ingest().unwrap();
+
+    let expected = expected_sessions(&real);
+    let sessions: Vec<&String> = expected
+        .iter()
+        .filter(|(_, (has, _))| *has)
+        .map(|(id, _)| id)
+        .collect();
+    assert!(sessions.len() >= 10, "the corpus has sessions");
+    assert_eq!(report.files_scanned as usize, expected.len());
+    assert_eq!(report.counts.episodes as usize, sessions.len());
+    assert_eq!(report.counts.sessions as usize, sessions.len());
+    assert_eq!(report.files_failed, 0);
+
+    let episodes = engine.graph().episodes().unwrap();
+    assert_eq!(episodes.len(), sessions.len());
+    for node in &episodes {
+        let episode = node.episode().unwrap();
+        let (has, first_cwd) = &expected[&episode.session_id];
+        assert!(has, "{} holds no message", episode.session_id);
+        let cwd = first_cwd.as_deref().expect("sessions carry a cwd");
+        // The project is the cwd in the lines, never the decoded folder name.
+        assert_eq!(episode.cwd, cwd);
+        assert_eq!(episode.project_path, cwd.trim_end_matches(['/', '\\']));
+        let last = cwd
+            .trim_end_matches(['/', '\\'])
+            .rsplit(['/', '\\'])
+            .next()
+            .unwrap();
+        assert_eq!(episode.project, last, "{}", episode.session_id);
+        let touched = engine
+            .what_touched(&format!("project:{}", episode.project), None, None)
+            .unwrap();
+        assert!(
+            touched.iter().any(|t| t.episode.id == node.id),
+            "project:{} lists {}",
+            episode.project,
+            episode.session_id
+        );
+    }
+    // Scrubbed folder names (`-src-deep-manifest`) would decode to `/src/deep/manifest`.
+    if expected.contains_key("a7da6a22-facc-4fcd-8bab-f83c87862004") {
+        let touched = engine
+            .what_touched("project:deep-manifest", None, None)
+            .unwrap();
+        assert_eq!(touched.len(), 1);
+    }
+}
+
+fn copy_tree(from: &Path, to: &Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+            let mut perms = std::fs::metadata(&target).unwrap().permissions();
+            #[allow(clippy::permissions_set_readonly_false)]
+            perms.set_readonly(false);
+            std::fs::set_permissions(&target, perms).unwrap();
+        }
+    }
+}
+
+fn files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    for entry in std::fs::read_dir(dir).unwrap() {
+        let path = entry.unwrap().path();
+        if path.is_dir() {
+            out.extend(files(&path));
+        } else {
+            out.push(path);
+        }
+    }
+    out
+}
+
+/// Every key and value of the graph's primary keyspaces, edges without `recorded_at`.
+fn snapshot(engine: &Engine) -> BTreeMap<Vec<u8>, String> {
+    let store = engine.graph().store();
+    let mut out = BTreeMap::new();
+    for (key, node) in store
+        .scan::<eywa::model::Node>(Keyspace::Nodes, &[])
+        .map(Result::unwrap)
+    {
+        out.insert(key, format!("{node:?}"));
+    }
+    for (key, mut edge) in store
+        .scan::<eywa::model::Edge>(Keyspace::Edges, &[])
+        .map(Result::unwrap)
+    {
+        edge.recorded_at = eywa::model::Timestamp(0);
+        out.insert(key, format!("{edge:?}"));
+    }
+    for ks in [
+        Keyspace::EdgesBySrc,
+        Keyspace::EdgesByDst,
+        Keyspace::NodesByName,
+        Keyspace::EpisodesByTime,
+    ] {
+        for key in store.keys(ks, &[]) {
+            let mut k = ks.name().as_bytes().to_vec();
+            k.extend(key.unwrap());
+            out.insert(k, String::new());
+        }
+    }
+    out
+}
+
+#[test]
+fn re_ingesting_the_same_tree_changes_no_count_and_no_id() {
+    let Some(real) = support::shared("corpus/claude-code/real_projects") else {
+        return;
+    };
+    let home = tempfile::tempdir().unwrap();
+    copy_tree(&real, &home.path().join("projects"));
+    let engine = Engine::open(EngineConfig::temporary(home.path())).unwrap();
+    let first = engine.ingest().unwrap();
+    let before = snapshot(&engine);
+
+    // Unchanged files are skipped...
+    let again = engine.ingest().unwrap();
+    assert_eq!(again.files_read, 0);
+    assert_eq!(again.files_unchanged, first.files_scanned);
+    assert_eq!(again.counts, first.counts);
+
+    // ...and files that look changed are read again, to the same graph.
+    let later = std::time::SystemTime::now() + std::time::Duration::from_secs(3600);
+    for path in files(&home.path().join("projects")) {
+        std::fs::File::options()
+            .write(true)
+            .open(&path)
+            .unwrap()
+            .set_modified(later)
+            .unwrap();
+    }
+    let reread = engine.ingest().unwrap();
+    assert_eq!(reread.files_read, first.files_scanned);
+    assert_eq!(reread.counts, first.counts);
+    assert_eq!(snapshot(&engine), before);
+
+    // A fresh store derives the very same ids.
+    let fresh = Engine::open(EngineConfig::temporary(home.path())).unwrap();
+    fresh.ingest().unwrap();
+    assert_eq!(snapshot(&fresh), before);
+}
+
+#[test]
+fn the_excerpt_files_ingest_without_panicking() {
+    let Some(corpus) = support::shared("corpus/claude-code") else {
+        return;
+    };
+    let home = tempfile::tempdir().unwrap();
+    let project = home.path().join("projects/excerpts");
+    std::fs::create_dir_all(&project).unwrap();
+    let mut copied = 0;
+    for entry in std::fs::read_dir(&corpus).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().is_some_and(|e| e == "jsonl") {
+            std::fs::copy(&path, project.join(path.file_name().unwrap())).unwrap();
+            copied += 1;
+        }
+    }
+    let engine = Engine::open(EngineConfig::temporary(home.path())).unwrap();
+    let report = engine.ingest().unwrap();
+    assert_eq!(report.files_scanned, copied);
+    assert_eq!(report.files_failed, 0);
+    // The Windows excerpt is named after its last path component.
+    if project.join("edit_tool.jsonl").exists() {
+        let episode = engine
+            .graph()
+            .episodes()
+            .unwrap()
+            .into_iter()
+            .find(|n| n.episode().is_some_and(|e| e.session_id == "edit_tool"));
+        let episode = episode.expect("edit_tool.jsonl is a session");
+        let e = episode.episode().unwrap();
+        assert!(e.cwd.contains('\\'), "{}", e.cwd);
+        assert!(
+            !e.project.contains('\\') && !e.project.is_empty(),
+            "{}",
+            e.project
+        );
+    }
+}

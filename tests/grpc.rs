@@ -1,0 +1,376 @@
+//! End to end: the real server on 127.0.0.1:0 and the real `grpcurl` binary.
+
+use chrono::NaiveDate;
+use eywa::engine::{Engine, EngineConfig};
+use serde_json::Value;
+
+use crate::support::fixture::{ClaudeHome, days_ago};
+use crate::support::grpcurl::{self, Output};
+use crate::support::server::TestServer;
+
+const A: &str = "aaaaaaaa-0000-4000-8000-000000000001";
+const B: &str = "bbbbbbbb-0000-4000-8000-000000000002";
+const C: &str = "cccccccc-0000-4000-8000-000000000003";
+const D: &str = "dddddddd-0000-4000-8000-000000000004";
+const E: &str = "eeeeeeee-0000-4000-8000-000000000005";
+
+/// Five sessions, each two exchanges over 3 minutes (3 active minutes).
+fn home() -> ClaudeHome {
+    let home = ClaudeHome::new();
+    let two = |a: &'static str, b: &'static str| [(a, "Done, see the diff."), (b, "Done again.")];
+    home.session(
+        A,
+        "/w/tokenizer-service",
+        days_ago(1),
+        &two("Add a caching layer", "Cache the lookups"),
+    );
+    home.session(
+        B,
+        "/w/tokenizer-lab",
+        days_ago(20),
+        &two("Run the benchmarks", "Plot the benchmarks"),
+    );
+    home.session(
+        C,
+        "/w/webapp",
+        days_ago(2),
+        &two(
+            "The tokenizer splits emoji",
+            "Make the tokenizer keep emoji",
+        ),
+    );
+    home.session(
+        D,
+        "/w/webapp",
+        days_ago(5),
+        &two("Ledger reconciliation fails", "Fix ledger reconciliation"),
+    );
+    home.session(
+        E,
+        "/w/eywa",
+        days_ago(3),
+        &two("Graph walks are slow", "Speed up graph walks"),
+    );
+    home
+}
+
+struct Fixture {
+    _home: ClaudeHome,
+    server: TestServer,
+    grpcurl: std::path::PathBuf,
+}
+
+impl Fixture {
+    fn start() -> Option<Fixture> {
+        let grpcurl = grpcurl::grpcurl()?;
+        let home = home();
+        let engine = Engine::open(EngineConfig::temporary(home.root())).unwrap();
+        engine.ingest().unwrap();
+        Some(Fixture {
+            _home: home,
+            server: TestServer::start(engine),
+            grpcurl,
+        })
+    }
+
+    fn call(&self, method: &str, data: &str) -> Output {
+        let addr = self.server.addr();
+        grpcurl::run(&self.grpcurl, &["-plaintext", "-d", data, &addr, method])
+    }
+
+    fn plain(&self, args: &[&str]) -> Output {
+        let addr = self.server.addr();
+        let mut all = vec!["-plaintext", addr.as_str()];
+        all.extend_from_slice(args);
+        grpcurl::run(&self.grpcurl, &all)
+    }
+}
+
+fn ids(response: &Value) -> Vec<String> {
+    response["handoffs"]
+        .as_array()
+        .map(|a| {
+            a.iter()
+                .map(|h| h["handoff"]["sessionId"].as_str().unwrap().to_owned())
+                .collect()
+        })
+        .unwrap_or_default()
+}
+
+fn assert_status(out: &Output, code: &str) {
+    assert!(!out.success, "expected {code}, got success: {}", out.stdout);
+    assert!(
+        out.stderr.contains(&format!("Code: {code}")),
+        "expected {code}: {}",
+        out.stderr
+    );
+}
+
+#[test]
+fn grpcurl_lists_the_services_and_health_is_serving() {
+    let Some(f) = Fixture::start() else { return };
+    let list = f.plain(&["list"]);
+    assert!(list.success, "{}", list.stderr);
+    for service in [
+        "eywa.v1.Retrieval",
+        "eywa.v1.Graph",
+        "eywa.v1.Ingest",
+        "grpc.health.v1.Health",
+    ] {
+        assert!(
+            list.stdout.lines().any(|l| l == service),
+            "{service} in {}",
+            list.stdout
+        );
+    }
+    let describe = f.plain(&["describe", "eywa.v1.GetHandoffsRequest"]);
+    assert!(describe.stdout.contains("days_back"), "{}", describe.stdout);
+
+    let health = f.call("grpc.health.v1.Health/Check", "{}").json();
+    assert_eq!(health["status"], "SERVING");
+    let health = f
+        .call(
+            "grpc.health.v1.Health/Check",
+            r#"{"service":"eywa.v1.Graph"}"#,
+        )
+        .json();
+    assert_eq!(health["status"], "SERVING");
+}
+
+#[test]
+fn get_handoffs_returns_the_order_and_scores_the_formula_gives() {
+    let Some(f) = Fixture::start() else { return };
+    let response = f
+        .call(
+            "eywa.v1.Retrieval/GetHandoffs",
+            r#"{"query": "the tokenizer", "days_back": 14, "limit": 10}"#,
+        )
+        .json();
+    assert_eq!(response["tokens"], serde_json::json!(["tokenizer"]));
+    // N = 5. A: project tokenizer-service (1 session) ×3·ln5, 1 day old (age 2).
+    // C: keyword `tokenizer` (1 session) ×2·ln5, 2 days old (age 3).
+    // B: project tokenizer-lab ×3·ln5, 20 days old (age 21: one half-life past 14).
+    assert_eq!(ids(&response), [A, C, B]);
+    let today = chrono::Local::now().date_naive();
+    let length = 1.0 + 0.1 * (3f64 + 1.0).ln();
+    let ln5 = 5f64.ln();
+    for hit in response["handoffs"].as_array().unwrap() {
+        let h = &hit["handoff"];
+        assert_eq!(h["durationMinutes"], 3);
+        let date = NaiveDate::parse_from_str(h["date"].as_str().unwrap(), "%Y-%m-%d").unwrap();
+        let age = ((today - date).num_days() + 1) as f64;
+        let recency = if age <= 14.0 {
+            1.0 + 1.0 / age.sqrt()
+        } else {
+            0.5f64.powf((age - 14.0) / 7.0)
+        };
+        let weight = if h["sessionId"] == C { 2.0 } else { 3.0 };
+        let want = weight * ln5 * recency * length;
+        let got = hit["score"].as_f64().unwrap();
+        assert!(
+            (got - want).abs() < 1e-9,
+            "{}: {got} vs {want}",
+            h["sessionId"]
+        );
+    }
+    assert_eq!(
+        response["handoffs"][0]["handoff"]["resumeCommand"],
+        format!("claude --resume {A}")
+    );
+
+    // No query: the most recent inside days_back, newest first, limit 3 by default.
+    let recent = f.call("eywa.v1.Retrieval/GetHandoffs", "{}").json();
+    assert_eq!(ids(&recent), [A, C, E]);
+    assert_eq!(recent["fallbackRecent"], true);
+
+    // Restricted to one project.
+    let webapp = f
+        .call(
+            "eywa.v1.Retrieval/GetHandoffs",
+            r#"{"query": "ledger tokenizer", "projects": ["webapp"], "limit": 5}"#,
+        )
+        .json();
+    let got = ids(&webapp);
+    assert_eq!(got.len(), 2);
+    assert!(got.iter().all(|id| id == C || id == D), "{got:?}");
+}
+
+#[test]
+fn what_touched_returns_the_projects_sessions_newest_first() {
+    let Some(f) = Fixture::start() else { return };
+    let response = f
+        .call(
+            "eywa.v1.Graph/WhatTouched",
+            r#"{"entity": "project:webapp"}"#,
+        )
+        .json();
+    let sessions: Vec<&str> = response["touches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["episode"]["episode"]["sessionId"].as_str().unwrap())
+        .collect();
+    assert_eq!(sessions, [C, D]);
+    let touch = &response["touches"][0];
+    assert_eq!(touch["edge"]["relation"], "TOUCHED");
+    assert_eq!(touch["episode"]["kind"], "Episode");
+
+    // Within a window that holds only D.
+    let since = days_ago(6).to_rfc3339();
+    let until = days_ago(4).to_rfc3339();
+    let window = f
+        .call(
+            "eywa.v1.Graph/WhatTouched",
+            &format!(r#"{{"entity": "project:webapp", "since": "{since}", "until": "{until}"}}"#),
+        )
+        .json();
+    assert_eq!(window["touches"].as_array().unwrap().len(), 1);
+
+    // By node id too, and neighbors of that episode.
+    let episode_id = touch["episode"]["id"].as_str().unwrap();
+    let neighbors = f
+        .call(
+            "eywa.v1.Graph/Neighbors",
+            &format!(r#"{{"node": "{episode_id}", "relation": "touched"}}"#),
+        )
+        .json();
+    let names: Vec<&str> = neighbors["neighbors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| n["node"]["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(names, ["webapp"]);
+}
+
+#[test]
+fn bad_requests_get_invalid_argument_and_unknown_ids_not_found() {
+    let Some(f) = Fixture::start() else { return };
+    let cases = [
+        (
+            "eywa.v1.Retrieval/GetHandoffs",
+            r#"{"limit": 0}"#,
+            "InvalidArgument",
+        ),
+        (
+            "eywa.v1.Retrieval/GetHandoffs",
+            r#"{"days_back": -1}"#,
+            "InvalidArgument",
+        ),
+        (
+            "eywa.v1.Retrieval/GetHandoffs",
+            r#"{"projects": [""]}"#,
+            "InvalidArgument",
+        ),
+        (
+            "eywa.v1.Graph/WhatTouched",
+            r#"{"entity": ""}"#,
+            "InvalidArgument",
+        ),
+        (
+            "eywa.v1.Graph/WhatTouched",
+            r#"{"entity": "not-a-node"}"#,
+            "InvalidArgument",
+        ),
+        (
+            "eywa.v1.Graph/WhatTouched",
+            r#"{"entity": "project:"}"#,
+            "InvalidArgument",
+        ),
+        (
+            "eywa.v1.Graph/WhatTouched",
+            r#"{"entity": "project:nope"}"#,
+            "NotFound",
+        ),
+        (
+            "eywa.v1.Graph/Neighbors",
+            r#"{"node": "00000000-0000-4000-8000-000000000000"}"#,
+            "NotFound",
+        ),
+        (
+            "eywa.v1.Graph/Neighbors",
+            r#"{"node": "project:eywa", "relation": "LIKES"}"#,
+            "InvalidArgument",
+        ),
+        (
+            "eywa.v1.Graph/Neighbors",
+            r#"{"node": "project:eywa", "limit": 100000}"#,
+            "InvalidArgument",
+        ),
+    ];
+    for (method, data, code) in cases {
+        let out = f.call(method, data);
+        assert_status(&out, code);
+        assert!(
+            !out.stderr.contains("Code: Unknown"),
+            "{method} {data}: {}",
+            out.stderr
+        );
+    }
+}
+
+#[test]
+fn ingest_rpc_reports_counts() {
+    let Some(f) = Fixture::start() else { return };
+    let response = f.call("eywa.v1.Ingest/Ingest", "{}").json();
+    // uint64 fields are strings in proto3 JSON.
+    assert_eq!(response["filesScanned"], "5");
+    assert_eq!(response["filesUnchanged"], "5");
+    assert_eq!(response["episodes"], "5");
+    assert_eq!(response["sessions"], "5");
+}
+
+/// Splits a shell line on spaces, honouring single quotes (enough for the README).
+fn shell_words(line: &str) -> Vec<String> {
+    let mut words = Vec::new();
+    let mut current = String::new();
+    let mut quoted = false;
+    let mut in_word = false;
+    for c in line.chars() {
+        match c {
+            '\'' => {
+                quoted = !quoted;
+                in_word = true;
+            }
+            ' ' if !quoted => {
+                if in_word {
+                    words.push(std::mem::take(&mut current));
+                    in_word = false;
+                }
+            }
+            c => {
+                current.push(c);
+                in_word = true;
+            }
+        }
+    }
+    if in_word {
+        words.push(current);
+    }
+    words
+}
+
+#[test]
+fn the_readme_grpcurl_examples_work_as_written() {
+    let Some(f) = Fixture::start() else { return };
+    let readme =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/README.md")).unwrap();
+    let examples: Vec<&str> = readme
+        .lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with("grpcurl "))
+        .collect();
+    assert!(examples.len() >= 4, "the README shows grpcurl examples");
+    let addr = f.server.addr();
+    for example in examples {
+        let words: Vec<String> = shell_words(example)
+            .into_iter()
+            .skip(1)
+            .map(|w| w.replace("localhost:50051", &addr))
+            .collect();
+        let args: Vec<&str> = words.iter().map(String::as_str).collect();
+        let out = grpcurl::run(&f.grpcurl, &args);
+        assert!(out.success, "`{example}` failed: {}", out.stderr);
+        assert!(!out.stdout.trim().is_empty(), "`{example}` printed nothing");
+    }
+}

@@ -1,0 +1,105 @@
+//! Writes small Claude Code trees (`<root>/projects/<dir>/<session>.jsonl`) for tests.
+
+use std::path::{Path, PathBuf};
+
+use chrono::{DateTime, Duration, Utc};
+use serde_json::json;
+
+/// A Claude Code home in a temporary directory.
+pub struct ClaudeHome {
+    pub dir: tempfile::TempDir,
+}
+
+impl ClaudeHome {
+    pub fn new() -> Self {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("projects")).unwrap();
+        ClaudeHome { dir }
+    }
+
+    pub fn root(&self) -> &Path {
+        self.dir.path()
+    }
+
+    /// Writes raw lines as `projects/<project_dir>/<name>`.
+    pub fn write_raw(&self, project_dir: &str, name: &str, content: &str) -> PathBuf {
+        let dir = self.root().join("projects").join(project_dir);
+        std::fs::create_dir_all(&dir).unwrap();
+        let path = dir.join(name);
+        std::fs::write(&path, content).unwrap();
+        path
+    }
+
+    /// Writes a session: `(prompt, answer)` exchanges starting at `start`, one minute apart.
+    pub fn session(
+        &self,
+        session_id: &str,
+        cwd: &str,
+        start: DateTime<Utc>,
+        exchanges: &[(&str, &str)],
+    ) -> PathBuf {
+        let lines = session_lines(session_id, cwd, start, exchanges);
+        let project_dir: String = cwd
+            .chars()
+            .map(|c| if c.is_ascii_alphanumeric() { c } else { '-' })
+            .collect();
+        self.write_raw(
+            &project_dir,
+            &format!("{session_id}.jsonl"),
+            &(lines.join("\n") + "\n"),
+        )
+    }
+}
+
+/// JSONL lines of a session in Claude Code's 2.x shape.
+pub fn session_lines(
+    session_id: &str,
+    cwd: &str,
+    start: DateTime<Utc>,
+    exchanges: &[(&str, &str)],
+) -> Vec<String> {
+    let mut lines = Vec::new();
+    let mut parent: Option<String> = None;
+    for (i, (prompt, answer)) in exchanges.iter().enumerate() {
+        let t = start + Duration::minutes(i as i64 * 2);
+        let user_uuid = format!("{session_id}-u{i}");
+        lines.push(
+            json!({
+                "type": "user", "uuid": user_uuid, "parentUuid": parent,
+                "sessionId": session_id, "cwd": cwd, "gitBranch": "main", "version": "2.0.55",
+                "timestamp": t.to_rfc3339(),
+                "message": {"role": "user", "content": prompt},
+            })
+            .to_string(),
+        );
+        let assistant_uuid = format!("{session_id}-a{i}");
+        lines.push(
+            json!({
+                "type": "assistant", "uuid": assistant_uuid, "parentUuid": user_uuid,
+                "sessionId": session_id, "cwd": cwd, "version": "2.0.55",
+                "timestamp": (t + Duration::minutes(1)).to_rfc3339(),
+                "message": {
+                    "id": format!("msg_{session_id}_{i}"), "role": "assistant",
+                    "model": "claude-sonnet-4-5",
+                    "content": [
+                        {"type": "text", "text": answer},
+                        {"type": "tool_use", "id": format!("toolu_{session_id}_{i}"),
+                         "name": "Read", "input": {"file_path": format!("{cwd}/src/lib.rs")}}
+                    ],
+                },
+            })
+            .to_string(),
+        );
+        parent = Some(assistant_uuid);
+    }
+    lines
+}
+
+/// Noon UTC `days` days before now.
+pub fn days_ago(days: i64) -> DateTime<Utc> {
+    let today = Utc::now().date_naive();
+    (today - Duration::days(days))
+        .and_hms_opt(12, 0, 0)
+        .unwrap()
+        .and_utc()
+}
