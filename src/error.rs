@@ -6,7 +6,7 @@ use std::path::PathBuf;
 pub enum Error {
     #[error(transparent)]
     Storage(#[from] eywa_storage::Error),
-    #[error("cannot read {path}")]
+    #[error("cannot access {path}")]
     Io {
         path: PathBuf,
         #[source]

@@ -155,6 +155,9 @@ fn get_asks_the_running_server_when_it_holds_the_store() {
     let recent = env.json(&["get", "--json", "--addr", &addr]);
     assert_eq!(recent["handoffs"].as_array().unwrap().len(), 2);
     assert_eq!(recent["fallback_recent"], true);
+    let ingest = env.json(&["ingest", "--json", "--addr", &addr]);
+    assert_eq!(ingest["files_unchanged"], 2);
+    assert_eq!(ingest["counts"]["episodes"], 2);
 
     // Ctrl-C stops it cleanly.
     let status = Command::new("kill")

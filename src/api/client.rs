@@ -4,12 +4,13 @@
 use tonic::transport::Channel;
 
 use super::pb;
-use crate::engine::GetOutcome;
+use crate::engine::{GetOutcome, IngestReport};
 use crate::retrieve::GetOptions;
 
 #[derive(Debug, Clone)]
 pub struct RemoteClient {
     retrieval: pb::retrieval_client::RetrievalClient<Channel>,
+    ingest: pb::ingest_client::IngestClient<Channel>,
 }
 
 impl RemoteClient {
@@ -19,7 +20,8 @@ impl RemoteClient {
             .connect()
             .await?;
         Ok(RemoteClient {
-            retrieval: pb::retrieval_client::RetrievalClient::new(channel),
+            retrieval: pb::retrieval_client::RetrievalClient::new(channel.clone()),
+            ingest: pb::ingest_client::IngestClient::new(channel),
         })
     }
 
@@ -36,5 +38,11 @@ impl RemoteClient {
         };
         let response = self.retrieval.get_handoffs(request).await?.into_inner();
         response.try_into()
+    }
+
+    /// Asks the server to ingest its Claude dir.
+    pub async fn ingest(&mut self) -> Result<IngestReport, tonic::Status> {
+        let response = self.ingest.ingest(pb::IngestRequest {}).await?.into_inner();
+        Ok(response.into())
     }
 }

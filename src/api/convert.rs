@@ -5,7 +5,7 @@ use tonic::Status;
 
 use super::pb;
 use crate::engine::{GetOutcome, HandoffHit, IngestReport};
-use crate::graph::{Direction, Neighbor, Touch};
+use crate::graph::{Counts, Direction, Neighbor, Touch};
 use crate::model::{Edge, Episode, Handoff, Node, NodeId, NodeKind, Timestamp};
 use crate::retrieve::{DEFAULT_DAYS_BACK, DEFAULT_LIMIT, GetOptions};
 
@@ -428,7 +428,44 @@ impl From<IngestReport> for pb::IngestResponse {
             entities: counts.entities,
             edges: counts.edges,
             skipped_lines: counts.skipped_lines,
+            sources: counts.sources,
             seconds: elapsed.as_secs_f64(),
+        }
+    }
+}
+
+/// For the CLI talking to a running server.
+impl From<pb::IngestResponse> for IngestReport {
+    fn from(response: pb::IngestResponse) -> Self {
+        let pb::IngestResponse {
+            files_scanned,
+            files_read,
+            files_unchanged,
+            files_failed,
+            files_without_messages,
+            sessions,
+            episodes,
+            entities,
+            edges,
+            skipped_lines,
+            seconds,
+            sources,
+        } = response;
+        IngestReport {
+            files_scanned,
+            files_read,
+            files_unchanged,
+            files_failed,
+            files_without_messages,
+            counts: Counts {
+                sessions,
+                episodes,
+                entities,
+                edges,
+                sources,
+                skipped_lines,
+            },
+            elapsed: std::time::Duration::try_from_secs_f64(seconds).unwrap_or_default(),
         }
     }
 }

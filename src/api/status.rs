@@ -50,6 +50,6 @@ mod tests {
             source: std::io::Error::other("disk on fire"),
         });
         assert_eq!(s.code(), Code::Internal);
-        assert_eq!(s.message(), "cannot read /x: disk on fire");
+        assert_eq!(s.message(), "cannot access /x: disk on fire");
     }
 }

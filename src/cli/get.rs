@@ -39,7 +39,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         Ok(engine) => engine.get_handoffs(&query, &options)?,
         Err(eywa::Error::Storage(eywa_storage::Error::Locked { .. })) => {
             // `eywa serve` holds the store: ask it.
-            ask_server(&args.addr, &query, &options)?
+            super::with_server(&args.addr, async |c| c.get_handoffs(&query, &options).await)?
         }
         Err(other) => {
             return Err(other)
@@ -52,23 +52,6 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         print_human(&outcome);
     }
     Ok(ExitCode::SUCCESS)
-}
-
-fn ask_server(addr: &str, query: &str, options: &GetOptions) -> anyhow::Result<GetOutcome> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    runtime.block_on(async {
-        let mut client = eywa::api::RemoteClient::connect(addr).await.map_err(|e| {
-            anyhow::anyhow!(
-                "the store is in use by another process and no eywa server answers at {addr}: {e}"
-            )
-        })?;
-        client
-            .get_handoffs(query, options)
-            .await
-            .map_err(|s| anyhow::anyhow!("server at {addr}: {}", s.message()))
-    })
 }
 
 fn to_json(outcome: &GetOutcome) -> serde_json::Value {

@@ -9,13 +9,23 @@ pub struct Args {
     /// Print the report as JSON
     #[arg(long)]
     json: bool,
+    /// Server to ask when another process holds the store
+    #[arg(long, env = "EYWA_ADDR", default_value = eywa::server::DEFAULT_ADDR, value_name = "HOST:PORT")]
+    addr: String,
 }
 
 pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
-    let engine = paths
-        .open_engine()
-        .with_context(|| format!("cannot open the store in {}", paths.data_dir.display()))?;
-    let report = engine.ingest()?;
+    let report = match paths.open_engine() {
+        Ok(engine) => engine.ingest()?,
+        // `eywa serve` holds the store: it ingests its own Claude dir.
+        Err(eywa::Error::Storage(eywa_storage::Error::Locked { .. })) => {
+            super::with_server(&args.addr, async |c| c.ingest().await)?
+        }
+        Err(other) => {
+            return Err(other)
+                .with_context(|| format!("cannot open the store in {}", paths.data_dir.display()));
+        }
+    };
     if args.json {
         super::print_json(&serde_json::to_value(&report)?)?;
         return Ok(ExitCode::SUCCESS);

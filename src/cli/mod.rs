@@ -92,6 +92,27 @@ fn init_logging(default_level: &str) {
         .init();
 }
 
+/// Runs `f` against the server at `addr`: the CLI's way in while `eywa serve` holds the
+/// store (sled allows one process per store).
+pub fn with_server<T>(
+    addr: &str,
+    f: impl AsyncFnOnce(&mut eywa::api::RemoteClient) -> Result<T, tonic::Status>,
+) -> anyhow::Result<T> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()?;
+    runtime.block_on(async {
+        let mut client = eywa::api::RemoteClient::connect(addr).await.map_err(|e| {
+            anyhow::anyhow!(
+                "the store is in use by another process and no eywa server answers at {addr}: {e}"
+            )
+        })?;
+        f(&mut client)
+            .await
+            .map_err(|s| anyhow::anyhow!("server at {addr}: {}", s.message()))
+    })
+}
+
 /// Prints a value as pretty JSON on stdout.
 pub fn print_json(value: &serde_json::Value) -> anyhow::Result<()> {
     use std::io::Write;

@@ -77,12 +77,53 @@ pub struct GetResult<'a> {
     pub fallback_recent: bool,
 }
 
-/// Every handoff with the two inverted indexes of `handoff-index.json`.
+/// Every handoff with the two inverted indexes of `handoff-index.json`, laid out so that
+/// the substring matches of a query token take one pass over a joined string.
 #[derive(Debug, Clone, Default)]
 pub struct HandoffIndex {
     handoffs: Vec<Handoff>,
-    by_project: BTreeMap<String, Vec<usize>>,
-    by_keyword: BTreeMap<String, Vec<usize>>,
+    /// Lowercased project names (Eywa matches `token in project.lower()`).
+    projects: Postings,
+    /// Keywords as stored (Eywa matches `token == keyword or token in keyword`).
+    keywords: Postings,
+    /// Handoff positions, newest first.
+    by_recency: Vec<usize>,
+}
+
+/// Keys joined by `\n`, each with the handoffs listing it. A query token never holds a
+/// `\n`, so a match lies within one key, found by its offset.
+#[derive(Debug, Clone, Default)]
+struct Postings {
+    joined: String,
+    /// Byte offset in `joined` where each key starts.
+    starts: Vec<usize>,
+    lists: Vec<Vec<usize>>,
+}
+
+impl Postings {
+    fn new(keys: impl IntoIterator<Item = (String, Vec<usize>)>) -> Self {
+        let mut postings = Postings::default();
+        for (key, list) in keys {
+            postings.starts.push(postings.joined.len());
+            postings.joined.push_str(&key);
+            postings.joined.push('\n');
+            postings.lists.push(list);
+        }
+        postings
+    }
+
+    /// The lists of every key containing `token`, each key once.
+    fn containing<'a>(&'a self, token: &'a str) -> impl Iterator<Item = &'a [usize]> + 'a {
+        let mut last = None;
+        self.joined.match_indices(token).filter_map(move |(at, _)| {
+            let key = self.starts.partition_point(|&start| start <= at) - 1;
+            if last == Some(key) {
+                return None;
+            }
+            last = Some(key);
+            Some(self.lists[key].as_slice())
+        })
+    }
 }
 
 impl HandoffIndex {
@@ -92,23 +133,26 @@ impl HandoffIndex {
         let mut by_project: BTreeMap<String, Vec<usize>> = BTreeMap::new();
         let mut by_keyword: BTreeMap<String, Vec<usize>> = BTreeMap::new();
         for (i, h) in handoffs.iter().enumerate() {
-            for p in &h.projects {
-                let list = by_project.entry(p.clone()).or_default();
-                if list.last() != Some(&i) {
-                    list.push(i);
-                }
-            }
-            for k in &h.keywords {
-                let list = by_keyword.entry(k.clone()).or_default();
-                if list.last() != Some(&i) {
-                    list.push(i);
+            for (map, keys) in [
+                (&mut by_project, &h.projects),
+                (&mut by_keyword, &h.keywords),
+            ] {
+                for key in keys {
+                    let list = map.entry(key.clone()).or_default();
+                    if list.last() != Some(&i) {
+                        list.push(i);
+                    }
                 }
             }
         }
+        let mut by_recency: Vec<usize> = (0..handoffs.len()).collect();
+        by_recency.sort_by(|&a, &b| newest_first(&handoffs[a], &handoffs[b]));
         HandoffIndex {
             handoffs,
-            by_project,
-            by_keyword,
+            // Lowercased for matching, but still one key (one IDF) per spelling, as in Eywa.
+            projects: Postings::new(by_project.into_iter().map(|(k, v)| (k.to_lowercase(), v))),
+            keywords: Postings::new(by_keyword),
+            by_recency,
         }
     }
 
@@ -136,7 +180,6 @@ impl HandoffIndex {
         if fallback_recent {
             hits = self.recent(options, today);
         }
-        hits.truncate(options.limit);
         GetResult {
             tokens,
             hits,
@@ -147,58 +190,63 @@ impl HandoffIndex {
     fn score(&self, tokens: &[String], options: &GetOptions, today: NaiveDate) -> Vec<Scored<'_>> {
         let n_total = self.handoffs.len().max(1) as f64;
         let idf = |list_len: usize| (n_total / list_len.max(1) as f64).ln().max(0.0);
-        // Sessions that matched at all, even with IDF 0, are scored hits (as in Eywa).
-        let mut scores: BTreeMap<usize, f64> = BTreeMap::new();
-        for token in tokens {
-            for (project, ids) in &self.by_project {
-                if project.to_lowercase().contains(token.as_str()) {
-                    let w = PROJECT_WEIGHT * idf(ids.len());
-                    for &i in ids {
-                        *scores.entry(i).or_insert(0.0) += w;
-                    }
+        // NaN = not matched. A session that matched with IDF 0 is still a scored hit.
+        let mut scores = vec![f64::NAN; self.handoffs.len()];
+        let mut matched = Vec::new();
+        let mut add = |list: &[usize], weight: f64| {
+            for &i in list {
+                if scores[i].is_nan() {
+                    scores[i] = 0.0;
+                    matched.push(i);
                 }
+                scores[i] += weight;
             }
-            for (keyword, ids) in &self.by_keyword {
-                if keyword.contains(token.as_str()) {
-                    let w = KEYWORD_WEIGHT * idf(ids.len());
-                    for &i in ids {
-                        *scores.entry(i).or_insert(0.0) += w;
-                    }
-                }
+        };
+        for token in tokens {
+            for list in self.projects.containing(token) {
+                add(list, PROJECT_WEIGHT * idf(list.len()));
+            }
+            for list in self.keywords.containing(token) {
+                add(list, KEYWORD_WEIGHT * idf(list.len()));
             }
         }
-        let mut hits: Vec<Scored<'_>> = scores
+        let mut hits: Vec<Scored<'_>> = matched
             .into_iter()
-            .map(|(i, s)| (&self.handoffs[i], s))
+            .map(|i| (&self.handoffs[i], scores[i]))
             .filter(|(h, _)| h.substance > 0 && in_projects(h, &options.projects))
             .map(|(h, s)| Scored {
                 handoff: h,
                 score: Some(s * recency(h.date, today, options.days_back) * length(h)),
             })
             .collect();
-        hits.sort_by(|a, b| {
+        let by_score = |a: &Scored<'_>, b: &Scored<'_>| {
             b.score
                 .partial_cmp(&a.score)
                 .unwrap_or(std::cmp::Ordering::Equal)
                 .then_with(|| newest_first(a.handoff, b.handoff))
-        });
+        };
+        if hits.len() > options.limit && options.limit > 0 {
+            hits.select_nth_unstable_by(options.limit - 1, by_score);
+            hits.truncate(options.limit);
+        }
+        hits.sort_by(by_score);
+        hits.truncate(options.limit);
         hits
     }
 
     /// Handoffs dated within `days_back` of today, newest first.
     fn recent(&self, options: &GetOptions, today: NaiveDate) -> Vec<Scored<'_>> {
-        let mut hits: Vec<Scored<'_>> = self
-            .handoffs
+        self.by_recency
             .iter()
+            .map(|&i| &self.handoffs[i])
             .filter(|h| h.substance > 0 && in_projects(h, &options.projects))
             .filter(|h| (today - h.date).num_days() <= i64::from(options.days_back))
+            .take(options.limit)
             .map(|h| Scored {
                 handoff: h,
                 score: None,
             })
-            .collect();
-        hits.sort_by(|a, b| newest_first(a.handoff, b.handoff));
-        hits
+            .collect()
     }
 }
 

@@ -211,3 +211,47 @@ fn project_filter_applies_to_hits_and_fallback() {
     let recent = index.get("", &only, today());
     assert_eq!(recent.hits.len(), 1);
 }
+
+#[test]
+fn project_spellings_keep_their_own_idf() {
+    // Eywa matches `token in project.lower()` per by_project key: "Eywa" and "eywa" are
+    // two keys with a list of one each, so each scores 3·ln(4/1).
+    let index = HandoffIndex::new(vec![
+        h("upper", 0, &["Eywa"], &[]),
+        h("lower", 0, &["eywa"], &[]),
+        h("x", 0, &["x"], &[]),
+        h("y", 0, &["y"], &[]),
+    ]);
+    let got = ranked(&index, "EYWA", &all());
+    assert_eq!(got.len(), 2);
+    for (_, score) in got {
+        assert_close(score, 3.0 * 4f64.ln() * 2.0);
+    }
+}
+
+#[test]
+fn a_key_matches_once_per_token_however_often_it_holds_it() {
+    let index = HandoffIndex::new(vec![
+        h("a", 0, &["p"], &["tok-tok"]),
+        h("b", 0, &["q"], &["other"]),
+    ]);
+    let got = ranked(&index, "tok", &all());
+    assert_close(got[0].1, 2.0 * 2f64.ln() * 2.0);
+}
+
+#[test]
+fn the_limit_keeps_the_best_in_order() {
+    let handoffs: Vec<Handoff> = (0..50)
+        .map(|i| h(&format!("s{i:02}"), i, &["proj"], &[]))
+        .chain([h("other", 0, &["z"], &[])])
+        .collect();
+    let index = HandoffIndex::new(handoffs);
+    let top = GetOptions {
+        limit: 5,
+        days_back: 100,
+        ..GetOptions::default()
+    };
+    let got = ranked(&index, "proj", &top);
+    let ids: Vec<&str> = got.iter().map(|(id, _)| id.as_str()).collect();
+    assert_eq!(ids, ["s00", "s01", "s02", "s03", "s04"]);
+}
