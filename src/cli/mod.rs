@@ -87,6 +87,7 @@ fn init_logging(default_level: &str) {
         .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(format!("eywa={default_level}")));
     tracing_subscriber::fmt()
         .with_env_filter(filter)
+        .with_ansi(std::io::IsTerminal::is_terminal(&std::io::stderr()))
         .with_writer(std::io::stderr)
         .with_target(false)
         .init();
@@ -104,7 +105,8 @@ pub fn with_server<T>(
     runtime.block_on(async {
         let mut client = eywa::api::RemoteClient::connect(addr).await.map_err(|e| {
             anyhow::anyhow!(
-                "the store is in use by another process and no eywa server answers at {addr}: {e}"
+                "the store is in use by another process and no eywa server answers at {addr} \
+                 (point --addr or EYWA_ADDR at the running `eywa serve`): {e}"
             )
         })?;
         f(&mut client)
