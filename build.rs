@@ -6,10 +6,17 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let protoc = protoc_bin_vendored::protoc_bin_path()?;
     let include = protoc_bin_vendored::include_path()?;
     let out_dir = PathBuf::from(std::env::var("OUT_DIR")?);
-    let protos: Vec<PathBuf> = ["common", "retrieval", "graph", "ingest"]
-        .iter()
-        .map(|name| PathBuf::from(format!("proto/eywa/v1/{name}.proto")))
-        .collect();
+    let protos: Vec<PathBuf> = [
+        "common",
+        "retrieval",
+        "graph",
+        "ingest",
+        "admin",
+        "sessions",
+    ]
+    .iter()
+    .map(|name| PathBuf::from(format!("proto/eywa/v1/{name}.proto")))
+    .collect();
     for proto in &protos {
         println!("cargo:rerun-if-changed={}", proto.display());
     }

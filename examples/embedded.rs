@@ -23,8 +23,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         days_back: 3650,
         ..GetOptions::default()
     };
-    for hit in engine.get_handoffs(&query.join(" "), &options)?.hits {
-        let h = hit.handoff;
+    for hit in &engine.get_handoffs(&query.join(" "), &options)?.hits {
+        let h = &hit.handoff;
         println!("{}  {:<24} {}", h.date, h.projects.join(","), h.headline);
     }
     Ok(())

@@ -17,7 +17,7 @@
 //! let report = engine.ingest()?;
 //! assert_eq!(report.counts.episodes, 1);
 //!
-//! let touched = engine.what_touched("project:demo", None, None)?;
+//! let touched = engine.what_touched("project:demo", &Default::default(), 10)?;
 //! assert_eq!(touched.len(), 1);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```

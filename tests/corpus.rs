@@ -5,6 +5,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
 use eywa::engine::{Engine, EngineConfig};
+use eywa::graph::EdgeFilter;
 use eywa_storage::Keyspace;
 
 use crate::support;
@@ -98,7 +99,11 @@ fn real_projects_ingest_into_one_episode_per_session_with_projects_from_cwd() {
             .unwrap();
         assert_eq!(episode.project, last, "{}", episode.session_id);
         let touched = engine
-            .what_touched(&format!("project:{}", episode.project), None, None)
+            .what_touched(
+                &format!("project:{}", episode.project),
+                &EdgeFilter::default(),
+                1000,
+            )
             .unwrap();
         assert!(
             touched.iter().any(|t| t.episode.id == node.id),
@@ -110,7 +115,7 @@ fn real_projects_ingest_into_one_episode_per_session_with_projects_from_cwd() {
     // Scrubbed folder names (`-src-deep-manifest`) would decode to `/src/deep/manifest`.
     if expected.contains_key("a7da6a22-facc-4fcd-8bab-f83c87862004") {
         let touched = engine
-            .what_touched("project:deep-manifest", None, None)
+            .what_touched("project:deep-manifest", &EdgeFilter::default(), 1000)
             .unwrap();
         assert_eq!(touched.len(), 1);
     }
@@ -146,7 +151,7 @@ fn files(dir: &Path) -> Vec<PathBuf> {
     out
 }
 
-/// Every key and value of the graph's primary keyspaces, edges without `recorded_at`.
+/// Every node, every edge (by id, without record time) and every index key.
 fn snapshot(engine: &Engine) -> BTreeMap<Vec<u8>, String> {
     let store = engine.graph().store();
     let mut out = BTreeMap::new();
@@ -156,12 +161,13 @@ fn snapshot(engine: &Engine) -> BTreeMap<Vec<u8>, String> {
     {
         out.insert(key, format!("{node:?}"));
     }
-    for (key, mut edge) in store
+    // Edge versions are keyed by edge id and record time: compare ids and facts.
+    for (_, mut edge) in store
         .scan::<eywa::model::Edge>(Keyspace::Edges, &[])
         .map(Result::unwrap)
     {
         edge.recorded_at = eywa::model::Timestamp(0);
-        out.insert(key, format!("{edge:?}"));
+        out.insert(edge.id.as_bytes().to_vec(), format!("{edge:?}"));
     }
     for ks in [
         Keyspace::EdgesBySrc,

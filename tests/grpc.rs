@@ -231,7 +231,7 @@ fn what_touched_returns_the_projects_sessions_newest_first() {
     let neighbors = f
         .call(
             "eywa.v1.Graph/Neighbors",
-            &format!(r#"{{"node": "{episode_id}", "relation": "touched"}}"#),
+            &format!(r#"{{"node": "{episode_id}", "relations": ["touched"]}}"#),
         )
         .json();
     let names: Vec<&str> = neighbors["neighbors"]
@@ -289,7 +289,7 @@ fn bad_requests_get_invalid_argument_and_unknown_ids_not_found() {
         ),
         (
             "eywa.v1.Graph/Neighbors",
-            r#"{"node": "project:eywa", "relation": "LIKES"}"#,
+            r#"{"node": "project:eywa", "relations": ["LIKES"]}"#,
             "InvalidArgument",
         ),
         (

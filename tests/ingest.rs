@@ -1,7 +1,7 @@
 //! Ingest of hand-written fixtures: what is a session, what is skipped, what is counted.
 
 use eywa::engine::{Engine, EngineConfig};
-use eywa::graph::Direction;
+use eywa::graph::{Direction, EdgeFilter};
 use eywa::model::Relation;
 
 use crate::support::fixture::{ClaudeHome, days_ago, session_lines};
@@ -98,14 +98,18 @@ fn the_project_comes_from_cwd_not_the_folder_name() {
     let engine = engine(&home);
     engine.ingest().unwrap();
     let touched = engine
-        .what_touched("project:my-app.v2", None, None)
+        .what_touched("project:my-app.v2", &EdgeFilter::default(), 100)
         .unwrap();
     assert_eq!(touched.len(), 1);
-    assert!(engine.what_touched("project:wrong", None, None).is_err());
+    assert!(
+        engine
+            .what_touched("project:wrong", &EdgeFilter::default(), 100)
+            .is_err()
+    );
     // The path and the name both resolve.
     assert_eq!(
         engine
-            .what_touched("project:/home/me/my-app.v2", None, None)
+            .what_touched("project:/home/me/my-app.v2", &EdgeFilter::default(), 100)
             .unwrap()
             .len(),
         1
@@ -130,14 +134,22 @@ fn a_session_that_changes_cwd_touches_both_projects() {
     assert_eq!(episode.episode().unwrap().project, "api");
     let touched = engine
         .graph()
-        .neighbors(episode.id, Direction::Out, Some(Relation::Touched))
+        .neighbors(
+            episode.id,
+            &EdgeFilter {
+                direction: Direction::Out,
+                relations: vec![Relation::Touched],
+                ..EdgeFilter::default()
+            },
+            100,
+        )
         .unwrap();
     let mut names: Vec<&str> = touched.iter().map(|n| n.node.name.as_str()).collect();
     names.sort();
     assert_eq!(names, ["api", "web"]);
     assert_eq!(
         engine
-            .what_touched("project:web", None, None)
+            .what_touched("project:web", &EdgeFilter::default(), 100)
             .unwrap()
             .len(),
         1
@@ -157,7 +169,9 @@ fn what_touched_honours_time_windows_and_orders_newest_first() {
     }
     let engine = engine(&home);
     engine.ingest().unwrap();
-    let all = engine.what_touched("project:shop", None, None).unwrap();
+    let all = engine
+        .what_touched("project:shop", &EdgeFilter::default(), 100)
+        .unwrap();
     let ids: Vec<String> = all
         .iter()
         .map(|t| t.episode.episode().unwrap().session_id.clone())
@@ -171,8 +185,13 @@ fn what_touched_honours_time_windows_and_orders_newest_first() {
         ]
     );
     let ts = |days| eywa::model::Timestamp(days_ago(days).timestamp_millis());
+    let window = |from, until| EdgeFilter {
+        from,
+        until,
+        ..EdgeFilter::default()
+    };
     let window = engine
-        .what_touched("project:shop", Some(ts(15)), Some(ts(5)))
+        .what_touched("project:shop", &window(Some(ts(15)), Some(ts(5))), 100)
         .unwrap();
     assert_eq!(window.len(), 1);
     assert_eq!(
@@ -180,7 +199,15 @@ fn what_touched_honours_time_windows_and_orders_newest_first() {
         "55555555-0000-4000-8000-000000000002"
     );
     assert!(matches!(
-        engine.what_touched("project:shop", Some(ts(5)), Some(ts(15))),
+        engine.what_touched(
+            "project:shop",
+            &EdgeFilter {
+                from: Some(ts(5)),
+                until: Some(ts(15)),
+                ..EdgeFilter::default()
+            },
+            100
+        ),
         Err(eywa::Error::InvalidArgument(_))
     ));
 }

@@ -2,7 +2,11 @@
 
 mod support;
 
+mod archive;
 mod cli;
 mod corpus;
+mod crash;
 mod grpc;
 mod ingest;
+mod temporal;
+mod walks;

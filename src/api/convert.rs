@@ -1,16 +1,14 @@
 //! proto ↔ domain. Requests are destructured exhaustively so that a new field cannot be
 //! silently ignored.
 
+use eywa_storage::TierStats;
 use tonic::Status;
 
 use super::pb;
-use crate::engine::{GetOutcome, HandoffHit, IngestReport};
-use crate::graph::{Counts, Direction, Neighbor, Touch};
+use crate::claude::{Message, Role};
+use crate::engine::{GetOutcome, HandoffHit, IngestReport, Session, Stats};
+use crate::graph::{Counts, Neighbor, PathStep, Related, Shared, Touch, Walk, WalkStep};
 use crate::model::{Edge, Episode, Handoff, Node, NodeId, NodeKind, Timestamp};
-use crate::retrieve::{DEFAULT_DAYS_BACK, DEFAULT_LIMIT, GetOptions};
-
-/// Default `limit` of graph queries.
-pub const DEFAULT_GRAPH_LIMIT: usize = 100;
 
 pub fn timestamp(t: Timestamp) -> prost_types::Timestamp {
     prost_types::Timestamp {
@@ -19,141 +17,8 @@ pub fn timestamp(t: Timestamp) -> prost_types::Timestamp {
     }
 }
 
-fn from_timestamp(field: &str, t: prost_types::Timestamp) -> Result<Timestamp, Status> {
-    let prost_types::Timestamp { seconds, nanos } = t;
-    if !(0..1_000_000_000).contains(&nanos) {
-        return Err(Status::invalid_argument(format!(
-            "{field}: nanos must be within 0..1e9"
-        )));
-    }
-    seconds
-        .checked_mul(1000)
-        .and_then(|ms| ms.checked_add(i64::from(nanos / 1_000_000)))
-        .map(Timestamp)
-        .ok_or_else(|| Status::invalid_argument(format!("{field}: timestamp out of range")))
-}
-
-/// `optional int32` → a count within `1..=max`, or `default` when absent.
-fn count(field: &str, value: Option<i32>, default: usize, max: usize) -> Result<usize, Status> {
-    match value {
-        None => Ok(default),
-        Some(v) if v >= 1 && (v as usize) <= max => Ok(v as usize),
-        Some(v) => Err(Status::invalid_argument(format!(
-            "{field} must be between 1 and {max}, got {v}"
-        ))),
-    }
-}
-
 pub fn resume_command(session_id: &str) -> String {
     format!("claude --resume {session_id}")
-}
-
-pub struct GetQuery {
-    pub query: String,
-    pub options: GetOptions,
-}
-
-impl TryFrom<pb::GetHandoffsRequest> for GetQuery {
-    type Error = Status;
-
-    fn try_from(request: pb::GetHandoffsRequest) -> Result<Self, Status> {
-        let pb::GetHandoffsRequest {
-            query,
-            days_back,
-            limit,
-            projects,
-        } = request;
-        let days_back = count(
-            "days_back",
-            days_back,
-            DEFAULT_DAYS_BACK as usize,
-            crate::engine::MAX_DAYS_BACK as usize,
-        )? as u32;
-        let limit = count("limit", limit, DEFAULT_LIMIT, crate::engine::MAX_LIMIT)?;
-        if projects.iter().any(|p| p.trim().is_empty()) {
-            return Err(Status::invalid_argument("projects: empty project name"));
-        }
-        Ok(GetQuery {
-            query,
-            options: GetOptions {
-                days_back,
-                limit,
-                projects,
-            },
-        })
-    }
-}
-
-pub struct NeighborsQuery {
-    pub node: String,
-    pub relation: String,
-    pub direction: Direction,
-    pub limit: usize,
-}
-
-impl TryFrom<pb::NeighborsRequest> for NeighborsQuery {
-    type Error = Status;
-
-    fn try_from(request: pb::NeighborsRequest) -> Result<Self, Status> {
-        let pb::NeighborsRequest {
-            node,
-            relation,
-            direction,
-            limit,
-        } = request;
-        let direction = match pb::Direction::try_from(direction) {
-            Ok(pb::Direction::Both) => Direction::Both,
-            Ok(pb::Direction::Out) => Direction::Out,
-            Ok(pb::Direction::In) => Direction::In,
-            Err(_) => {
-                return Err(Status::invalid_argument(format!(
-                    "unknown direction {direction}"
-                )));
-            }
-        };
-        Ok(NeighborsQuery {
-            node,
-            relation,
-            direction,
-            limit: count(
-                "limit",
-                limit,
-                DEFAULT_GRAPH_LIMIT,
-                crate::engine::MAX_LIMIT,
-            )?,
-        })
-    }
-}
-
-pub struct TouchedQuery {
-    pub entity: String,
-    pub since: Option<Timestamp>,
-    pub until: Option<Timestamp>,
-    pub limit: usize,
-}
-
-impl TryFrom<pb::WhatTouchedRequest> for TouchedQuery {
-    type Error = Status;
-
-    fn try_from(request: pb::WhatTouchedRequest) -> Result<Self, Status> {
-        let pb::WhatTouchedRequest {
-            entity,
-            since,
-            until,
-            limit,
-        } = request;
-        Ok(TouchedQuery {
-            entity,
-            since: since.map(|t| from_timestamp("since", t)).transpose()?,
-            until: until.map(|t| from_timestamp("until", t)).transpose()?,
-            limit: count(
-                "limit",
-                limit,
-                DEFAULT_GRAPH_LIMIT,
-                crate::engine::MAX_LIMIT,
-            )?,
-        })
-    }
 }
 
 impl From<Node> for pb::Node {
@@ -466,6 +331,175 @@ impl From<pb::IngestResponse> for IngestReport {
                 skipped_lines,
             },
             elapsed: std::time::Duration::try_from_secs_f64(seconds).unwrap_or_default(),
+        }
+    }
+}
+
+impl From<Walk> for pb::WalkResponse {
+    fn from(Walk { steps, truncated }: Walk) -> Self {
+        pb::WalkResponse {
+            steps: steps
+                .into_iter()
+                .map(|WalkStep { node, depth, via }| {
+                    let (via, from) = match via {
+                        Some((edge, from)) => (Some(edge.into()), from.to_string()),
+                        None => (None, String::new()),
+                    };
+                    pb::WalkStep {
+                        node: Some((*node).clone().into()),
+                        depth,
+                        via,
+                        from,
+                    }
+                })
+                .collect(),
+            truncated,
+        }
+    }
+}
+
+impl From<Option<Vec<PathStep>>> for pb::PathResponse {
+    fn from(path: Option<Vec<PathStep>>) -> Self {
+        pb::PathResponse {
+            found: path.is_some(),
+            steps: path
+                .unwrap_or_default()
+                .into_iter()
+                .map(|PathStep { node, via }| pb::PathStep {
+                    node: Some((*node).clone().into()),
+                    via: via.map(Into::into),
+                })
+                .collect(),
+        }
+    }
+}
+
+impl From<Related> for pb::RelatedSession {
+    fn from(
+        Related {
+            episode,
+            score,
+            shared,
+        }: Related,
+    ) -> Self {
+        pb::RelatedSession {
+            episode: Some((*episode).clone().into()),
+            score,
+            shared: shared
+                .into_iter()
+                .map(|Shared { entity, weight }| pb::SharedEntity {
+                    entity: Some((*entity).clone().into()),
+                    weight,
+                })
+                .collect(),
+        }
+    }
+}
+
+impl From<Message> for pb::Message {
+    fn from(m: Message) -> Self {
+        let Message {
+            uuid,
+            role,
+            timestamp: at,
+            text,
+        } = m;
+        pb::Message {
+            uuid: uuid.unwrap_or_default(),
+            role: match role {
+                Role::User => "user",
+                Role::Assistant => "assistant",
+            }
+            .to_owned(),
+            timestamp: at.map(timestamp),
+            text,
+        }
+    }
+}
+
+impl From<Session> for pb::GetSessionResponse {
+    fn from(s: Session) -> Self {
+        let Session {
+            episode,
+            handoff,
+            messages,
+            from_archive,
+        } = s;
+        pb::GetSessionResponse {
+            episode: Some((*episode).clone().into()),
+            handoff: handoff.map(Into::into),
+            messages: messages.into_iter().map(Into::into).collect(),
+            from_archive,
+        }
+    }
+}
+
+impl From<Stats> for pb::StatsResponse {
+    fn from(stats: Stats) -> Self {
+        let Stats {
+            counts,
+            kinds,
+            relations,
+            tiers,
+            caches,
+        } = stats;
+        let Counts {
+            sessions,
+            episodes,
+            entities,
+            edges,
+            sources,
+            skipped_lines,
+        } = counts;
+        pb::StatsResponse {
+            sessions,
+            episodes,
+            entities,
+            edges,
+            sources,
+            skipped_lines,
+            nodes_by_kind: kinds.into_iter().collect(),
+            edges_by_relation: relations.into_iter().collect(),
+            tiers: Some(tiers.into()),
+            caches: caches
+                .into_iter()
+                .map(|c| pb::CacheStats {
+                    hit_rate: c.hit_rate(),
+                    name: c.name.to_owned(),
+                    capacity: c.capacity as u64,
+                    len: c.len as u64,
+                    hits: c.hits,
+                    misses: c.misses,
+                    evictions: c.evictions,
+                })
+                .collect(),
+        }
+    }
+}
+
+impl From<TierStats> for pb::TierStats {
+    fn from(tiers: TierStats) -> Self {
+        let compression_ratio = tiers.compression_ratio();
+        let TierStats {
+            warm_chunks,
+            warm_bytes,
+            cold_chunks,
+            cold_raw_bytes,
+            blobs,
+            blob_raw_bytes,
+            blob_stored_bytes,
+            warm_disk_bytes,
+        } = tiers;
+        pb::TierStats {
+            warm_bytes: warm_disk_bytes,
+            warm_chunks,
+            warm_chunk_bytes: warm_bytes,
+            cold_chunks,
+            cold_chunk_bytes: cold_raw_bytes,
+            blobs,
+            blob_raw_bytes,
+            blob_stored_bytes,
+            compression_ratio,
         }
     }
 }

@@ -5,8 +5,10 @@ use std::sync::Arc;
 use tonic::transport::server::Router;
 use tonic::{Request, Response, Status};
 
-use super::convert::{GetQuery, NeighborsQuery, TouchedQuery};
 use super::pb;
+use super::requests::{
+    FindQuery, GetQuery, NeighborsQuery, PathQuery, RelatedQuery, TouchedQuery, WalkQuery,
+};
 use crate::engine::Engine;
 
 /// Adds eywa's `eywa.v1` services to a server.
@@ -16,7 +18,11 @@ pub fn add_services(router: Router, engine: Arc<Engine>) -> Router {
             engine.clone(),
         )))
         .add_service(pb::graph_server::GraphServer::new(Graph(engine.clone())))
-        .add_service(pb::ingest_server::IngestServer::new(Ingest(engine)))
+        .add_service(pb::ingest_server::IngestServer::new(Ingest(engine.clone())))
+        .add_service(pb::sessions_server::SessionsServer::new(Sessions(
+            engine.clone(),
+        )))
+        .add_service(pb::admin_server::AdminServer::new(Admin(engine)))
 }
 
 /// Runs a synchronous engine call (sled, file I/O) off the async workers.
@@ -42,7 +48,7 @@ impl pb::retrieval_server::Retrieval for Retrieval {
     ) -> Result<Response<pb::GetHandoffsResponse>, Status> {
         let GetQuery { query, options } = request.into_inner().try_into()?;
         let outcome = blocking(&self.0, move |e| e.get_handoffs(&query, &options)).await?;
-        Ok(Response::new(outcome.into()))
+        Ok(Response::new((*outcome).clone().into()))
     }
 }
 
@@ -50,17 +56,49 @@ struct Graph(Arc<Engine>);
 
 #[tonic::async_trait]
 impl pb::graph_server::Graph for Graph {
+    async fn get_node(
+        &self,
+        request: Request<pb::GetNodeRequest>,
+    ) -> Result<Response<pb::GetNodeResponse>, Status> {
+        let pb::GetNodeRequest { node } = request.into_inner();
+        let (node, handoff) = blocking(&self.0, move |e| {
+            let node = e.resolve_one(&node)?;
+            let handoff = match node.episode() {
+                Some(ep) => e.graph().handoff(&ep.session_id)?,
+                None => None,
+            };
+            Ok((node, handoff))
+        })
+        .await?;
+        Ok(Response::new(pb::GetNodeResponse {
+            node: Some((*node).clone().into()),
+            handoff: handoff.map(Into::into),
+        }))
+    }
+
+    async fn find_entities(
+        &self,
+        request: Request<pb::FindEntitiesRequest>,
+    ) -> Result<Response<pb::FindEntitiesResponse>, Status> {
+        let q: FindQuery = request.into_inner().try_into()?;
+        let nodes = blocking(&self.0, move |e| {
+            e.find_entities(&q.name, Some(&q.entity_type), q.prefix, q.limit)
+        })
+        .await?;
+        Ok(Response::new(pb::FindEntitiesResponse {
+            entities: nodes.into_iter().map(|n| (*n).clone().into()).collect(),
+        }))
+    }
+
     async fn neighbors(
         &self,
         request: Request<pb::NeighborsRequest>,
     ) -> Result<Response<pb::NeighborsResponse>, Status> {
         let q: NeighborsQuery = request.into_inner().try_into()?;
-        let (node, neighbors) = blocking(&self.0, move |e| {
-            e.neighbors(&q.node, q.direction, Some(&q.relation), q.limit)
-        })
-        .await?;
+        let (node, neighbors) =
+            blocking(&self.0, move |e| e.neighbors(&q.node, &q.filter, q.limit)).await?;
         Ok(Response::new(pb::NeighborsResponse {
-            node: Some(node.into()),
+            node: Some((*node).clone().into()),
             neighbors: neighbors.into_iter().map(Into::into).collect(),
         }))
     }
@@ -71,13 +109,46 @@ impl pb::graph_server::Graph for Graph {
     ) -> Result<Response<pb::WhatTouchedResponse>, Status> {
         let q: TouchedQuery = request.into_inner().try_into()?;
         let touches = blocking(&self.0, move |e| {
-            let mut touches = e.what_touched(&q.entity, q.since, q.until)?;
-            touches.truncate(q.limit);
-            Ok(touches)
+            e.what_touched(&q.entity, &q.filter, q.limit)
         })
         .await?;
         Ok(Response::new(pb::WhatTouchedResponse {
             touches: touches.into_iter().map(Into::into).collect(),
+        }))
+    }
+
+    async fn walk(
+        &self,
+        request: Request<pb::WalkRequest>,
+    ) -> Result<Response<pb::WalkResponse>, Status> {
+        let q: WalkQuery = request.into_inner().try_into()?;
+        let walk = blocking(&self.0, move |e| {
+            e.walk(&q.node, q.depth, q.max_nodes, &q.filter)
+        })
+        .await?;
+        Ok(Response::new(walk.into()))
+    }
+
+    async fn path(
+        &self,
+        request: Request<pb::PathRequest>,
+    ) -> Result<Response<pb::PathResponse>, Status> {
+        let q: PathQuery = request.into_inner().try_into()?;
+        let path = blocking(&self.0, move |e| {
+            e.path(&q.from, &q.to, q.max_depth, &q.filter)
+        })
+        .await?;
+        Ok(Response::new(path.into()))
+    }
+
+    async fn related(
+        &self,
+        request: Request<pb::RelatedRequest>,
+    ) -> Result<Response<pb::RelatedResponse>, Status> {
+        let q: RelatedQuery = request.into_inner().try_into()?;
+        let related = blocking(&self.0, move |e| e.related(&q.session, q.limit)).await?;
+        Ok(Response::new(pb::RelatedResponse {
+            related: related.into_iter().map(Into::into).collect(),
         }))
     }
 }
@@ -93,5 +164,33 @@ impl pb::ingest_server::Ingest for Ingest {
         let pb::IngestRequest {} = request.into_inner();
         let report = blocking(&self.0, Engine::ingest).await?;
         Ok(Response::new(report.into()))
+    }
+}
+
+struct Sessions(Arc<Engine>);
+
+#[tonic::async_trait]
+impl pb::sessions_server::Sessions for Sessions {
+    async fn get_session(
+        &self,
+        request: Request<pb::GetSessionRequest>,
+    ) -> Result<Response<pb::GetSessionResponse>, Status> {
+        let pb::GetSessionRequest { session } = request.into_inner();
+        let session = blocking(&self.0, move |e| e.session(&session)).await?;
+        Ok(Response::new(session.into()))
+    }
+}
+
+struct Admin(Arc<Engine>);
+
+#[tonic::async_trait]
+impl pb::admin_server::Admin for Admin {
+    async fn stats(
+        &self,
+        request: Request<pb::StatsRequest>,
+    ) -> Result<Response<pb::StatsResponse>, Status> {
+        let pb::StatsRequest {} = request.into_inner();
+        let stats = blocking(&self.0, Engine::stats).await?;
+        Ok(Response::new(stats.into()))
     }
 }

@@ -2,8 +2,10 @@
 
 mod discover;
 mod line;
+mod messages;
 mod transcript;
 
 pub use self::discover::{ClaudeDir, SessionFile};
 pub use self::line::{Block, Line, LineKind};
-pub use self::transcript::{ToolUse, Transcript, read_transcript};
+pub use self::messages::{Message, Role, read_messages};
+pub use self::transcript::{ToolUse, Transcript, read_transcript, read_transcript_from};

@@ -36,7 +36,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         projects: args.projects.clone(),
     };
     let outcome = match paths.open_engine() {
-        Ok(engine) => engine.get_handoffs(&query, &options)?,
+        Ok(engine) => (*engine.get_handoffs(&query, &options)?).clone(),
         Err(eywa::Error::Storage(eywa_storage::Error::Locked { .. })) => {
             // `eywa serve` holds the store: ask it.
             super::with_server(&args.addr, async |c| c.get_handoffs(&query, &options).await)?

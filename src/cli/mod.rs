@@ -1,8 +1,11 @@
 //! Command-line syntax (clap) resolved into configuration, one file per subcommand.
 
 mod get;
+mod graph;
 mod ingest;
+mod render;
 mod serve;
+mod stats;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -33,6 +36,10 @@ enum Command {
     Ingest(ingest::Args),
     /// Rank session handoffs for a query, as Eywa's `get` does
     Get(get::Args),
+    /// Walk the knowledge graph
+    Graph(graph::Args),
+    /// Counts, tier sizes and cache hit rates
+    Stats(stats::Args),
 }
 
 /// Resolved locations, flags over environment over defaults.
@@ -71,7 +78,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
     let cli = Cli::parse();
     let default_level = match cli.command {
         Command::Serve(_) => "info",
-        Command::Ingest(_) | Command::Get(_) => "warn",
+        Command::Ingest(_) | Command::Get(_) | Command::Graph(_) | Command::Stats(_) => "warn",
     };
     init_logging(default_level);
     let paths = Paths::resolve(&cli)?;
@@ -79,6 +86,8 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Serve(args) => serve::run(&paths, args),
         Command::Ingest(args) => ingest::run(&paths, args),
         Command::Get(args) => get::run(&paths, args),
+        Command::Graph(args) => graph::run(&paths, args),
+        Command::Stats(args) => stats::run(&paths, args),
     }
 }
 
@@ -91,6 +100,20 @@ fn init_logging(default_level: &str) {
         .with_writer(std::io::stderr)
         .with_target(false)
         .init();
+}
+
+/// Opens the store in this process; when `eywa serve` holds it, says how to ask the server.
+pub fn open_local(paths: &Paths) -> anyhow::Result<Engine> {
+    match paths.open_engine() {
+        Ok(engine) => Ok(engine),
+        Err(eywa::Error::Storage(eywa_storage::Error::Locked { path })) => anyhow::bail!(
+            "the store at {} is held by a running `eywa serve`; stop it, or ask it over gRPC \
+             (e.g. `grpcurl -plaintext 127.0.0.1:50051 list eywa.v1.Graph`)",
+            path.display()
+        ),
+        Err(other) => Err(other)
+            .with_context(|| format!("cannot open the store in {}", paths.data_dir.display())),
+    }
 }
 
 /// Runs `f` against the server at `addr`: the CLI's way in while `eywa serve` holds the

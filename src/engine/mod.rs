@@ -2,17 +2,29 @@
 
 mod ingest;
 mod query;
+mod sessions;
+mod stats;
 
 pub use self::ingest::IngestReport;
-pub use self::query::{GetOutcome, HandoffHit, MAX_DAYS_BACK, MAX_LIMIT};
+pub use self::query::{
+    GetOutcome, HandoffHit, MAX_DAYS_BACK, MAX_DEPTH, MAX_LIMIT, parse_relations,
+};
+pub use self::sessions::Session;
+pub use self::stats::Stats;
 
+use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
+
+use eywa_storage::GenerationalCache;
 
 use crate::claude::ClaudeDir;
 use crate::graph::Graph;
 use crate::retrieve::HandoffIndex;
 use crate::{Error, Result};
+
+/// `get` results kept in the hot tier.
+const RESULT_CACHE_ENTRIES: usize = 1_024;
 
 /// Where the engine keeps its data and reads its sources.
 #[derive(Debug, Clone)]
@@ -22,14 +34,20 @@ pub struct EngineConfig {
     /// `~/.claude` by default.
     pub claude_dir: PathBuf,
     pub temporary: bool,
+    /// Chunks not read for this many days move from the warm to the cold tier.
+    pub chunk_idle_days: u32,
 }
 
 impl EngineConfig {
+    /// Default days before an unread chunk moves to the cold tier.
+    pub const DEFAULT_CHUNK_IDLE_DAYS: u32 = 30;
+
     pub fn new(data_dir: impl Into<PathBuf>, claude_dir: impl Into<PathBuf>) -> Self {
         EngineConfig {
             data_dir: Some(data_dir.into()),
             claude_dir: claude_dir.into(),
             temporary: false,
+            chunk_idle_days: Self::DEFAULT_CHUNK_IDLE_DAYS,
         }
     }
 
@@ -39,6 +57,7 @@ impl EngineConfig {
             data_dir: None,
             claude_dir: claude_dir.into(),
             temporary: true,
+            chunk_idle_days: Self::DEFAULT_CHUNK_IDLE_DAYS,
         }
     }
 }
@@ -47,7 +66,10 @@ impl EngineConfig {
 pub struct Engine {
     graph: Graph,
     claude: ClaudeDir,
+    config: EngineConfig,
     handoffs: RwLock<Arc<HandoffIndex>>,
+    /// `get` results, invalidated by every ingest.
+    results: GenerationalCache<String, Arc<GetOutcome>>,
     /// One ingest at a time.
     ingest_lock: Mutex<()>,
 }
@@ -55,7 +77,7 @@ pub struct Engine {
 impl std::fmt::Debug for Engine {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("Engine")
-            .field("store", self.graph.store())
+            .field("graph", &self.graph)
             .field("claude", &self.claude)
             .finish()
     }
@@ -72,12 +94,17 @@ impl Engine {
             create_private_dir(data_dir)?;
             eywa_storage::Config::new().path(data_dir.join("store"))
         };
-        let graph = Graph::new(storage.open()?);
+        let graph = Graph::open(storage.open()?)?;
         let index = HandoffIndex::new(graph.handoffs()?);
         Ok(Engine {
             graph,
-            claude: ClaudeDir::new(config.claude_dir),
+            claude: ClaudeDir::new(&config.claude_dir),
+            config,
             handoffs: RwLock::new(Arc::new(index)),
+            results: GenerationalCache::new(
+                "get_results",
+                NonZeroUsize::new(RESULT_CACHE_ENTRIES).expect("positive"),
+            ),
             ingest_lock: Mutex::new(()),
         })
     }
@@ -103,6 +130,7 @@ impl Engine {
             .handoffs
             .write()
             .unwrap_or_else(|poisoned| poisoned.into_inner()) = index;
+        self.results.bump();
         Ok(())
     }
 }

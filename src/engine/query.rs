@@ -1,8 +1,10 @@
+use std::sync::Arc;
+
 use chrono::NaiveDate;
 
 use super::Engine;
-use crate::graph::{Direction, Neighbor, Touch};
-use crate::model::{EntityType, Handoff, Node, NodeId, Relation, Timestamp};
+use crate::graph::{EdgeFilter, Neighbor, PathStep, Related, Touch, Walk};
+use crate::model::{EntityType, Handoff, Node, NodeId, Relation};
 use crate::retrieve::GetOptions;
 use crate::{Error, Result};
 
@@ -10,6 +12,8 @@ use crate::{Error, Result};
 pub const MAX_LIMIT: usize = 1_000;
 /// Largest `days_back` (100 years).
 pub const MAX_DAYS_BACK: u32 = 36_500;
+/// Deepest walk or path.
+pub const MAX_DEPTH: u32 = 6;
 
 /// A handoff returned by `get`, with its score (`None` from the most-recent fallback).
 #[derive(Debug, Clone, PartialEq)]
@@ -28,17 +32,17 @@ pub struct GetOutcome {
 
 impl Engine {
     /// `eywa get` as of the local date.
-    pub fn get_handoffs(&self, query: &str, options: &GetOptions) -> Result<GetOutcome> {
+    pub fn get_handoffs(&self, query: &str, options: &GetOptions) -> Result<Arc<GetOutcome>> {
         self.get_handoffs_at(query, options, chrono::Local::now().date_naive())
     }
 
-    /// `eywa get` as of `today`.
+    /// `eywa get` as of `today`. Results are cached until the next ingest.
     pub fn get_handoffs_at(
         &self,
         query: &str,
         options: &GetOptions,
         today: NaiveDate,
-    ) -> Result<GetOutcome> {
+    ) -> Result<Arc<GetOutcome>> {
         check_limit(options.limit)?;
         if options.days_back > MAX_DAYS_BACK {
             return Err(Error::InvalidArgument(format!(
@@ -46,9 +50,18 @@ impl Engine {
                 options.days_back
             )));
         }
+        let key = format!(
+            "{query}\u{0}{}\u{0}{}\u{0}{}\u{0}{today}",
+            options.days_back,
+            options.limit,
+            options.projects.join("\u{1}")
+        );
+        if let Some(hit) = self.results.get(&key) {
+            return Ok(hit);
+        }
         let index = self.handoff_index();
         let result = index.get(query, options, today);
-        Ok(GetOutcome {
+        let outcome = Arc::new(GetOutcome {
             tokens: result.tokens,
             fallback_recent: result.fallback_recent,
             hits: result
@@ -59,17 +72,30 @@ impl Engine {
                     score: s.score,
                 })
                 .collect(),
-        })
+        });
+        self.results.insert(key, outcome.clone());
+        Ok(outcome)
     }
 
-    /// Resolves a node reference: a node id, or `project:<name>` / `tool:<name>` (name,
-    /// alias or path, case-insensitive; one name may match several projects).
-    pub fn resolve(&self, reference: &str) -> Result<Vec<Node>> {
+    /// Resolves a node reference: a node id, `session:<id or prefix>`, or `<type>:<name>`
+    /// such as `project:eywa` or `tool:Read` (name, alias or path, case-insensitive; one name
+    /// may match several).
+    pub fn resolve(&self, reference: &str) -> Result<Vec<Arc<Node>>> {
         let reference = reference.trim();
         if reference.is_empty() {
             return Err(Error::InvalidArgument(
                 "empty node reference: give a node id or project:<name>".into(),
             ));
+        }
+        if let Some(session) = reference.strip_prefix("session:") {
+            let source = self.session_source(session)?;
+            let id = source
+                .episode
+                .unwrap_or_else(|| NodeId::episode(&source.session_id));
+            return match self.graph.node(id)? {
+                Some(node) => Ok(vec![node]),
+                None => Err(Error::NotFound(format!("no episode for `{reference}`"))),
+            };
         }
         if let Some((kind, name)) = reference.split_once(':')
             && let Some(entity_type) = EntityType::parse(kind)
@@ -100,16 +126,8 @@ impl Engine {
         }
     }
 
-    /// The node and its current neighbors, optionally of one relation.
-    pub fn neighbors(
-        &self,
-        reference: &str,
-        direction: Direction,
-        relation: Option<&str>,
-        limit: usize,
-    ) -> Result<(Node, Vec<Neighbor>)> {
-        let relation = parse_relation(relation)?;
-        check_limit(limit)?;
+    /// Resolves a reference that must name exactly one node.
+    pub fn resolve_one(&self, reference: &str) -> Result<Arc<Node>> {
         let mut nodes = self.resolve(reference)?;
         if nodes.len() > 1 {
             return Err(Error::InvalidArgument(format!(
@@ -122,33 +140,66 @@ impl Engine {
                     .join(", ")
             )));
         }
-        let node = nodes.remove(0);
-        let mut neighbors = self.graph.neighbors(node.id, direction, relation)?;
-        neighbors.truncate(limit);
+        Ok(nodes.remove(0))
+    }
+
+    /// Entities by name or name prefix, optionally of one type.
+    pub fn find_entities(
+        &self,
+        name: &str,
+        entity_type: Option<&str>,
+        prefix: bool,
+        limit: usize,
+    ) -> Result<Vec<Arc<Node>>> {
+        check_limit(limit)?;
+        if name.trim().is_empty() {
+            return Err(Error::InvalidArgument("empty name".into()));
+        }
+        let tag = match entity_type.map(str::trim).filter(|t| !t.is_empty()) {
+            None => None,
+            Some(t) => Some(
+                16 + EntityType::parse(t).ok_or_else(|| {
+                    let known: Vec<&str> = EntityType::ALL.iter().map(|t| t.as_str()).collect();
+                    Error::InvalidArgument(format!(
+                        "unknown entity type `{t}`; known: {}",
+                        known.join(", ")
+                    ))
+                })? as u8,
+            ),
+        };
+        let mut nodes = self.graph.find_by_name(tag, name, prefix)?;
+        nodes.retain(|n| n.entity().is_some());
+        nodes.truncate(limit);
+        Ok(nodes)
+    }
+
+    /// The node and its neighbors through edges `filter` admits.
+    pub fn neighbors(
+        &self,
+        reference: &str,
+        filter: &EdgeFilter,
+        limit: usize,
+    ) -> Result<(Arc<Node>, Vec<Neighbor>)> {
+        check_limit(limit)?;
+        check_window(filter)?;
+        let node = self.resolve_one(reference)?;
+        let neighbors = self.graph.neighbors(node.id, filter, limit)?;
         Ok((node, neighbors))
     }
 
-    /// Episodes that touched the entity within `[from, until]`, newest first.
+    /// Episodes that touched the entity within the filter's window, newest first.
     pub fn what_touched(
         &self,
         reference: &str,
-        from: Option<Timestamp>,
-        until: Option<Timestamp>,
+        filter: &EdgeFilter,
+        limit: usize,
     ) -> Result<Vec<Touch>> {
-        if let (Some(f), Some(u)) = (from, until)
-            && f > u
-        {
-            return Err(Error::InvalidArgument(format!(
-                "empty time window: since {f} is after until {u}"
-            )));
-        }
-        let mut touches = Vec::new();
+        check_limit(limit)?;
+        check_window(filter)?;
+        let mut touches: Vec<Touch> = Vec::new();
         for node in self.resolve(reference)? {
-            for touch in self.graph.what_touched(node.id, from, until)? {
-                if !touches
-                    .iter()
-                    .any(|t: &Touch| t.episode.id == touch.episode.id)
-                {
+            for touch in self.graph.what_touched(node.id, filter, limit)? {
+                if !touches.iter().any(|t| t.episode.id == touch.episode.id) {
                     touches.push(touch);
                 }
             }
@@ -157,21 +208,86 @@ impl Engine {
             let start = t.episode.episode().map_or(0, |e| e.start.0);
             (std::cmp::Reverse(start), t.episode.id)
         });
+        touches.truncate(limit);
         Ok(touches)
+    }
+
+    pub fn walk(
+        &self,
+        reference: &str,
+        depth: u32,
+        max_nodes: usize,
+        filter: &EdgeFilter,
+    ) -> Result<Walk> {
+        check_depth(depth)?;
+        check_limit(max_nodes)?;
+        check_window(filter)?;
+        let node = self.resolve_one(reference)?;
+        self.graph.walk(node.id, depth, max_nodes, filter)
+    }
+
+    pub fn path(
+        &self,
+        from: &str,
+        to: &str,
+        max_depth: u32,
+        filter: &EdgeFilter,
+    ) -> Result<Option<Vec<PathStep>>> {
+        check_depth(max_depth)?;
+        check_window(filter)?;
+        let (a, b) = (self.resolve_one(from)?, self.resolve_one(to)?);
+        self.graph.path(a.id, b.id, max_depth, filter)
+    }
+
+    pub fn related(&self, reference: &str, limit: usize) -> Result<Vec<Related>> {
+        check_limit(limit)?;
+        let node = self.resolve_one(reference)?;
+        if node.episode().is_none() {
+            return Err(Error::InvalidArgument(format!(
+                "`{reference}` is a {}, not a session (Episode)",
+                node.kind.label()
+            )));
+        }
+        self.graph.related(node.id, limit)
     }
 }
 
-fn parse_relation(relation: Option<&str>) -> Result<Option<Relation>> {
-    match relation.map(str::trim).filter(|r| !r.is_empty()) {
-        None => Ok(None),
-        Some(r) => Relation::parse(r).map(Some).ok_or_else(|| {
-            let known: Vec<&str> = Relation::ALL.iter().map(|r| r.as_str()).collect();
-            Error::InvalidArgument(format!(
-                "unknown relation `{r}`; known: {}",
-                known.join(", ")
-            ))
-        }),
+/// Parses relation names; empty names are ignored.
+pub fn parse_relations(names: &[String]) -> Result<Vec<Relation>> {
+    names
+        .iter()
+        .map(|n| n.trim())
+        .filter(|n| !n.is_empty())
+        .map(|n| {
+            Relation::parse(n).ok_or_else(|| {
+                let known: Vec<&str> = Relation::ALL.iter().map(|r| r.as_str()).collect();
+                Error::InvalidArgument(format!(
+                    "unknown relation `{n}`; known: {}",
+                    known.join(", ")
+                ))
+            })
+        })
+        .collect()
+}
+
+fn check_window(filter: &EdgeFilter) -> Result<()> {
+    if let (Some(f), Some(u)) = (filter.from, filter.until)
+        && f > u
+    {
+        return Err(Error::InvalidArgument(format!(
+            "empty time window: since {f} is after until {u}"
+        )));
     }
+    Ok(())
+}
+
+fn check_depth(depth: u32) -> Result<()> {
+    if depth == 0 || depth > MAX_DEPTH {
+        return Err(Error::InvalidArgument(format!(
+            "depth must be between 1 and {MAX_DEPTH}, got {depth}"
+        )));
+    }
+    Ok(())
 }
 
 pub(crate) fn check_limit(limit: usize) -> Result<()> {

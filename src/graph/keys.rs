@@ -1,27 +1,134 @@
 //! Key layouts of the graph's keyspaces.
+//!
+//! | keyspace | key | value |
+//! |---|---|---|
+//! | nodes | node id | node |
+//! | edges | edge id, recorded_at | one version of the edge |
+//! | edges_by_src | src, relation tag, dst, edge id | [`Adjacency`] of the latest version |
+//! | edges_by_dst | dst, relation tag, src, edge id | [`Adjacency`] of the latest version |
+//! | edges_by_relation | relation tag, src, dst, edge id | empty |
+//! | nodes_by_name | kind tag, normalized name, node id | empty |
+//! | episodes_by_time | start, episode id | empty |
 
-use eywa_storage::key::KeyBuf;
+use eywa_storage::Keyspace;
+use eywa_storage::key::{KeyBuf, decode_i64, encode_i64};
 
-use crate::model::{Edge, EdgeId, Node, NodeId, NodeKind};
+use crate::model::{Edge, EdgeId, Node, NodeId, NodeKind, Relation, Timestamp};
+
+pub const ID_LEN: usize = 16;
+/// `node | tag | node | edge`.
+pub const ADJACENCY_LEN: usize = ID_LEN * 3 + 1;
+/// Tags of index keys for episodes (nodes_by_name holds entities at 16 + type).
+pub const EPISODE_TAG: u8 = 1;
+pub const ENTITY_TAG_BASE: u8 = 16;
 
 pub fn node(id: NodeId) -> Vec<u8> {
     id.as_bytes().to_vec()
 }
 
-pub fn edge(id: EdgeId) -> Vec<u8> {
+/// Prefix of every version of an edge.
+pub fn edge_versions(id: EdgeId) -> Vec<u8> {
     id.as_bytes().to_vec()
 }
 
-/// `node id | edge id`, for edges by source and by destination.
-pub fn adjacency(node: NodeId, edge: EdgeId) -> Vec<u8> {
+pub fn edge_version(id: EdgeId, recorded_at: Timestamp) -> Vec<u8> {
     KeyBuf::new()
-        .bytes(node.as_bytes())
+        .bytes(id.as_bytes())
+        .i64(recorded_at.0)
+        .finish()
+}
+
+fn adjacency(first: NodeId, relation: Relation, second: NodeId, edge: EdgeId) -> Vec<u8> {
+    KeyBuf::new()
+        .bytes(first.as_bytes())
+        .u8(relation.tag())
+        .bytes(second.as_bytes())
         .bytes(edge.as_bytes())
         .finish()
 }
 
-pub fn edge_of_adjacency(key: &[u8]) -> Option<EdgeId> {
-    EdgeId::from_slice(key.get(16..32)?)
+pub fn by_src(edge: &Edge) -> Vec<u8> {
+    adjacency(edge.src, edge.relation, edge.dst, edge.id)
+}
+
+pub fn by_dst(edge: &Edge) -> Vec<u8> {
+    adjacency(edge.dst, edge.relation, edge.src, edge.id)
+}
+
+pub fn by_relation(edge: &Edge) -> Vec<u8> {
+    KeyBuf::new()
+        .u8(edge.relation.tag())
+        .bytes(edge.src.as_bytes())
+        .bytes(edge.dst.as_bytes())
+        .bytes(edge.id.as_bytes())
+        .finish()
+}
+
+/// An adjacency key read back: the node it is filed under, the relation, the node at the
+/// other end and the edge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct AdjacencyKey {
+    pub node: NodeId,
+    pub relation: Relation,
+    pub other: NodeId,
+    pub edge: EdgeId,
+}
+
+pub fn parse_adjacency(key: &[u8]) -> Option<AdjacencyKey> {
+    if key.len() != ADJACENCY_LEN {
+        return None;
+    }
+    Some(AdjacencyKey {
+        node: NodeId::from_slice(&key[..16])?,
+        relation: Relation::from_tag(key[16])?,
+        other: NodeId::from_slice(&key[17..33])?,
+        edge: EdgeId::from_slice(&key[33..49])?,
+    })
+}
+
+/// What the adjacency indexes keep of an edge's latest version, so the in-memory view can
+/// be built from index keyspaces alone: 24 bytes, big-endian.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Adjacency {
+    pub valid_from: i64,
+    /// `i64::MAX` when open.
+    pub valid_to: i64,
+    /// `i64::MAX` while current.
+    pub expired_at: i64,
+}
+
+impl Adjacency {
+    pub fn of(edge: &Edge) -> Self {
+        Adjacency {
+            valid_from: edge.valid_from.0,
+            valid_to: edge.valid_to.map_or(i64::MAX, |t| t.0),
+            expired_at: edge.expired_at.map_or(i64::MAX, |t| t.0),
+        }
+    }
+
+    pub fn is_current(&self) -> bool {
+        self.expired_at == i64::MAX
+    }
+
+    pub fn encode(&self) -> Vec<u8> {
+        let mut v = Vec::with_capacity(24);
+        for x in [self.valid_from, self.valid_to, self.expired_at] {
+            v.extend_from_slice(&encode_i64(x));
+        }
+        v
+    }
+
+    pub fn decode(bytes: &[u8]) -> Option<Self> {
+        if bytes.len() != 24 {
+            return None;
+        }
+        let at = |i: usize| decode_i64(bytes[i..i + 8].try_into().expect("8 bytes"));
+        Some(Adjacency {
+            valid_from: at(0),
+            valid_to: at(8),
+            expired_at: at(16),
+        })
+    }
 }
 
 pub fn normalize_name(name: &str) -> String {
@@ -38,47 +145,74 @@ pub fn episode_time(start_ms: i64, id: NodeId) -> Vec<u8> {
     KeyBuf::new().i64(start_ms).bytes(id.as_bytes()).finish()
 }
 
-/// The last 16 bytes of an index key: the node id it points at.
-pub fn trailing_node(key: &[u8]) -> Option<NodeId> {
-    NodeId::from_slice(key.get(key.len().checked_sub(16)?..)?)
+pub fn parse_episode_time(key: &[u8]) -> Option<(i64, NodeId)> {
+    if key.len() != 8 + ID_LEN {
+        return None;
+    }
+    Some((
+        decode_i64(key[..8].try_into().ok()?),
+        NodeId::from_slice(&key[8..])?,
+    ))
 }
 
-/// Index entries a node owns: (keyspace, key).
-pub fn node_index(node: &Node) -> Vec<(eywa_storage::Keyspace, Vec<u8>)> {
-    use eywa_storage::Keyspace;
+/// The last 16 bytes of an index key: the node id it points at.
+pub fn trailing_node(key: &[u8]) -> Option<NodeId> {
+    NodeId::from_slice(key.get(key.len().checked_sub(ID_LEN)?..)?)
+}
+
+/// Index entries a node owns: (keyspace, key), sorted.
+pub fn node_index(node: &Node) -> Vec<(Keyspace, Vec<u8>)> {
     let mut keys = Vec::new();
+    let named = |name: &str| {
+        let mut key = name_prefix(node.kind.tag(), name);
+        key.extend_from_slice(node.id.as_bytes());
+        (Keyspace::NodesByName, key)
+    };
     match &node.kind {
         NodeKind::Episode(e) => {
             keys.push((Keyspace::EpisodesByTime, episode_time(e.start.0, node.id)));
         }
         NodeKind::Entity(e) => {
-            let tag = node.kind.tag();
-            for name in std::iter::once(&node.name).chain(&e.aliases) {
-                let mut key = name_prefix(tag, name);
-                key.extend_from_slice(node.id.as_bytes());
-                keys.push((Keyspace::NodesByName, key));
-            }
-            if let Some(path) = &e.path {
-                let mut key = name_prefix(tag, path);
-                key.extend_from_slice(node.id.as_bytes());
-                keys.push((Keyspace::NodesByName, key));
-            }
+            keys.push(named(&node.name));
+            keys.extend(e.aliases.iter().map(|a| named(a)));
+            keys.extend(e.path.iter().map(|p| named(p)));
         }
-        NodeKind::Document(_) | NodeKind::Memory(_) => {
-            let mut key = name_prefix(node.kind.tag(), &node.name);
-            key.extend_from_slice(node.id.as_bytes());
-            keys.push((Keyspace::NodesByName, key));
-        }
+        NodeKind::Document(_) | NodeKind::Memory(_) => keys.push(named(&node.name)),
     }
     keys.sort();
     keys.dedup();
     keys
 }
 
-pub fn edge_index(edge: &Edge) -> [(eywa_storage::Keyspace, Vec<u8>); 2] {
-    use eywa_storage::Keyspace;
-    [
-        (Keyspace::EdgesBySrc, adjacency(edge.src, edge.id)),
-        (Keyspace::EdgesByDst, adjacency(edge.dst, edge.id)),
-    ]
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn adjacency_keys_and_values_round_trip() {
+        let mut edge = Edge::new(
+            NodeId::episode("s"),
+            Relation::Touched,
+            NodeId::project("/p"),
+            Timestamp(-5),
+        );
+        let key = parse_adjacency(&by_dst(&edge)).unwrap();
+        assert_eq!(key.node, edge.dst);
+        assert_eq!(key.other, edge.src);
+        assert_eq!(key.relation, Relation::Touched);
+        assert_eq!(key.edge, edge.id);
+        let adj = Adjacency::of(&edge);
+        assert_eq!(Adjacency::decode(&adj.encode()), Some(adj));
+        assert!(adj.is_current());
+        edge.expired_at = Some(Timestamp(9));
+        assert!(!Adjacency::of(&edge).is_current());
+    }
+
+    #[test]
+    fn versions_of_an_edge_sort_by_record_time() {
+        let id = EdgeId::derive(NodeId::episode("a"), "USED", NodeId::tool("Read"));
+        assert!(edge_version(id, Timestamp(-1)) < edge_version(id, Timestamp(0)));
+        assert!(edge_version(id, Timestamp(1)) < edge_version(id, Timestamp(1 << 40)));
+        assert!(edge_version(id, Timestamp(5)).starts_with(&edge_versions(id)));
+    }
 }

@@ -1,7 +1,272 @@
-//! The graph store over `eywa-storage`: idempotent upserts that keep every index
-//! keyspace in step with its primary in one batch, and the walks queries need.
+//! The temporal graph over `eywa-storage`: idempotent, versioned upserts that keep every
+//! index keyspace in step with its primary in one batch; as-of reads on both time axes; an
+//! in-memory petgraph view for walks; hot caches for node and edge payloads.
 
+mod check;
 mod keys;
-mod store;
+mod read;
+mod view;
+mod walk;
+mod write;
 
-pub use self::store::{Counts, Direction, Graph, Neighbor, SourceRecord, Touch};
+pub use self::read::AsOf;
+pub use self::view::{EdgeMeta, NodeMeta};
+pub use self::walk::{EdgeFilter, PathStep, Related, Shared, Walk, WalkStep};
+
+use std::collections::HashMap;
+use std::num::NonZeroUsize;
+use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard};
+
+use eywa_storage::{CacheStats, HotCache, Keyspace, Store};
+use serde::{Deserialize, Serialize};
+
+use self::view::View;
+use crate::Result;
+use crate::model::{Edge, EdgeId, EntityType, Node, NodeId, Relation};
+
+/// Node payloads kept in the hot tier.
+const NODE_CACHE_ENTRIES: usize = 16_384;
+/// Current edge versions kept in the hot tier.
+const EDGE_CACHE_ENTRIES: usize = 65_536;
+
+/// What eywa knows of a source file as last ingested, to skip it when unchanged and to
+/// serve it after Claude Code deleted it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SourceRecord {
+    pub path: String,
+    pub len: u64,
+    pub modified_ms: i64,
+    pub session_id: String,
+    pub lines: u64,
+    pub skipped_lines: u64,
+    /// The Episode it yielded; `None` for files without a user or assistant message.
+    pub episode: Option<NodeId>,
+    /// sha256 of the raw bytes archived in the cold tier.
+    #[serde(default)]
+    pub archive: Option<String>,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum Direction {
+    #[default]
+    Both,
+    Out,
+    In,
+}
+
+/// An edge and the node at its other end.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Neighbor {
+    pub edge: Edge,
+    pub node: Node,
+}
+
+/// An Episode that touched an entity, through `edge`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Touch {
+    pub episode: Node,
+    pub edge: Edge,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
+pub struct Counts {
+    /// Source files that yielded an Episode.
+    pub sessions: u64,
+    pub episodes: u64,
+    pub entities: u64,
+    /// Current (unexpired) edges.
+    pub edges: u64,
+    /// Source files known, sessions or not.
+    pub sources: u64,
+    /// Malformed lines in the sources as last read.
+    pub skipped_lines: u64,
+}
+
+/// The temporal knowledge graph.
+pub struct Graph {
+    store: Store,
+    view: RwLock<View>,
+    nodes: HotCache<NodeId, Arc<Node>>,
+    edges: HotCache<EdgeId, Arc<Edge>>,
+    /// One writer at a time: versions are read, then written.
+    writer: Mutex<()>,
+}
+
+impl std::fmt::Debug for Graph {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Graph").field("store", &self.store).finish()
+    }
+}
+
+impl Graph {
+    /// Opens the graph on a store and builds its in-memory view.
+    pub fn open(store: Store) -> Result<Self> {
+        let view = View::load(&store)?;
+        Ok(Graph {
+            store,
+            view: RwLock::new(view),
+            nodes: HotCache::new("nodes", nonzero(NODE_CACHE_ENTRIES)),
+            edges: HotCache::new("edges", nonzero(EDGE_CACHE_ENTRIES)),
+            writer: Mutex::new(()),
+        })
+    }
+
+    pub fn store(&self) -> &Store {
+        &self.store
+    }
+
+    fn view(&self) -> RwLockReadGuard<'_, View> {
+        self.view.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// A node by id, through the hot cache.
+    pub fn node(&self, id: NodeId) -> Result<Option<Arc<Node>>> {
+        if let Some(node) = self.nodes.get(&id) {
+            return Ok(Some(node));
+        }
+        let node: Option<Node> = self.store.get(Keyspace::Nodes, &keys::node(id))?;
+        Ok(node.map(|n| {
+            let n = Arc::new(n);
+            self.nodes.insert(id, n.clone());
+            n
+        }))
+    }
+
+    /// Entities of `entity_type` whose name, alias or path equals `name` (case-insensitive).
+    pub fn find_entities(&self, entity_type: EntityType, name: &str) -> Result<Vec<Arc<Node>>> {
+        self.find_by_name(Some(keys::ENTITY_TAG_BASE + entity_type as u8), name, false)
+    }
+
+    /// Nodes indexed by name whose normalized name equals `name` or, with `prefix`, starts
+    /// with it; of one index tag or any.
+    pub fn find_by_name(
+        &self,
+        tag: Option<u8>,
+        name: &str,
+        prefix: bool,
+    ) -> Result<Vec<Arc<Node>>> {
+        let tags: Vec<u8> = match tag {
+            Some(t) => vec![t],
+            None => std::iter::once(2)
+                .chain(std::iter::once(3))
+                .chain(
+                    EntityType::ALL
+                        .iter()
+                        .map(|t| keys::ENTITY_TAG_BASE + *t as u8),
+                )
+                .collect(),
+        };
+        let mut ids = Vec::new();
+        for tag in tags {
+            let mut key = keys::name_prefix(tag, name);
+            if prefix {
+                // Drop the terminator so longer names match too.
+                key.truncate(key.len() - 2);
+            }
+            for k in self.store.keys(Keyspace::NodesByName, &key) {
+                if let Some(id) = keys::trailing_node(&k?)
+                    && !ids.contains(&id)
+                {
+                    ids.push(id);
+                }
+            }
+        }
+        let mut nodes = Vec::new();
+        for id in ids {
+            if let Some(node) = self.node(id)? {
+                nodes.push(node);
+            }
+        }
+        Ok(nodes)
+    }
+
+    pub fn source(&self, path: &str) -> Result<Option<SourceRecord>> {
+        Ok(self.store.get(Keyspace::Sources, path.as_bytes())?)
+    }
+
+    /// Every source record.
+    pub fn sources(&self) -> Result<Vec<SourceRecord>> {
+        self.store
+            .scan::<SourceRecord>(Keyspace::Sources, &[])
+            .map(|r| r.map(|(_, s)| s).map_err(Into::into))
+            .collect()
+    }
+
+    /// Every Episode, newest first.
+    pub fn episodes(&self) -> Result<Vec<Arc<Node>>> {
+        let mut ids: Vec<(i64, NodeId)> = self
+            .view()
+            .nodes()
+            .filter(|n| n.is_episode())
+            .map(|n| (n.start, n.id))
+            .collect();
+        ids.sort_unstable_by(|a, b| b.cmp(a));
+        let mut nodes = Vec::with_capacity(ids.len());
+        for (_, id) in ids {
+            if let Some(node) = self.node(id)? {
+                nodes.push(node);
+            }
+        }
+        Ok(nodes)
+    }
+
+    pub fn counts(&self) -> Result<Counts> {
+        let view = self.view();
+        let mut counts = Counts {
+            episodes: view.episode_count() as u64,
+            entities: view
+                .nodes()
+                .filter(|n| n.tag >= keys::ENTITY_TAG_BASE)
+                .count() as u64,
+            edges: view.edge_count() as u64,
+            ..Counts::default()
+        };
+        drop(view);
+        for record in self.store.scan::<SourceRecord>(Keyspace::Sources, &[]) {
+            let (_, record) = record?;
+            counts.sources += 1;
+            counts.skipped_lines += record.skipped_lines;
+            counts.sessions += u64::from(record.episode.is_some());
+        }
+        Ok(counts)
+    }
+
+    /// Nodes per kind (`Episode`, `Project`, …) in the current view.
+    pub fn kind_counts(&self) -> HashMap<&'static str, u64> {
+        let mut counts = HashMap::new();
+        for node in self.view().nodes() {
+            *counts.entry(tag_label(node.tag)).or_insert(0) += 1;
+        }
+        counts
+    }
+
+    /// Current edges per relation.
+    pub fn relation_counts(&self) -> HashMap<Relation, u64> {
+        let mut counts = HashMap::new();
+        for edge in self.view().edges() {
+            *counts.entry(edge.relation).or_insert(0) += 1;
+        }
+        counts
+    }
+
+    pub fn cache_stats(&self) -> Vec<CacheStats> {
+        vec![self.nodes.stats(), self.edges.stats()]
+    }
+}
+
+/// The kind label of an index tag.
+pub fn tag_label(tag: u8) -> &'static str {
+    match tag {
+        keys::EPISODE_TAG => "Episode",
+        2 => "Document",
+        3 => "Memory",
+        t if t >= keys::ENTITY_TAG_BASE => EntityType::ALL
+            .get(usize::from(t - keys::ENTITY_TAG_BASE))
+            .map_or("Unknown", |e| e.as_str()),
+        _ => "Unknown",
+    }
+}
+
+fn nonzero(n: usize) -> NonZeroUsize {
+    NonZeroUsize::new(n).expect("cache sizes are positive")
+}

@@ -68,6 +68,29 @@ impl Relation {
         }
     }
 
+    /// A one-byte tag for index keys; stable on disk.
+    pub fn tag(self) -> u8 {
+        match self {
+            Relation::Touched => 1,
+            Relation::Read => 2,
+            Relation::Edited => 3,
+            Relation::Created => 4,
+            Relation::Used => 5,
+            Relation::Mentions => 6,
+            Relation::Spawned => 7,
+            Relation::Continues => 8,
+            Relation::Follows => 9,
+            Relation::HasPlan => 10,
+            Relation::PartOf => 11,
+            Relation::About => 12,
+            Relation::DerivedFrom => 13,
+        }
+    }
+
+    pub fn from_tag(tag: u8) -> Option<Self> {
+        Relation::ALL.into_iter().find(|r| r.tag() == tag)
+    }
+
     /// Parses a relation name, case-insensitively.
     pub fn parse(s: &str) -> Option<Self> {
         let upper = s.trim().to_ascii_uppercase();
@@ -126,6 +149,28 @@ impl Edge {
         }
     }
 
+    /// The same fact: everything but the record-time axis is equal.
+    pub fn same_fact(&self, other: &Edge) -> bool {
+        self.id == other.id
+            && self.src == other.src
+            && self.dst == other.dst
+            && self.relation == other.relation
+            && self.confidence == other.confidence
+            && self.valid_from == other.valid_from
+            && self.valid_to == other.valid_to
+            && self.evidence == other.evidence
+    }
+
+    /// Whether eywa held this version at record time `at`.
+    pub fn recorded_at_time(&self, at: Timestamp) -> bool {
+        self.recorded_at <= at && self.expired_at.is_none_or(|e| e > at)
+    }
+
+    /// Whether the fact held in the world at `at`.
+    pub fn valid_at(&self, at: Timestamp) -> bool {
+        self.valid_from <= at && self.valid_to.is_none_or(|to| to >= at)
+    }
+
     /// Whether the fact held at some point within `[from, until]` (either bound open).
     pub fn valid_within(&self, from: Option<Timestamp>, until: Option<Timestamp>) -> bool {
         let starts_before_end = until.is_none_or(|u| self.valid_from <= u);
@@ -142,9 +187,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn relation_names_round_trip() {
+    fn relation_names_and_tags_round_trip() {
         for r in Relation::ALL {
             assert_eq!(Relation::parse(r.as_str()), Some(r));
+            assert_eq!(Relation::from_tag(r.tag()), Some(r));
         }
         assert_eq!(Relation::parse("has_plan"), Some(Relation::HasPlan));
         assert_eq!(Relation::parse("LIKES"), None);

@@ -11,6 +11,9 @@ pub struct Config {
     pub(crate) cache_capacity: u64,
     /// How often sled flushes in the background, in milliseconds.
     pub(crate) flush_every_ms: Option<u64>,
+    /// How long opening waits for a locked store before [`crate::Error::Locked`], in
+    /// milliseconds.
+    pub(crate) lock_wait_ms: u64,
 }
 
 impl Default for Config {
@@ -22,6 +25,9 @@ impl Default for Config {
             cache_capacity: 256 * 1024 * 1024,
             // 500 ms, sled's own default.
             flush_every_ms: Some(500),
+            // 1 s: sled frees the lock of a store dropped a moment ago within milliseconds,
+            // a store held by a running process never.
+            lock_wait_ms: 1000,
         }
     }
 }
@@ -31,7 +37,8 @@ impl Config {
         Self::default()
     }
 
-    /// The directory of the store. Created (mode 0700) if missing.
+    /// The directory of the store: sled in `warm/`, blob files in `cold/`. Created (mode
+    /// 0700) if missing.
     pub fn path(mut self, path: impl AsRef<Path>) -> Self {
         self.path = Some(path.as_ref().to_path_buf());
         self
@@ -45,6 +52,12 @@ impl Config {
 
     pub fn cache_capacity(mut self, bytes: u64) -> Self {
         self.cache_capacity = bytes;
+        self
+    }
+
+    /// How long to wait for a store that is locked, in milliseconds (0: fail at once).
+    pub fn lock_wait_ms(mut self, ms: u64) -> Self {
+        self.lock_wait_ms = ms;
         self
     }
 

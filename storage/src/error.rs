@@ -40,6 +40,24 @@ pub enum Error {
         keyspace: &'static str,
         reason: &'static str,
     },
+    #[error("invalid blob hash {hash:?}: expected 64 lowercase hex characters")]
+    BadBlobHash { hash: String },
+    #[error("cannot read the input of a blob")]
+    BlobInput(#[source] std::io::Error),
+    #[error("i/o error on blob file {path}")]
+    BlobIo {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("blob {hash} does not decode to the content its hash names")]
+    CorruptBlob {
+        hash: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("a cold chunk refers to blob {hash}, which is missing")]
+    MissingBlob { hash: String },
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -8,7 +8,7 @@ pub enum Keyspace {
     Edges,
     /// `doc id (16 bytes)` → document (handoffs, plans, user documents).
     Docs,
-    /// `chunk id` → chunk of a document.
+    /// `chunk id` → [`crate::ChunkSlot`]: a chunk of a document, warm (inline) or cold (a blob).
     Chunks,
     /// `memory id` → memory.
     Memories,
@@ -24,11 +24,15 @@ pub enum Keyspace {
     EpisodesByTime,
     /// `source path` → fingerprint of the source file as last ingested.
     Sources,
+    /// `blob hash (64 lowercase hex characters)` → [`crate::BlobInfo`] of a file in the cold tier.
+    Blobs,
+    /// `relation tag | src id | dst id | edge id` → ().
+    EdgesByRelation,
 }
 
 impl Keyspace {
     /// Every keyspace, in the order their trees are opened.
-    pub const ALL: [Keyspace; 11] = [
+    pub const ALL: [Keyspace; 13] = [
         Keyspace::Nodes,
         Keyspace::Edges,
         Keyspace::Docs,
@@ -40,6 +44,8 @@ impl Keyspace {
         Keyspace::NodesByName,
         Keyspace::EpisodesByTime,
         Keyspace::Sources,
+        Keyspace::Blobs,
+        Keyspace::EdgesByRelation,
     ];
 
     /// The sled tree name.
@@ -56,6 +62,8 @@ impl Keyspace {
             Keyspace::NodesByName => "nodes_by_name",
             Keyspace::EpisodesByTime => "episodes_by_time",
             Keyspace::Sources => "sources",
+            Keyspace::Blobs => "blobs",
+            Keyspace::EdgesByRelation => "edges_by_relation",
         }
     }
 

@@ -1,6 +1,10 @@
 //! Keyspaces over sled for eywa: MessagePack values, order-preserving keys and a
 //! format-version record checked on open. This crate knows bytes and keys, not graphs.
 //!
+//! Three tiers: LRU caches of decoded values in memory ([`HotCache`]), sled in
+//! `<path>/warm`, and content-addressed zstd blobs in `<path>/cold` ([`BlobStore`]) where
+//! idle chunks go ([`Store::sweep_chunks`]).
+//!
 //! ```
 //! use eywa_storage::{Batch, Config, Keyspace};
 //!
@@ -14,16 +18,22 @@
 //! ```
 
 mod batch;
+mod blob;
+mod cache;
 mod codec;
 mod config;
 mod error;
 pub mod key;
 mod keyspace;
 mod store;
+mod tier;
 
 pub use self::batch::Batch;
+pub use self::blob::{BlobInfo, BlobStore, BlobWriter};
+pub use self::cache::{CacheStats, GenerationalCache, HotCache};
 pub use self::codec::{decode, encode};
 pub use self::config::Config;
 pub use self::error::{Error, Result};
 pub use self::keyspace::Keyspace;
 pub use self::store::{FORMAT_VERSION, Scan, Store};
+pub use self::tier::{ChunkSlot, SweepReport, TierStats};

@@ -1,11 +1,13 @@
 use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
 
 use serde::de::DeserializeOwned;
 use sled::Transactional;
 use sled::transaction::{ConflictableTransactionError, TransactionError};
 
-use crate::{Batch, Config, Error, Keyspace, Result, codec};
+use crate::{Batch, BlobStore, Config, Error, Keyspace, Result, codec};
 
 /// The on-disk layout version this build reads and writes. Bump it with every change to
 /// keys or values that an older reader would misread.
@@ -13,14 +15,27 @@ pub const FORMAT_VERSION: u32 = 1;
 
 const FORMAT_KEY: &[u8] = b"format_version";
 
-/// An open store: one sled database with one tree per [`Keyspace`].
+/// How often [`Store::open`] retries a locked store.
+const LOCK_RETRY_INTERVAL: Duration = Duration::from_millis(10);
+
+/// The sled database (warm tier), under the store directory.
+const WARM_DIR: &str = "warm";
+/// The content-addressed blob files (cold tier), under the store directory.
+const COLD_DIR: &str = "cold";
+
+/// An open store: one sled database with one tree per [`Keyspace`] in `<path>/warm`, and
+/// the blob files of the cold tier in `<path>/cold`.
 #[derive(Clone)]
 pub struct Store {
     db: sled::Db,
     trees: Vec<sled::Tree>,
+    blobs: BlobStore,
+    // Held while blobs are written and recorded, and while orphans are removed, so that a
+    // blob between its `put` and its record is never taken for an orphan.
+    blob_gate: Arc<Mutex<()>>,
     path: PathBuf,
     // Keeps a temporary store's directory alive as long as the store.
-    _temp_dir: Option<std::sync::Arc<TempDirGuard>>,
+    _temp_dir: Option<Arc<TempDirGuard>>,
 }
 
 impl std::fmt::Debug for Store {
@@ -34,7 +49,7 @@ impl Store {
         let (path, temp_dir) = match (&config.path, config.temporary) {
             (_, true) => {
                 let guard = TempDirGuard::new()?;
-                (guard.0.clone(), Some(std::sync::Arc::new(guard)))
+                (guard.0.clone(), Some(Arc::new(guard)))
             }
             (Some(path), false) => {
                 create_private_dir(path)?;
@@ -50,27 +65,40 @@ impl Store {
                 });
             }
         };
-        let db = sled::Config::new()
-            .path(&path)
+        let warm = path.join(WARM_DIR);
+        create_private_dir(&warm)?;
+        let sled_config = sled::Config::new()
+            .path(&warm)
             .cache_capacity(config.cache_capacity)
-            .flush_every_ms(config.flush_every_ms)
-            .open()
-            .map_err(|e| match e {
-                sled::Error::Io(io) if io.kind() == std::io::ErrorKind::WouldBlock => {
-                    Error::Locked { path: path.clone() }
+            .flush_every_ms(config.flush_every_ms);
+        // sled releases its file lock from a background thread shortly after the last
+        // handle is dropped (spacejam/sled#1289), so a store closed a moment ago may still
+        // look locked: retry for a while before calling it in use.
+        let deadline = Instant::now() + Duration::from_millis(config.lock_wait_ms);
+        let db = loop {
+            match sled_config.open() {
+                Ok(db) => break db,
+                Err(e) if is_lock_error(&e) => {
+                    if Instant::now() >= deadline {
+                        return Err(Error::Locked { path });
+                    }
+                    std::thread::sleep(LOCK_RETRY_INTERVAL);
                 }
-                sled::Error::Io(io) if io.to_string().contains("lock") => {
-                    Error::Locked { path: path.clone() }
-                }
-                other => Error::Sled(other),
-            })?;
+                Err(other) => return Err(Error::Sled(other)),
+            }
+        };
         let trees = Keyspace::ALL
             .iter()
             .map(|ks| db.open_tree(ks.name()))
             .collect::<Result<Vec<_>, _>>()?;
+        // Only now that sled holds the lock: clearing `cold/tmp` earlier could delete the
+        // half-written blobs of another process that has the store open.
+        let blobs = BlobStore::init(path.join(COLD_DIR))?;
         let store = Store {
             db,
             trees,
+            blobs,
+            blob_gate: Arc::new(Mutex::new(())),
             path,
             _temp_dir: temp_dir,
         };
@@ -114,7 +142,19 @@ impl Store {
         &self.path
     }
 
-    fn tree(&self, keyspace: Keyspace) -> &sled::Tree {
+    /// The cold tier: content-addressed, zstd-compressed blob files.
+    pub fn blobs(&self) -> &BlobStore {
+        &self.blobs
+    }
+
+    /// Serializes writers of blobs with [`Store::remove_orphan_blobs`].
+    pub(crate) fn lock_blob_gate(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.blob_gate
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    pub(crate) fn tree(&self, keyspace: Keyspace) -> &sled::Tree {
         &self.trees[keyspace.index()]
     }
 
@@ -151,6 +191,19 @@ impl Store {
             .map(|k| k.map(|k| k.to_vec()).map_err(Error::from))
     }
 
+    /// Raw `(key, value)` pairs whose key starts with `prefix`, in key order (for index
+    /// keyspaces whose values are not MessagePack).
+    pub fn entries(
+        &self,
+        keyspace: Keyspace,
+        prefix: &[u8],
+    ) -> impl DoubleEndedIterator<Item = Result<(Vec<u8>, Vec<u8>)>> + use<> {
+        self.tree(keyspace).scan_prefix(prefix).map(|kv| {
+            kv.map(|(k, v)| (k.to_vec(), v.to_vec()))
+                .map_err(Error::from)
+        })
+    }
+
     /// Keys within `[start, end)`, in key order.
     pub fn key_range(
         &self,
@@ -178,7 +231,41 @@ impl Store {
         if batch.is_empty() {
             return Ok(());
         }
+        let applied = self.apply_guarded(&batch, None)?;
+        debug_assert!(applied, "an unguarded batch always applies");
+        Ok(())
+    }
+
+    /// Applies `batch` only if the value under `key` in `keyspace` is still `expected`
+    /// (`None`: absent), in the same transaction. `Ok(false)`: it changed, nothing written.
+    pub(crate) fn apply_if_unchanged(
+        &self,
+        batch: &Batch,
+        keyspace: Keyspace,
+        key: &[u8],
+        expected: Option<&[u8]>,
+    ) -> Result<bool> {
+        let guard = Guard {
+            keyspace,
+            key,
+            expected,
+        };
+        self.apply_guarded(batch, Some(guard))
+    }
+
+    fn apply_guarded(&self, batch: &Batch, guard: Option<Guard<'_>>) -> Result<bool> {
         let result: Result<(), TransactionError<()>> = self.trees.as_slice().transaction(|trees| {
+            if let Some(Guard {
+                keyspace,
+                key,
+                expected,
+            }) = guard
+            {
+                let current = trees[keyspace.index()].get(key)?;
+                if current.as_deref() != expected {
+                    return Err(ConflictableTransactionError::Abort(()));
+                }
+            }
             for (keyspace, key, value) in &batch.ops {
                 let tree = &trees[keyspace.index()];
                 match value {
@@ -193,9 +280,9 @@ impl Store {
             Ok::<(), ConflictableTransactionError<()>>(())
         });
         match result {
-            Ok(()) => Ok(()),
+            Ok(()) => Ok(true),
+            Err(TransactionError::Abort(())) => Ok(false),
             Err(TransactionError::Storage(e)) => Err(Error::Sled(e)),
-            Err(TransactionError::Abort(())) => unreachable!("the batch never aborts"),
         }
     }
 
@@ -204,10 +291,18 @@ impl Store {
         Ok(self.db.flush()?)
     }
 
-    /// Bytes sled uses on disk.
+    /// Bytes sled (the warm tier) uses on disk; blob files are not counted.
     pub fn size_on_disk(&self) -> Result<u64> {
         Ok(self.db.size_on_disk()?)
     }
+}
+
+/// A value a guarded batch expects to find unchanged.
+#[derive(Clone, Copy)]
+struct Guard<'a> {
+    keyspace: Keyspace,
+    key: &'a [u8],
+    expected: Option<&'a [u8]>,
 }
 
 /// Iterator over decoded entries of one keyspace.
@@ -217,19 +312,40 @@ pub struct Scan<V> {
     _value: PhantomData<fn() -> V>,
 }
 
+impl<V: DeserializeOwned> Scan<V> {
+    fn decode(&self, entry: sled::Result<(sled::IVec, sled::IVec)>) -> Result<(Vec<u8>, V)> {
+        let (key, value) = entry?;
+        codec::decode(self.keyspace, &value).map(|v| (key.to_vec(), v))
+    }
+}
+
 impl<V: DeserializeOwned> Iterator for Scan<V> {
     type Item = Result<(Vec<u8>, V)>;
 
     fn next(&mut self) -> Option<Self::Item> {
-        let (key, value) = match self.inner.next()? {
-            Ok(kv) => kv,
-            Err(e) => return Some(Err(e.into())),
-        };
-        Some(codec::decode(self.keyspace, &value).map(|v| (key.to_vec(), v)))
+        let entry = self.inner.next()?;
+        Some(self.decode(entry))
     }
 }
 
-fn create_private_dir(path: &Path) -> Result<()> {
+impl<V: DeserializeOwned> DoubleEndedIterator for Scan<V> {
+    fn next_back(&mut self) -> Option<Self::Item> {
+        let entry = self.inner.next_back()?;
+        Some(self.decode(entry))
+    }
+}
+
+fn is_lock_error(error: &sled::Error) -> bool {
+    match error {
+        sled::Error::Io(io) => {
+            io.kind() == std::io::ErrorKind::WouldBlock || io.to_string().contains("lock")
+        }
+        _ => false,
+    }
+}
+
+/// Creates `path` and its parents, and makes `path` itself accessible to its owner only.
+pub(crate) fn create_private_dir(path: &Path) -> Result<()> {
     let io_err = |source| Error::Io {
         path: path.to_path_buf(),
         source,

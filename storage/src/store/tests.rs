@@ -70,7 +70,11 @@ fn data_survives_reopen_and_a_second_open_is_refused_while_locked() {
         let store = Config::new().path(&path).open().unwrap();
         put(&store, Keyspace::Settings, b"x", "kept");
         store.flush().unwrap();
-        let err = Config::new().path(&path).open().unwrap_err();
+        let err = Config::new()
+            .path(&path)
+            .lock_wait_ms(50)
+            .open()
+            .unwrap_err();
         assert!(matches!(err, Error::Locked { .. }), "{err:?}");
     }
     let store = Config::new().path(&path).open().unwrap();
@@ -83,6 +87,26 @@ fn data_survives_reopen_and_a_second_open_is_refused_while_locked() {
     );
 }
 
+#[test]
+fn opening_waits_for_a_store_that_is_being_closed() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store");
+    let first = Config::new().path(&path).open().unwrap();
+    let closer = std::thread::spawn(move || {
+        std::thread::sleep(std::time::Duration::from_millis(200));
+        drop(first);
+    });
+    let err = Config::new()
+        .path(&path)
+        .lock_wait_ms(0)
+        .open()
+        .unwrap_err();
+    assert!(matches!(err, Error::Locked { .. }), "{err:?}");
+    let second = Config::new().path(&path).lock_wait_ms(10_000).open();
+    closer.join().unwrap();
+    assert!(second.is_ok(), "{:?}", second.err());
+}
+
 #[cfg(unix)]
 #[test]
 fn the_store_directory_is_private() {
@@ -90,8 +114,100 @@ fn the_store_directory_is_private() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("store");
     let _store = Config::new().path(&path).open().unwrap();
-    let mode = std::fs::metadata(&path).unwrap().permissions().mode() & 0o777;
-    assert_eq!(mode, 0o700);
+    for dir in [path.clone(), path.join("warm"), path.join("cold")] {
+        let mode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
+        assert_eq!(mode, 0o700, "{}", dir.display());
+    }
+}
+
+#[test]
+fn sled_lives_in_warm_and_blobs_in_cold() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store");
+    let store = Config::new().path(&path).open().unwrap();
+    let info = store.blobs().put_bytes(b"cold bytes").unwrap();
+    store.flush().unwrap();
+    assert!(path.join("warm/conf").is_file(), "sled's files are in warm");
+    assert!(path.join("warm/db").is_file(), "sled's files are in warm");
+    assert_eq!(store.blobs().path(), path.join("cold"));
+    let blob = path
+        .join("cold")
+        .join(&info.hash[..2])
+        .join(format!("{}.zst", &info.hash[2..]));
+    assert!(blob.is_file(), "{}", blob.display());
+    let mut top: Vec<_> = std::fs::read_dir(&path)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .collect();
+    top.sort();
+    assert_eq!(top, ["cold", "warm"]);
+}
+
+#[test]
+fn a_temporary_store_has_the_same_layout() {
+    let store = Config::new().temporary(true).open().unwrap();
+    assert!(store.path().join("warm").is_dir());
+    assert!(store.path().join("cold/tmp").is_dir());
+    assert_eq!(store.blobs().path(), store.path().join("cold"));
+}
+
+#[test]
+fn keyspace_names_are_pinned_and_distinct() {
+    // Tree names are on-disk layout: renaming one orphans its data.
+    let names: Vec<&str> = Keyspace::ALL.iter().map(|k| k.name()).collect();
+    assert_eq!(
+        names,
+        [
+            "nodes",
+            "edges",
+            "docs",
+            "chunks",
+            "memories",
+            "settings",
+            "edges_by_src",
+            "edges_by_dst",
+            "nodes_by_name",
+            "episodes_by_time",
+            "sources",
+            "blobs",
+            "edges_by_relation",
+        ]
+    );
+    for (i, keyspace) in Keyspace::ALL.iter().enumerate() {
+        assert_eq!(keyspace.index(), i);
+    }
+}
+
+#[test]
+fn a_guarded_batch_applies_only_while_the_value_is_unchanged() {
+    let store = Config::new().temporary(true).open().unwrap();
+    let mut batch = Batch::new();
+    batch.put_raw(Keyspace::Docs, b"other".to_vec(), b"written".to_vec());
+    // Expecting the key to be absent.
+    assert!(
+        store
+            .apply_if_unchanged(&batch, Keyspace::Nodes, b"k", None)
+            .unwrap()
+    );
+    put(&store, Keyspace::Nodes, b"k", "v");
+    let mut batch = Batch::new();
+    batch.delete(Keyspace::Docs, b"other".to_vec());
+    assert!(
+        !store
+            .apply_if_unchanged(&batch, Keyspace::Nodes, b"k", None)
+            .unwrap()
+    );
+    assert!(
+        store.contains(Keyspace::Docs, b"other").unwrap(),
+        "nothing was written"
+    );
+    let current = store.tree(Keyspace::Nodes).get(b"k").unwrap().unwrap();
+    assert!(
+        store
+            .apply_if_unchanged(&batch, Keyspace::Nodes, b"k", Some(&current))
+            .unwrap()
+    );
+    assert!(!store.contains(Keyspace::Docs, b"other").unwrap());
 }
 
 #[test]

@@ -1,0 +1,111 @@
+//! JSON and one-line renderings of graph values for the CLI.
+
+use serde_json::{Value, json};
+
+use eywa::model::{Edge, Node, NodeKind, Timestamp};
+
+pub fn time(t: Timestamp) -> String {
+    t.to_rfc3339()
+}
+
+pub fn node_json(node: &Node) -> Value {
+    let mut v = json!({
+        "id": node.id.to_string(),
+        "kind": node.kind.label(),
+        "name": node.name,
+        "created_at": time(node.created_at),
+        "updated_at": time(node.updated_at),
+    });
+    match &node.kind {
+        NodeKind::Episode(e) => {
+            v["episode"] = json!({
+                "session_id": e.session_id,
+                "short_id": e.short_id,
+                "project": e.project,
+                "project_path": e.project_path,
+                "cwd": e.cwd,
+                "git_branch": e.git_branch,
+                "models": e.models,
+                "version": e.version,
+                "start": time(e.start),
+                "end": time(e.end),
+                "duration_minutes": e.duration_minutes(),
+                "active_minutes": e.active_minutes,
+                "user_messages": e.user_messages,
+                "assistant_messages": e.assistant_messages,
+                "prompts": e.prompts,
+                "tool_calls": e.tool_calls,
+                "title": e.title,
+                "substance": e.substance,
+                "source_path": e.source_path,
+                "resume_command": format!("claude --resume {}", e.session_id),
+            });
+        }
+        NodeKind::Entity(e) => {
+            v["entity"] = json!({
+                "entity_type": e.entity_type.as_str(),
+                "aliases": e.aliases,
+                "path": e.path,
+            });
+        }
+        NodeKind::Document(_) | NodeKind::Memory(_) => {}
+    }
+    v
+}
+
+pub fn edge_json(edge: &Edge) -> Value {
+    json!({
+        "id": edge.id.to_string(),
+        "src": edge.src.to_string(),
+        "dst": edge.dst.to_string(),
+        "relation": edge.relation.as_str(),
+        "confidence": edge.confidence,
+        "valid_from": time(edge.valid_from),
+        "valid_to": edge.valid_to.map(time),
+        "recorded_at": time(edge.recorded_at),
+        "expired_at": edge.expired_at.map(time),
+    })
+}
+
+/// `Episode  2026-01-05  eywa  Fix the tokenizer  (id)` and the like.
+pub fn node_line(node: &Node) -> String {
+    match &node.kind {
+        NodeKind::Episode(e) => format!(
+            "Episode  {}  [{}]  {}  ({})",
+            e.start.date(),
+            e.project,
+            node.name,
+            e.short_id
+        ),
+        NodeKind::Entity(e) => match &e.path {
+            Some(path) if path != &node.name => {
+                format!(
+                    "{}  {}  {}  ({})",
+                    e.entity_type.as_str(),
+                    node.name,
+                    path,
+                    node.id
+                )
+            }
+            _ => format!("{}  {}  ({})", e.entity_type.as_str(), node.name, node.id),
+        },
+        other => format!("{}  {}  ({})", other.label(), node.name, node.id),
+    }
+}
+
+/// `TOUCHED 2026-01-05 → 2026-01-05`.
+pub fn edge_line(edge: &Edge) -> String {
+    let to = edge
+        .valid_to
+        .map_or("open".to_owned(), |t| t.date().to_string());
+    let expired = edge
+        .expired_at
+        .map_or(String::new(), |t| format!(" (superseded {})", t.date()));
+    format!(
+        "{} {} → {}{}",
+        edge.relation,
+        edge.valid_from.date(),
+        to,
+        expired
+    )
+}

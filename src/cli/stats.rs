@@ -1,0 +1,85 @@
+use std::process::ExitCode;
+
+use serde_json::json;
+
+use super::Paths;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Print JSON
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
+    let engine = super::open_local(paths)?;
+    let s = engine.stats()?;
+    let t = &s.tiers;
+    if args.json {
+        let caches: Vec<_> = s
+            .caches
+            .iter()
+            .map(|c| {
+                json!({"name": c.name, "capacity": c.capacity, "len": c.len, "hits": c.hits,
+                       "misses": c.misses, "evictions": c.evictions, "hit_rate": c.hit_rate()})
+            })
+            .collect();
+        super::print_json(&json!({
+            "counts": s.counts,
+            "nodes_by_kind": s.kinds,
+            "edges_by_relation": s.relations,
+            "tiers": {
+                "warm_disk_bytes": t.warm_disk_bytes, "warm_chunks": t.warm_chunks,
+                "warm_chunk_bytes": t.warm_bytes, "cold_chunks": t.cold_chunks,
+                "cold_chunk_bytes": t.cold_raw_bytes, "blobs": t.blobs,
+                "blob_raw_bytes": t.blob_raw_bytes, "blob_stored_bytes": t.blob_stored_bytes,
+                "compression_ratio": t.compression_ratio(),
+            },
+            "caches": caches,
+        }))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let c = &s.counts;
+    println!(
+        "{} sessions, {} episodes, {} entities, {} current edges, {} skipped lines",
+        c.sessions, c.episodes, c.entities, c.edges, c.skipped_lines
+    );
+    let join = |m: &std::collections::BTreeMap<String, u64>| {
+        m.iter()
+            .map(|(k, v)| format!("{k} {v}"))
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    println!("nodes: {}", join(&s.kinds));
+    println!("edges: {}", join(&s.relations));
+    println!(
+        "warm:  {} on disk; {} chunks, {}",
+        mib(t.warm_disk_bytes),
+        t.warm_chunks,
+        mib(t.warm_bytes)
+    );
+    println!(
+        "cold:  {} blobs, {} stored for {} raw ({:.1}x); {} chunks",
+        t.blobs,
+        mib(t.blob_stored_bytes),
+        mib(t.blob_raw_bytes),
+        t.compression_ratio(),
+        t.cold_chunks
+    );
+    for cache in &s.caches {
+        println!(
+            "hot:   {:<12} {}/{} entries, hit rate {:.1}% ({} hits, {} misses)",
+            cache.name,
+            cache.len,
+            cache.capacity,
+            cache.hit_rate() * 100.0,
+            cache.hits,
+            cache.misses
+        );
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn mib(bytes: u64) -> String {
+    format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
+}

@@ -1,0 +1,96 @@
+use std::sync::Arc;
+use std::time::UNIX_EPOCH;
+
+use super::Engine;
+use crate::claude::{Message, read_messages};
+use crate::graph::SourceRecord;
+use crate::model::{Handoff, Node, NodeId};
+use crate::{Error, Result};
+
+/// A session as eywa serves it: its episode, its handoff and its messages.
+#[derive(Debug, Clone)]
+pub struct Session {
+    pub episode: Arc<Node>,
+    pub handoff: Option<Handoff>,
+    pub messages: Vec<Message>,
+    /// True when the transcript was read from the cold-tier archive because the file is
+    /// gone or has changed since it was ingested.
+    pub from_archive: bool,
+}
+
+impl Engine {
+    /// The source record of a session, by full id or unique prefix (at least 4 chars).
+    pub(super) fn session_source(&self, reference: &str) -> Result<SourceRecord> {
+        let reference = reference.trim();
+        if reference.len() < 4 {
+            return Err(Error::InvalidArgument(format!(
+                "session reference `{reference}` is too short: give at least 4 characters"
+            )));
+        }
+        let mut matches: Vec<SourceRecord> = self
+            .graph
+            .sources()?
+            .into_iter()
+            .filter(|s| s.episode.is_some() && s.session_id.starts_with(reference))
+            .collect();
+        matches.sort_by(|a, b| a.session_id.cmp(&b.session_id));
+        matches.dedup_by(|a, b| a.session_id == b.session_id);
+        match matches.len() {
+            0 => Err(Error::NotFound(format!("no session `{reference}`"))),
+            1 => Ok(matches.remove(0)),
+            n => Err(Error::InvalidArgument(format!(
+                "`{reference}` matches {n} sessions; give more characters"
+            ))),
+        }
+    }
+
+    /// A session by full id or by a unique prefix of at least 4 characters (e.g. the 8-char
+    /// short id).
+    pub fn session(&self, reference: &str) -> Result<Session> {
+        let reference = reference.trim();
+        let source = self.session_source(reference)?;
+        let episode_id = source
+            .episode
+            .unwrap_or_else(|| NodeId::episode(&source.session_id));
+        let episode = self
+            .graph
+            .node(episode_id)?
+            .ok_or_else(|| Error::NotFound(format!("no episode for session `{reference}`")))?;
+        let handoff = self.graph.handoff(&source.session_id)?;
+
+        let live = std::fs::metadata(&source.path).ok().filter(|m| {
+            let modified = m
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+                .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+            m.len() == source.len && modified == source.modified_ms
+        });
+        let (messages, from_archive) = match (live, &source.archive) {
+            (Some(_), _) => {
+                let file = std::fs::File::open(&source.path).map_err(Error::io(&source.path))?;
+                (read_messages(file).map_err(Error::io(&source.path))?, false)
+            }
+            (None, Some(hash)) => {
+                let reader = self.graph.store().blobs().open(hash)?.ok_or_else(|| {
+                    Error::NotFound(format!("the archive of session `{reference}` is missing"))
+                })?;
+                (
+                    read_messages(reader).map_err(Error::io(&source.path))?,
+                    true,
+                )
+            }
+            (None, None) => {
+                return Err(Error::NotFound(format!(
+                    "the transcript of session `{reference}` is gone and was not archived"
+                )));
+            }
+        };
+        Ok(Session {
+            episode,
+            handoff,
+            messages,
+            from_archive,
+        })
+    }
+}

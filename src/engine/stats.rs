@@ -1,0 +1,42 @@
+use std::collections::BTreeMap;
+
+use eywa_storage::{CacheStats, TierStats};
+
+use super::Engine;
+use crate::Result;
+use crate::graph::Counts;
+
+/// What the store holds and how its tiers and caches are doing.
+#[derive(Debug, Clone)]
+pub struct Stats {
+    pub counts: Counts,
+    /// Nodes per kind: `Episode`, `Project`, `Tool`, …
+    pub kinds: BTreeMap<String, u64>,
+    /// Current edges per relation.
+    pub relations: BTreeMap<String, u64>,
+    pub tiers: TierStats,
+    pub caches: Vec<CacheStats>,
+}
+
+impl Engine {
+    pub fn stats(&self) -> Result<Stats> {
+        let graph = &self.graph;
+        let mut caches = graph.cache_stats();
+        caches.push(self.results.stats());
+        Ok(Stats {
+            counts: graph.counts()?,
+            kinds: graph
+                .kind_counts()
+                .into_iter()
+                .map(|(k, v)| (k.to_owned(), v))
+                .collect(),
+            relations: graph
+                .relation_counts()
+                .into_iter()
+                .map(|(r, v)| (r.as_str().to_owned(), v))
+                .collect(),
+            tiers: graph.store().tier_stats()?,
+            caches,
+        })
+    }
+}

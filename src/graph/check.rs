@@ -1,0 +1,127 @@
+//! A full consistency check of the stored graph: every edge's endpoints exist and every
+//! index keyspace agrees with its primary, both ways. Used after crashes and by tests.
+
+use std::collections::{BTreeSet, HashMap};
+
+use eywa_storage::Keyspace;
+
+use super::keys::{self, Adjacency};
+use super::write::HANDOFF_PREFIX;
+use super::{Graph, SourceRecord};
+use crate::Result;
+use crate::model::{Edge, EdgeId, Handoff, Node, NodeId};
+
+impl Graph {
+    /// Every inconsistency found, described; empty when the store is consistent.
+    pub fn check(&self) -> Result<Vec<String>> {
+        let mut problems = Vec::new();
+        let store = &self.store;
+
+        let mut nodes: HashMap<NodeId, Node> = HashMap::new();
+        let mut node_keys: BTreeSet<(Keyspace, Vec<u8>)> = BTreeSet::new();
+        for entry in store.scan::<Node>(Keyspace::Nodes, &[]) {
+            let (key, node) = entry?;
+            if key != keys::node(node.id) {
+                problems.push(format!("node {} stored under a foreign key", node.id));
+            }
+            node_keys.extend(keys::node_index(&node));
+            nodes.insert(node.id, node);
+        }
+        for keyspace in [Keyspace::NodesByName, Keyspace::EpisodesByTime] {
+            let mut stored = BTreeSet::new();
+            for key in store.keys(keyspace, &[]) {
+                stored.insert((keyspace, key?));
+            }
+            let wanted: BTreeSet<_> = node_keys
+                .iter()
+                .filter(|(k, _)| *k == keyspace)
+                .cloned()
+                .collect();
+            for missing in wanted.difference(&stored) {
+                problems.push(format!("{keyspace}: missing entry {:02x?}", missing.1));
+            }
+            for extra in stored.difference(&wanted) {
+                problems.push(format!("{keyspace}: entry without a node {:02x?}", extra.1));
+            }
+        }
+
+        let mut latest: HashMap<EdgeId, Edge> = HashMap::new();
+        for entry in store.scan::<Edge>(Keyspace::Edges, &[]) {
+            let (key, edge) = entry?;
+            if key != keys::edge_version(edge.id, edge.recorded_at) {
+                problems.push(format!("edge {} stored under a foreign key", edge.id));
+            }
+            for end in [edge.src, edge.dst] {
+                if !nodes.contains_key(&end) {
+                    problems.push(format!("edge {} points at missing node {end}", edge.id));
+                }
+            }
+            // Keys of one edge sort by record time: the last seen is the latest.
+            latest.insert(edge.id, edge);
+        }
+        let mut wanted: BTreeSet<(Keyspace, Vec<u8>, Vec<u8>)> = BTreeSet::new();
+        for edge in latest.values() {
+            let adjacency = Adjacency::of(edge).encode();
+            wanted.insert((Keyspace::EdgesBySrc, keys::by_src(edge), adjacency.clone()));
+            wanted.insert((Keyspace::EdgesByDst, keys::by_dst(edge), adjacency));
+            wanted.insert((
+                Keyspace::EdgesByRelation,
+                keys::by_relation(edge),
+                Vec::new(),
+            ));
+        }
+        let mut stored = BTreeSet::new();
+        for keyspace in [
+            Keyspace::EdgesBySrc,
+            Keyspace::EdgesByDst,
+            Keyspace::EdgesByRelation,
+        ] {
+            for entry in store.entries(keyspace, &[]) {
+                let (key, value) = entry?;
+                stored.insert((keyspace, key, value));
+            }
+        }
+        for missing in wanted.difference(&stored) {
+            problems.push(format!(
+                "{}: missing or stale entry {:02x?}",
+                missing.0, missing.1
+            ));
+        }
+        for extra in stored.difference(&wanted) {
+            problems.push(format!(
+                "{}: entry without its edge {:02x?}",
+                extra.0, extra.1
+            ));
+        }
+
+        for entry in store.scan::<SourceRecord>(Keyspace::Sources, &[]) {
+            let (_, source) = entry?;
+            if let Some(episode) = source.episode
+                && !nodes.contains_key(&episode)
+            {
+                problems.push(format!(
+                    "source {} names missing episode {episode}",
+                    source.path
+                ));
+            }
+            if let Some(hash) = &source.archive
+                && store.blob_info(hash)?.is_none()
+            {
+                problems.push(format!(
+                    "source {} names missing archive {hash}",
+                    source.path
+                ));
+            }
+        }
+        for entry in store.scan::<Handoff>(Keyspace::Docs, &[HANDOFF_PREFIX]) {
+            let (_, handoff) = entry?;
+            if !nodes.contains_key(&handoff.episode) {
+                problems.push(format!(
+                    "handoff {} names a missing episode",
+                    handoff.session_id
+                ));
+            }
+        }
+        Ok(problems)
+    }
+}

@@ -1,0 +1,151 @@
+//! Reads on two time axes: the current view by default, or what held at a valid time and
+//! what eywa knew at a record time.
+
+use std::sync::Arc;
+
+use eywa_storage::Keyspace;
+
+use super::keys::{self, Adjacency};
+use super::write::HANDOFF_PREFIX;
+use super::{Direction, Graph};
+use crate::Result;
+use crate::model::{Edge, EdgeId, Handoff, NodeId, Timestamp};
+
+/// Which version of the world to read. `None` on both axes is the current view.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct AsOf {
+    /// What held in the world at this time (valid time).
+    pub valid: Option<Timestamp>,
+    /// What eywa knew at this time (record time).
+    pub recorded: Option<Timestamp>,
+}
+
+impl AsOf {
+    pub fn is_current(&self) -> bool {
+        self.valid.is_none() && self.recorded.is_none()
+    }
+
+    /// Whether this version of an edge is the one seen.
+    pub fn sees(&self, edge: &Edge) -> bool {
+        let known = match self.recorded {
+            Some(at) => edge.recorded_at_time(at),
+            None => edge.expired_at.is_none(),
+        };
+        known && self.valid.is_none_or(|at| edge.valid_at(at))
+    }
+}
+
+/// An edge at a node, read from the adjacency indexes (expired ones included).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Link {
+    pub edge: EdgeId,
+    pub other: NodeId,
+    pub adjacency: Adjacency,
+}
+
+impl Graph {
+    /// Every stored version of an edge, oldest first.
+    pub fn edge_versions(&self, id: EdgeId) -> Result<Vec<Edge>> {
+        self.store
+            .scan::<Edge>(Keyspace::Edges, &keys::edge_versions(id))
+            .map(|r| r.map(|(_, e)| e).map_err(Into::into))
+            .collect()
+    }
+
+    /// The most recently recorded version of an edge, expired or not.
+    pub(super) fn latest_version(&self, id: EdgeId) -> Result<Option<Edge>> {
+        match self
+            .store
+            .scan::<Edge>(Keyspace::Edges, &keys::edge_versions(id))
+            .next_back()
+        {
+            Some(entry) => Ok(Some(entry?.1)),
+            None => Ok(None),
+        }
+    }
+
+    /// The current version of an edge (none when expired), through the hot cache.
+    pub fn edge(&self, id: EdgeId) -> Result<Option<Arc<Edge>>> {
+        if let Some(edge) = self.edges.get(&id) {
+            return Ok(Some(edge));
+        }
+        Ok(self
+            .latest_version(id)?
+            .filter(|e| e.expired_at.is_none())
+            .map(|e| {
+                let e = Arc::new(e);
+                self.edges.insert(id, e.clone());
+                e
+            }))
+    }
+
+    /// The version of an edge seen `as_of`.
+    pub fn edge_as_of(&self, id: EdgeId, as_of: AsOf) -> Result<Option<Edge>> {
+        if as_of.is_current() {
+            return Ok(self.edge(id)?.map(|e| (*e).clone()));
+        }
+        Ok(self
+            .edge_versions(id)?
+            .into_iter()
+            .rev()
+            .find(|e| as_of.sees(e)))
+    }
+
+    /// Edges at `id` from the adjacency indexes, expired ones included.
+    pub(super) fn stored_links(&self, id: NodeId, direction: Direction) -> Result<Vec<Link>> {
+        let mut links = Vec::new();
+        let sides = [
+            (Keyspace::EdgesBySrc, direction != Direction::In),
+            (Keyspace::EdgesByDst, direction != Direction::Out),
+        ];
+        for (keyspace, wanted) in sides {
+            if !wanted {
+                continue;
+            }
+            for entry in self.store.entries(keyspace, id.as_bytes()) {
+                let (key, value) = entry?;
+                let bad = || eywa_storage::Error::BadKey {
+                    keyspace: keyspace.name(),
+                    reason: "unexpected adjacency layout",
+                };
+                let key = keys::parse_adjacency(&key).ok_or_else(bad)?;
+                let adjacency = Adjacency::decode(&value).ok_or_else(bad)?;
+                links.push(Link {
+                    edge: key.edge,
+                    other: key.other,
+                    adjacency,
+                });
+            }
+        }
+        Ok(links)
+    }
+
+    /// Current edges leaving `id`, read from storage (the writer's view of truth).
+    pub(super) fn current_edges_from(&self, id: NodeId) -> Result<Vec<Edge>> {
+        let mut edges = Vec::new();
+        for link in self.stored_links(id, Direction::Out)? {
+            if link.adjacency.is_current()
+                && let Some(edge) = self.latest_version(link.edge)?
+                && edge.expired_at.is_none()
+            {
+                edges.push(edge);
+            }
+        }
+        Ok(edges)
+    }
+
+    /// Every handoff, in no particular order.
+    pub fn handoffs(&self) -> Result<Vec<Handoff>> {
+        self.store
+            .scan::<Handoff>(Keyspace::Docs, &[HANDOFF_PREFIX])
+            .map(|r| r.map(|(_, h)| h).map_err(Into::into))
+            .collect()
+    }
+
+    /// The handoff of one session.
+    pub fn handoff(&self, session_id: &str) -> Result<Option<Handoff>> {
+        let mut key = vec![HANDOFF_PREFIX];
+        key.extend_from_slice(NodeId::handoff(session_id).as_bytes());
+        Ok(self.store.get(Keyspace::Docs, &key)?)
+    }
+}

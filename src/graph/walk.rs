@@ -1,0 +1,366 @@
+//! Walks: neighbors, what touched an entity, bounded breadth-first walks, shortest paths
+//! and related episodes. The current view walks the in-memory graph; an as-of view walks
+//! the adjacency indexes and reads the versions it needs.
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::sync::Arc;
+
+use super::view::overlaps;
+use super::{AsOf, Direction, Graph, Neighbor, Touch};
+use crate::Result;
+use crate::model::{Edge, EdgeId, Node, NodeId, Relation, Timestamp};
+
+/// Which edges a walk may follow.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct EdgeFilter {
+    pub direction: Direction,
+    /// Only these relations; empty = all.
+    pub relations: Vec<Relation>,
+    /// Only facts that held at some point within `[from, until]`.
+    pub from: Option<Timestamp>,
+    pub until: Option<Timestamp>,
+    pub as_of: AsOf,
+}
+
+impl EdgeFilter {
+    fn admits(&self, relation: Relation, valid_from: i64, valid_to: i64) -> bool {
+        (self.relations.is_empty() || self.relations.contains(&relation))
+            && overlaps(
+                valid_from,
+                valid_to,
+                self.from.map(|t| t.0),
+                self.until.map(|t| t.0),
+            )
+    }
+}
+
+/// One hop seen by a walk: the edge id and the node at its other end.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Hop {
+    edge: EdgeId,
+    other: NodeId,
+    start: i64,
+    is_episode: bool,
+}
+
+/// A node reached by a walk.
+#[derive(Debug, Clone, PartialEq)]
+pub struct WalkStep {
+    pub node: Arc<Node>,
+    pub depth: u32,
+    /// The edge it was reached through, and the node it was reached from.
+    pub via: Option<(Edge, NodeId)>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Walk {
+    pub steps: Vec<WalkStep>,
+    /// True when `max_nodes` stopped the walk before `depth` did.
+    pub truncated: bool,
+}
+
+/// One node of a path and the edge that led to it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct PathStep {
+    pub node: Arc<Node>,
+    pub via: Option<Edge>,
+}
+
+/// A related episode's score so far, and the entities (with weights) behind it.
+type Score = (f64, Vec<(NodeId, f64)>);
+
+/// An entity two episodes share, and what it weighed (IDF over episodes).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Shared {
+    pub entity: Arc<Node>,
+    pub weight: f64,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+pub struct Related {
+    pub episode: Arc<Node>,
+    pub score: f64,
+    pub shared: Vec<Shared>,
+}
+
+impl Graph {
+    /// Edges at `id` that `filter` admits, with the node at the other end.
+    fn hops(&self, id: NodeId, filter: &EdgeFilter) -> Result<Vec<Hop>> {
+        let mut hops = Vec::new();
+        if filter.as_of.is_current() {
+            let view = self.view();
+            let (out, inc) = (
+                filter.direction != Direction::In,
+                filter.direction != Direction::Out,
+            );
+            for (edge, other, _) in view.adjacent(id, out, inc) {
+                if filter.admits(edge.relation, edge.valid_from, edge.valid_to) {
+                    hops.push(Hop {
+                        edge: edge.id,
+                        other: other.id,
+                        start: other.start,
+                        is_episode: other.is_episode(),
+                    });
+                }
+            }
+            return Ok(hops);
+        }
+        for link in self.stored_links(id, filter.direction)? {
+            let Some(edge) = self.edge_as_of(link.edge, filter.as_of)? else {
+                continue;
+            };
+            let valid_to = edge.valid_to.map_or(i64::MAX, |t| t.0);
+            if filter.admits(edge.relation, edge.valid_from.0, valid_to) {
+                let meta = self.view().node(link.other);
+                hops.push(Hop {
+                    edge: link.edge,
+                    other: link.other,
+                    start: meta.map_or(0, |m| m.start),
+                    is_episode: meta.is_some_and(|m| m.is_episode()),
+                });
+            }
+        }
+        Ok(hops)
+    }
+
+    fn edge_for(&self, id: EdgeId, as_of: AsOf) -> Result<Option<Edge>> {
+        self.edge_as_of(id, as_of)
+    }
+
+    /// Edges at `id` that `filter` admits, with the nodes at their other ends, at most
+    /// `limit`.
+    pub fn neighbors(
+        &self,
+        id: NodeId,
+        filter: &EdgeFilter,
+        limit: usize,
+    ) -> Result<Vec<Neighbor>> {
+        let mut out = Vec::new();
+        for hop in self.hops(id, filter)? {
+            if out.len() >= limit {
+                break;
+            }
+            if let (Some(edge), Some(node)) = (
+                self.edge_for(hop.edge, filter.as_of)?,
+                self.node(hop.other)?,
+            ) {
+                out.push(Neighbor {
+                    edge,
+                    node: (*node).clone(),
+                });
+            }
+        }
+        Ok(out)
+    }
+
+    /// Episodes with an edge to `entity` that held within the filter's window, newest
+    /// first, each once, at most `limit`.
+    pub fn what_touched(
+        &self,
+        entity: NodeId,
+        filter: &EdgeFilter,
+        limit: usize,
+    ) -> Result<Vec<Touch>> {
+        let mut hops: Vec<Hop> = self
+            .hops(entity, filter)?
+            .into_iter()
+            .filter(|h| h.is_episode)
+            .collect();
+        hops.sort_by(|a, b| b.start.cmp(&a.start).then(a.other.cmp(&b.other)));
+        hops.dedup_by_key(|h| h.other);
+        let mut touches = Vec::new();
+        for hop in hops {
+            if touches.len() >= limit {
+                break;
+            }
+            if let (Some(edge), Some(node)) = (
+                self.edge_for(hop.edge, filter.as_of)?,
+                self.node(hop.other)?,
+            ) {
+                touches.push(Touch {
+                    episode: (*node).clone(),
+                    edge,
+                });
+            }
+        }
+        Ok(touches)
+    }
+
+    /// Breadth-first from `start` up to `depth` hops, visiting at most `max_nodes` nodes
+    /// (the start included).
+    pub fn walk(
+        &self,
+        start: NodeId,
+        depth: u32,
+        max_nodes: usize,
+        filter: &EdgeFilter,
+    ) -> Result<Walk> {
+        let Some(first) = self.node(start)? else {
+            return Ok(Walk {
+                steps: Vec::new(),
+                truncated: false,
+            });
+        };
+        let mut seen = HashSet::from([start]);
+        let mut steps = vec![WalkStep {
+            node: first,
+            depth: 0,
+            via: None,
+        }];
+        let mut queue = VecDeque::from([(start, 0u32)]);
+        let mut truncated = false;
+        'walk: while let Some((id, d)) = queue.pop_front() {
+            if d >= depth {
+                continue;
+            }
+            for hop in self.hops(id, filter)? {
+                if seen.contains(&hop.other) {
+                    continue;
+                }
+                if steps.len() >= max_nodes {
+                    truncated = true;
+                    break 'walk;
+                }
+                seen.insert(hop.other);
+                let (Some(node), Some(edge)) = (
+                    self.node(hop.other)?,
+                    self.edge_for(hop.edge, filter.as_of)?,
+                ) else {
+                    continue;
+                };
+                steps.push(WalkStep {
+                    node,
+                    depth: d + 1,
+                    via: Some((edge, id)),
+                });
+                queue.push_back((hop.other, d + 1));
+            }
+        }
+        Ok(Walk { steps, truncated })
+    }
+
+    /// A shortest path from `from` to `to` of at most `max_depth` edges, or `None`.
+    pub fn path(
+        &self,
+        from: NodeId,
+        to: NodeId,
+        max_depth: u32,
+        filter: &EdgeFilter,
+    ) -> Result<Option<Vec<PathStep>>> {
+        let mut parent: HashMap<NodeId, (NodeId, EdgeId)> = HashMap::new();
+        let mut queue = VecDeque::from([(from, 0u32)]);
+        let mut seen = HashSet::from([from]);
+        let mut found = from == to;
+        while let Some((id, d)) = queue.pop_front() {
+            if found || d >= max_depth {
+                if found {
+                    break;
+                }
+                continue;
+            }
+            for hop in self.hops(id, filter)? {
+                if seen.insert(hop.other) {
+                    parent.insert(hop.other, (id, hop.edge));
+                    if hop.other == to {
+                        found = true;
+                        break;
+                    }
+                    queue.push_back((hop.other, d + 1));
+                }
+            }
+        }
+        if !found {
+            return Ok(None);
+        }
+        let mut chain = vec![(to, None)];
+        let mut at = to;
+        while let Some(&(prev, edge)) = parent.get(&at) {
+            chain.push((prev, Some(edge)));
+            at = prev;
+        }
+        chain.reverse();
+        // chain[i] = (node, edge leading *out* of it); shift edges onto the node they reach.
+        let mut steps = Vec::with_capacity(chain.len());
+        let mut via = None;
+        for (id, out_edge) in chain {
+            let Some(node) = self.node(id)? else {
+                return Ok(None);
+            };
+            steps.push(PathStep {
+                node,
+                via: via.take(),
+            });
+            via = match out_edge {
+                Some(e) => self.edge_for(e, filter.as_of)?,
+                None => None,
+            };
+        }
+        Ok(Some(steps))
+    }
+
+    /// Episodes that share entities (projects, files, tools, concepts) with `episode`,
+    /// each shared entity weighted by its rarity: ln(episodes / episodes touching it).
+    pub fn related(&self, episode: NodeId, limit: usize) -> Result<Vec<Related>> {
+        let view = self.view();
+        let total = view.episode_count().max(1) as f64;
+        let mut scores: HashMap<NodeId, Score> = HashMap::new();
+        let mut entities: Vec<NodeId> = view
+            .adjacent(episode, true, true)
+            .filter(|(_, n, _)| !n.is_episode())
+            .map(|(_, n, _)| n.id)
+            .collect();
+        entities.sort_unstable();
+        entities.dedup();
+        for entity in entities {
+            let weight = (total / view.episode_degree(entity).max(1) as f64).ln();
+            if weight <= 0.0 {
+                continue;
+            }
+            let mut others: Vec<NodeId> = view
+                .adjacent(entity, true, true)
+                .filter(|(_, n, _)| n.is_episode() && n.id != episode)
+                .map(|(_, n, _)| n.id)
+                .collect();
+            others.sort_unstable();
+            others.dedup();
+            for other in others {
+                let entry = scores.entry(other).or_default();
+                entry.0 += weight;
+                entry.1.push((entity, weight));
+            }
+        }
+        let start = |id: &NodeId| view.node(*id).map_or(0, |n| n.start);
+        let mut ranked: Vec<(NodeId, Score)> = scores.into_iter().collect();
+        // Best first; equal scores: the newer session first.
+        ranked.sort_by(|a, b| {
+            b.1.0
+                .partial_cmp(&a.1.0)
+                .unwrap_or(std::cmp::Ordering::Equal)
+                .then(start(&b.0).cmp(&start(&a.0)))
+                .then(a.0.cmp(&b.0))
+        });
+        drop(view);
+        ranked.truncate(limit);
+        let mut out = Vec::new();
+        for (id, (score, mut shared)) in ranked {
+            let Some(node) = self.node(id)? else { continue };
+            shared.sort_by(|a, b| {
+                b.1.partial_cmp(&a.1)
+                    .unwrap_or(std::cmp::Ordering::Equal)
+                    .then(a.0.cmp(&b.0))
+            });
+            let mut shared_nodes = Vec::new();
+            for (entity, weight) in shared {
+                if let Some(entity) = self.node(entity)? {
+                    shared_nodes.push(Shared { entity, weight });
+                }
+            }
+            out.push(Related {
+                episode: node,
+                score,
+                shared: shared_nodes,
+            });
+        }
+        Ok(out)
+    }
+}

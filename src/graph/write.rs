@@ -1,0 +1,239 @@
+//! Writes: one atomic batch per source file, versioned edges, merged shared entities, and
+//! the view and caches updated after the batch lands.
+
+use std::collections::HashSet;
+use std::sync::Arc;
+
+use eywa_storage::{Batch, Keyspace};
+
+use super::keys::{self, Adjacency};
+use super::view::{Delta, EdgeMeta, NodeMeta};
+use super::{Graph, SourceRecord};
+use crate::Result;
+use crate::extract::SessionFacts;
+use crate::model::{Edge, EdgeId, Node, NodeId, NodeKind, Timestamp};
+
+/// Docs keyspace prefix of handoff documents.
+pub(super) const HANDOFF_PREFIX: u8 = b'h';
+
+/// A batch being assembled, with what the view and caches learn once it lands.
+pub struct Pending {
+    pub batch: Batch,
+    delta: Delta,
+    nodes: Vec<Node>,
+    edges: Vec<Edge>,
+}
+
+impl Pending {
+    pub fn new(batch: Batch) -> Self {
+        Pending {
+            batch,
+            delta: Delta::default(),
+            nodes: Vec::new(),
+            edges: Vec::new(),
+        }
+    }
+}
+
+impl Graph {
+    /// Writes what one source file says, atomically: its episode, handoff, entities and
+    /// edges with every index entry, the source record, and whatever `batch` already holds
+    /// (the archive's blob record). Re-writing the same facts changes nothing; entities
+    /// shared with other sessions are merged; a changed fact gets a new version and the
+    /// old one is expired; facts the file no longer supports are expired, never deleted.
+    pub fn write_session(
+        &self,
+        batch: Batch,
+        facts: Option<&SessionFacts>,
+        source: &SourceRecord,
+    ) -> Result<()> {
+        let _writer = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        let mut pending = Pending::new(batch);
+        let now = Timestamp::now();
+        if let Some(facts) = facts {
+            self.put_node(&mut pending, facts.episode.clone())?;
+            for entity in &facts.entities {
+                self.put_node(&mut pending, entity.clone())?;
+            }
+            let mut kept = HashSet::new();
+            for edge in &facts.edges {
+                if kept.insert(edge.id) {
+                    self.put_edge(&mut pending, edge.clone(), now)?;
+                }
+            }
+            for old in self.current_edges_from(facts.episode.id)? {
+                if !kept.contains(&old.id) {
+                    self.expire_edge(&mut pending, &old, now)?;
+                }
+            }
+            let mut key = vec![HANDOFF_PREFIX];
+            key.extend_from_slice(NodeId::handoff(&facts.handoff.session_id).as_bytes());
+            pending.batch.put(Keyspace::Docs, key, &facts.handoff)?;
+        }
+        pending
+            .batch
+            .put(Keyspace::Sources, source.path.as_bytes().to_vec(), source)?;
+        self.commit(pending)
+    }
+
+    /// Applies a pending batch, then brings the view and the caches in step.
+    pub(super) fn commit(&self, pending: Pending) -> Result<()> {
+        let Pending {
+            batch,
+            delta,
+            nodes,
+            edges,
+        } = pending;
+        self.store.apply(batch)?;
+        self.view
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .apply(&delta);
+        for node in nodes {
+            self.nodes.insert(node.id, Arc::new(node));
+        }
+        for edge in edges {
+            self.edges.insert(edge.id, Arc::new(edge));
+        }
+        Ok(())
+    }
+
+    fn put_node(&self, pending: &mut Pending, mut node: Node) -> Result<()> {
+        let old = self.node(node.id)?;
+        if let Some(old) = &old {
+            merge_shared(old, &mut node);
+            if **old == node {
+                return Ok(());
+            }
+            let new_keys = keys::node_index(&node);
+            for stale in keys::node_index(old) {
+                if !new_keys.contains(&stale) {
+                    pending.batch.delete(stale.0, stale.1);
+                }
+            }
+        }
+        for (keyspace, key) in keys::node_index(&node) {
+            pending.batch.put_raw(keyspace, key, Vec::new());
+        }
+        pending
+            .batch
+            .put(Keyspace::Nodes, keys::node(node.id), &node)?;
+        pending.delta.nodes.push(node_meta(&node));
+        pending.nodes.push(node);
+        Ok(())
+    }
+
+    /// Records `edge` unless its current version states the same fact. A different fact
+    /// expires the current version and records a new one.
+    fn put_edge(&self, pending: &mut Pending, mut edge: Edge, now: Timestamp) -> Result<()> {
+        let latest = self.latest_version(edge.id)?;
+        let recorded_at = match &latest {
+            Some(old) if old.expired_at.is_none() && old.same_fact(&edge) => return Ok(()),
+            Some(old) => {
+                let at = Timestamp(now.0.max(old.recorded_at.0 + 1));
+                if old.expired_at.is_none() {
+                    let mut expired = old.clone();
+                    expired.expired_at = Some(at);
+                    pending.batch.put(
+                        Keyspace::Edges,
+                        keys::edge_version(expired.id, expired.recorded_at),
+                        &expired,
+                    )?;
+                }
+                at
+            }
+            None => now,
+        };
+        edge.recorded_at = recorded_at;
+        edge.expired_at = None;
+        pending.batch.put(
+            Keyspace::Edges,
+            keys::edge_version(edge.id, edge.recorded_at),
+            &edge,
+        )?;
+        self.put_adjacency(pending, &edge);
+        pending.delta.edges.push((
+            edge.src,
+            edge.dst,
+            EdgeMeta {
+                id: edge.id,
+                relation: edge.relation,
+                valid_from: edge.valid_from.0,
+                valid_to: edge.valid_to.map_or(i64::MAX, |t| t.0),
+            },
+        ));
+        pending.edges.push(edge);
+        Ok(())
+    }
+
+    /// Marks the current version of `edge` expired as of `now`.
+    fn expire_edge(&self, pending: &mut Pending, edge: &Edge, now: Timestamp) -> Result<()> {
+        let mut expired = edge.clone();
+        expired.expired_at = Some(Timestamp(now.0.max(edge.recorded_at.0 + 1)));
+        pending.batch.put(
+            Keyspace::Edges,
+            keys::edge_version(expired.id, expired.recorded_at),
+            &expired,
+        )?;
+        self.put_adjacency(pending, &expired);
+        pending.delta.expired.push(expired.id);
+        self.edges.remove(&expired.id);
+        Ok(())
+    }
+
+    fn put_adjacency(&self, pending: &mut Pending, edge: &Edge) {
+        let value = Adjacency::of(edge).encode();
+        pending
+            .batch
+            .put_raw(Keyspace::EdgesBySrc, keys::by_src(edge), value.clone());
+        pending
+            .batch
+            .put_raw(Keyspace::EdgesByDst, keys::by_dst(edge), value);
+        pending.batch.put_raw(
+            Keyspace::EdgesByRelation,
+            keys::by_relation(edge),
+            Vec::new(),
+        );
+    }
+
+    /// Supersedes a fact: the current version of `old` expires now and `new` is recorded.
+    /// Both stay stored; the current view shows only `new`.
+    pub fn supersede(&self, old: EdgeId, new: Edge) -> Result<()> {
+        let _writer = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        let now = Timestamp::now();
+        let mut pending = Pending::new(Batch::new());
+        if let Some(current) = self.latest_version(old)?.filter(|e| e.expired_at.is_none()) {
+            self.expire_edge(&mut pending, &current, now)?;
+        }
+        let now = Timestamp(now.0 + 1);
+        self.put_edge(&mut pending, new, now)?;
+        self.commit(pending)
+    }
+}
+
+fn node_meta(node: &Node) -> NodeMeta {
+    let (tag, start) = match &node.kind {
+        NodeKind::Episode(e) => (keys::EPISODE_TAG, e.start.0),
+        other => (other.tag(), 0),
+    };
+    NodeMeta {
+        id: node.id,
+        tag,
+        start,
+    }
+}
+
+/// Entities are shared by many sessions: what the stored one knows is kept (the earliest
+/// first sighting, the latest last sighting, every alias).
+fn merge_shared(old: &Node, new: &mut Node) {
+    if let (NodeKind::Entity(old_e), NodeKind::Entity(new_e)) = (&old.kind, &mut new.kind) {
+        new.created_at = new.created_at.min(old.created_at);
+        new.updated_at = new.updated_at.max(old.updated_at);
+        for alias in &old_e.aliases {
+            if !new_e.aliases.contains(alias) {
+                new_e.aliases.push(alias.clone());
+            }
+        }
+        new_e.aliases.sort();
+    }
+}

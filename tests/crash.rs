@@ -1,0 +1,150 @@
+//! Crash safety: a child `eywa ingest` is killed with SIGKILL at random moments. After each
+//! kill the store opens, every edge's endpoints exist, every index keyspace agrees with its
+//! primary, and ingesting again converges to what a clean ingest builds.
+
+use std::collections::BTreeSet;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use eywa::engine::{Engine, EngineConfig};
+use eywa::model::{Edge, Node};
+use eywa_storage::Keyspace;
+
+use crate::support::fixture::{ClaudeHome, days_ago};
+
+const RUNS: u64 = 50;
+
+/// Sessions enough for an ingest to take a while, over a handful of projects.
+fn tree() -> ClaudeHome {
+    let home = ClaudeHome::new();
+    let topics = ["parser", "ledger", "tokenizer", "graph", "cache", "server"];
+    for i in 0..120u32 {
+        let topic = topics[i as usize % topics.len()];
+        let exchanges: Vec<(String, String)> = (0..6)
+            .map(|j| {
+                (
+                    format!("Step {j} of the {topic} work, part {i}"),
+                    format!("Done with {topic} step {j}."),
+                )
+            })
+            .collect();
+        let borrowed: Vec<(&str, &str)> = exchanges
+            .iter()
+            .map(|(a, b)| (a.as_str(), b.as_str()))
+            .collect();
+        home.session(
+            &format!("{i:08x}-0000-4000-8000-{i:012x}"),
+            &format!("/w/{topic}"),
+            days_ago(i64::from(i % 40)),
+            &borrowed,
+        );
+    }
+    home
+}
+
+/// Ids and facts (record-time fields aside) of everything stored.
+fn content(engine: &Engine) -> (BTreeSet<String>, BTreeSet<String>) {
+    let store = engine.graph().store();
+    let nodes = store
+        .scan::<Node>(Keyspace::Nodes, &[])
+        .map(|r| format!("{:?}", r.unwrap().1))
+        .collect();
+    let edges = store
+        .scan::<Edge>(Keyspace::Edges, &[])
+        .map(|r| {
+            let mut e = r.unwrap().1;
+            e.recorded_at = eywa::model::Timestamp(0);
+            e.expired_at = None;
+            format!("{e:?}")
+        })
+        .collect();
+    (nodes, edges)
+}
+
+/// A fixed-seed generator for kill moments.
+fn next(state: &mut u64) -> u64 {
+    *state = state
+        .wrapping_mul(6364136223846793005)
+        .wrapping_add(1442695040888963407);
+    *state >> 33
+}
+
+fn spawn_ingest(home: &ClaudeHome, data: &std::path::Path) -> std::process::Child {
+    Command::new(env!("CARGO_BIN_EXE_eywa"))
+        .args(["ingest", "--json"])
+        .env("EYWA_DATA_DIR", data)
+        .env("EYWA_CLAUDE_DIR", home.root())
+        .env_remove("EYWA_LOG")
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()
+}
+
+#[test]
+fn killed_ingests_leave_a_consistent_store_that_converges() {
+    let home = tree();
+    // The clean result, and how long a clean child ingest takes.
+    let clean_dir = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    let status = spawn_ingest(&home, &clean_dir.path().join("eywa"))
+        .wait()
+        .unwrap();
+    assert!(status.success());
+    let span = started.elapsed();
+    let clean = Engine::open(EngineConfig::new(
+        clean_dir.path().join("eywa"),
+        home.root(),
+    ))
+    .unwrap();
+    let clean_counts = clean.graph().counts().unwrap();
+    let clean_content = content(&clean);
+    assert_eq!(clean_counts.episodes, 120);
+    drop(clean);
+
+    let mut seed = 0x5eed_u64;
+    let mut killed_mid_run = 0;
+    for run in 0..RUNS {
+        let data = tempfile::tempdir().unwrap();
+        let dir = data.path().join("eywa");
+        let mut child = spawn_ingest(&home, &dir);
+        // Anywhere from process start to a little past a clean run's length.
+        let at = Duration::from_micros(next(&mut seed) % (span.as_micros() as u64 * 11 / 10 + 1));
+        std::thread::sleep(at);
+        if child.try_wait().unwrap().is_none() {
+            killed_mid_run += 1;
+        }
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+
+        let engine = Engine::open(EngineConfig::new(&dir, home.root())).unwrap_or_else(|e| {
+            panic!("run {run}: the store does not open after a kill at {at:?}: {e:#}")
+        });
+        let problems = engine.graph().check().unwrap();
+        assert!(
+            problems.is_empty(),
+            "run {run} (kill at {at:?}): {problems:#?}"
+        );
+        let report = engine.ingest().unwrap();
+        assert_eq!(
+            report.counts, clean_counts,
+            "run {run}: counts after re-ingest"
+        );
+        assert_eq!(
+            content(&engine),
+            clean_content,
+            "run {run}: ids and facts after re-ingest"
+        );
+        assert!(
+            engine.graph().check().unwrap().is_empty(),
+            "run {run}: after re-ingest"
+        );
+    }
+    eprintln!(
+        "crash test: {killed_mid_run} of {RUNS} kills landed mid-ingest (clean run {span:?})"
+    );
+    assert!(
+        killed_mid_run >= RUNS / 2,
+        "most kills must land while ingesting"
+    );
+}
