@@ -82,3 +82,233 @@ pub fn handoffs(n: usize, seed: u64) -> Vec<Handoff> {
         })
         .collect()
 }
+
+/// Episodes of the synthetic graph.
+pub const GRAPH_EPISODES: u32 = 100_000;
+/// Edges per episode: 1 TOUCHED, 3 USED, 6 READ/EDITED → 1,000,000 edges.
+pub const EDGES_PER_EPISODE: u32 = 10;
+const GRAPH_PROJECTS: u64 = 500;
+const GRAPH_TOOLS: u64 = 20;
+const FILES_PER_PROJECT: u64 = 200;
+/// Bump when the generator changes, so a stale cached graph is rebuilt.
+const GRAPH_VERSION: u32 = 1;
+
+/// The synthetic graph's store directory, generated on first use (through the real write
+/// path, one batch per episode) and reused after.
+pub fn graph_dir() -> std::path::PathBuf {
+    use eywa::extract::SessionFacts;
+    use eywa::graph::{Graph, SourceRecord};
+    use eywa::model::{Edge, Entity, EntityType, Episode, Node, NodeKind, Relation};
+
+    let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!(
+        "target/bench-data/graph-{GRAPH_EPISODES}-v{GRAPH_VERSION}"
+    ));
+    let done = dir.join("complete");
+    if done.exists() {
+        ensure_view_snapshot(&dir.join("store"));
+        return dir.join("store");
+    }
+    let _ = std::fs::remove_dir_all(&dir);
+    eprintln!(
+        "generating the synthetic graph in {} (once)…",
+        dir.display()
+    );
+    let started = std::time::Instant::now();
+    let store = eywa_storage::Config::new()
+        .path(dir.join("store"))
+        .open()
+        .unwrap();
+    let graph = Graph::open(store).unwrap();
+    let mut rng = Rng::new(7);
+    let base = Timestamp::parse("2025-01-01").unwrap().0;
+    let entity =
+        |kind: EntityType, id: NodeId, name: String, path: Option<String>, at: Timestamp| Node {
+            id,
+            name,
+            kind: NodeKind::Entity(Entity {
+                entity_type: kind,
+                aliases: Vec::new(),
+                path,
+            }),
+            content: None,
+            properties: Default::default(),
+            created_at: at,
+            updated_at: at,
+            doc_refs: Vec::new(),
+        };
+    for i in 0..GRAPH_EPISODES {
+        let session_id = format!("{i:08x}-0000-4000-8000-{:012x}", u64::from(i));
+        let start = Timestamp(base + i64::from(i) * 300_000 + rng.below(60_000) as i64);
+        let end = Timestamp(start.0 + 60_000 * (1 + rng.below(120) as i64));
+        let project = rng.skewed(GRAPH_PROJECTS);
+        let project_path = format!("/w/{}", word(project));
+        let episode_id = NodeId::episode(&session_id);
+        let mut entities = vec![entity(
+            EntityType::Project,
+            NodeId::project(&project_path),
+            word(project),
+            Some(project_path.clone()),
+            start,
+        )];
+        let mut edges = Vec::new();
+        let mut edge = |dst: NodeId, relation: Relation| {
+            let mut e = Edge::new(episode_id, relation, dst, start);
+            e.valid_to = Some(end);
+            edges.push(e);
+        };
+        edge(NodeId::project(&project_path), Relation::Touched);
+        let mut tools: Vec<u64> = Vec::new();
+        while tools.len() < 3 {
+            let t = rng.skewed(GRAPH_TOOLS);
+            if !tools.contains(&t) {
+                tools.push(t);
+            }
+        }
+        for t in tools {
+            let name = format!("Tool{t}");
+            edge(NodeId::tool(&name), Relation::Used);
+            entities.push(entity(
+                EntityType::Tool,
+                NodeId::tool(&name),
+                name,
+                None,
+                start,
+            ));
+        }
+        let mut files: Vec<u64> = Vec::new();
+        while files.len() < 6 {
+            let f = rng.skewed(FILES_PER_PROJECT);
+            if !files.contains(&f) {
+                files.push(f);
+            }
+        }
+        for (k, f) in files.into_iter().enumerate() {
+            let path = format!("{project_path}/src/{}.rs", word(f));
+            let id = NodeId::file(&path);
+            edge(
+                id,
+                if k % 2 == 0 {
+                    Relation::Read
+                } else {
+                    Relation::Edited
+                },
+            );
+            entities.push(entity(EntityType::File, id, word(f), Some(path), start));
+        }
+        let episode = Episode {
+            session_id: session_id.clone(),
+            short_id: session_id[..8].to_owned(),
+            source_path: format!("/synthetic/{session_id}.jsonl"),
+            project: word(project),
+            project_path: project_path.clone(),
+            cwd: project_path,
+            git_branch: Some("main".to_owned()),
+            models: vec!["claude-sonnet-4-5".to_owned()],
+            version: Some("2.1.0".to_owned()),
+            start,
+            end,
+            active_minutes: ((end.0 - start.0) / 60_000) as u32,
+            user_messages: 10,
+            assistant_messages: 10,
+            prompts: 3,
+            tool_calls: 12,
+            title: "Synthetic session".to_owned(),
+            substance: 2,
+        };
+        let handoff = Handoff {
+            session_id: session_id.clone(),
+            short_id: session_id[..8].to_owned(),
+            episode: episode_id,
+            date: start.date(),
+            started_at: start,
+            duration_minutes: Some(episode.active_minutes),
+            model: None,
+            headline: "Synthetic session".to_owned(),
+            projects: vec![episode.project.clone()],
+            keywords: vec![word(rng.skewed(5_000))],
+            substance: 2,
+            cwd: episode.cwd.clone(),
+        };
+        let facts = SessionFacts {
+            episode: Node {
+                id: episode_id,
+                name: "Synthetic session".to_owned(),
+                kind: NodeKind::Episode(Box::new(episode)),
+                content: None,
+                properties: Default::default(),
+                created_at: start,
+                updated_at: end,
+                doc_refs: Vec::new(),
+            },
+            handoff,
+            entities,
+            edges,
+        };
+        let source = SourceRecord {
+            path: format!("/synthetic/{session_id}.jsonl"),
+            len: 0,
+            modified_ms: 0,
+            session_id,
+            lines: 0,
+            skipped_lines: 0,
+            episode: Some(episode_id),
+            archive: None,
+        };
+        graph
+            .write_session(eywa_storage::Batch::new(), Some(&facts), &source)
+            .unwrap();
+        if i % 10_000 == 9_999 {
+            eprintln!("  {} episodes ({:.0?})", i + 1, started.elapsed());
+        }
+    }
+    graph.store().flush().unwrap();
+    graph.save_view().unwrap();
+    let counts = graph.counts().unwrap();
+    assert_eq!(counts.episodes, u64::from(GRAPH_EPISODES));
+    assert_eq!(counts.edges, u64::from(GRAPH_EPISODES * EDGES_PER_EPISODE));
+    drop(graph);
+    std::fs::write(&done, format!("{counts:?}\n")).unwrap();
+    eprintln!("generated in {:.1?}: {counts:?}", started.elapsed());
+    dir.join("store")
+}
+
+/// Saves the view snapshot of a store generated before snapshots existed.
+fn ensure_view_snapshot(store: &std::path::Path) {
+    let store = eywa_storage::Config::new().path(store).open().unwrap();
+    let graph = eywa::graph::Graph::open(store).unwrap();
+    if !graph.view_from_snapshot() {
+        graph.save_view().unwrap();
+    }
+}
+
+/// Opens the synthetic graph.
+pub fn open_graph() -> eywa::graph::Graph {
+    let store = eywa_storage::Config::new()
+        .path(graph_dir())
+        .open()
+        .unwrap();
+    eywa::graph::Graph::open(store).unwrap()
+}
+
+/// Times `f` once per input and prints p50/p95/p99 (criterion reports means, the targets
+/// are percentiles).
+pub fn percentiles<T>(label: &str, inputs: &[T], mut f: impl FnMut(&T)) {
+    let mut times: Vec<std::time::Duration> = inputs
+        .iter()
+        .map(|input| {
+            let t = std::time::Instant::now();
+            f(input);
+            t.elapsed()
+        })
+        .collect();
+    times.sort_unstable();
+    let at = |q: f64| times[((times.len() - 1) as f64 * q) as usize];
+    println!(
+        "{label}: n={} p50={:.3?} p95={:.3?} p99={:.3?} max={:.3?}",
+        times.len(),
+        at(0.50),
+        at(0.95),
+        at(0.99),
+        times[times.len() - 1]
+    );
+}

@@ -173,3 +173,66 @@ fn get_asks_the_running_server_when_it_holds_the_store() {
     let local = env.json(&["get", "tokenizer", "--json"]);
     assert_eq!(local["handoffs"], remote["handoffs"]);
 }
+
+#[test]
+fn graph_and_stats_commands_print_human_and_json() {
+    let env = Env::new();
+    env.json(&["ingest", "--json"]);
+    let touched = env.json(&["graph", "touched", "project:ledger", "--json"]);
+    assert_eq!(
+        touched["touches"][0]["episode"]["episode"]["session_id"],
+        "bbbbbbbb-0000-4000-8000-000000000002"
+    );
+    let node = env.json(&["graph", "node", "session:aaaaaaaa", "--json"]);
+    assert_eq!(node["node"]["kind"], "Episode");
+    assert_eq!(node["handoff"]["projects"][0], "tokenizer-service");
+    let find = env.json(&["graph", "find", "led", "--prefix", "--json"]);
+    assert_eq!(find["entities"][0]["name"], "ledger");
+    let walk = env.json(&["graph", "walk", "project:ledger", "--depth", "2", "--json"]);
+    assert!(walk["steps"].as_array().unwrap().len() >= 3, "{walk}");
+    let path = env.json(&[
+        "graph",
+        "path",
+        "project:ledger",
+        "project:tokenizer-service",
+        "--json",
+    ]);
+    assert_eq!(path["found"], true);
+    let related = env.json(&["graph", "related", "aaaaaaaa", "--json"]);
+    assert!(
+        related["related"].as_array().unwrap().is_empty(),
+        "nothing rare is shared"
+    );
+    let neighbors = env.json(&[
+        "graph",
+        "neighbors",
+        "tool:Read",
+        "--relation",
+        "used",
+        "--json",
+    ]);
+    assert_eq!(neighbors["neighbors"].as_array().unwrap().len(), 2);
+
+    let human = env
+        .eywa()
+        .args(["graph", "touched", "project:ledger"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8(human.stdout).unwrap();
+    assert!(text.starts_with("Episode  "), "{text}");
+
+    let stats = env.json(&["stats", "--json"]);
+    assert_eq!(stats["counts"]["episodes"], 2);
+    assert_eq!(stats["tiers"]["blobs"], 2);
+    let human = env.eywa().args(["stats"]).output().unwrap();
+    let text = String::from_utf8(human.stdout).unwrap();
+    assert!(text.contains("cold:") && text.contains("hot:"), "{text}");
+
+    let bad = env
+        .eywa()
+        .args(["graph", "walk", "project:ledger", "--depth", "0"])
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("depth must be between 1 and 6"));
+}

@@ -374,3 +374,205 @@ fn the_readme_grpcurl_examples_work_as_written() {
         assert!(!out.stdout.trim().is_empty(), "`{example}` printed nothing");
     }
 }
+
+#[test]
+fn graph_rpcs_answer_and_refuse_bad_requests() {
+    let Some(f) = Fixture::start() else { return };
+    // GetNode by reference, with the session's handoff.
+    let node = f
+        .call(
+            "eywa.v1.Graph/GetNode",
+            &format!(r#"{{"node": "session:{}"}}"#, &C[..8]),
+        )
+        .json();
+    assert_eq!(node["node"]["episode"]["sessionId"], C);
+    assert_eq!(node["handoff"]["sessionId"], C);
+    let by_id = node["node"]["id"].as_str().unwrap().to_owned();
+    let again = f
+        .call(
+            "eywa.v1.Graph/GetNode",
+            &format!(r#"{{"node": "{by_id}"}}"#),
+        )
+        .json();
+    assert_eq!(again["node"]["id"], by_id.as_str());
+
+    // FindEntities: exact and prefix, by type.
+    let found = f
+        .call(
+            "eywa.v1.Graph/FindEntities",
+            r#"{"name": "tokenizer", "prefix": true, "entityType": "project"}"#,
+        )
+        .json();
+    let mut names: Vec<&str> = found["entities"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["name"].as_str().unwrap())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["tokenizer-lab", "tokenizer-service"]);
+
+    // Walk: the project, its two sessions, then what they used.
+    let walk = f
+        .call(
+            "eywa.v1.Graph/Walk",
+            r#"{"node": "project:webapp", "depth": 1}"#,
+        )
+        .json();
+    assert_eq!(walk["steps"].as_array().unwrap().len(), 3);
+    assert_eq!(walk["steps"][1]["depth"], 1);
+
+    // Path between two projects through a shared tool.
+    let path = f
+        .call(
+            "eywa.v1.Graph/Path",
+            r#"{"from": "project:webapp", "to": "project:eywa"}"#,
+        )
+        .json();
+    assert_eq!(path["found"], true);
+    let kinds: Vec<&str> = path["steps"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["node"]["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["Project", "Episode", "Tool", "Episode", "Project"]);
+
+    // Related: D shares the webapp project with C.
+    let related = f
+        .call(
+            "eywa.v1.Graph/Related",
+            &format!(r#"{{"session": "session:{}"}}"#, &C[..8]),
+        )
+        .json();
+    assert_eq!(related["related"][0]["episode"]["episode"]["sessionId"], D);
+    assert_eq!(
+        related["related"][0]["shared"][0]["entity"]["name"],
+        "webapp"
+    );
+
+    let cases = [
+        (
+            "eywa.v1.Graph/GetNode",
+            r#"{"node": "session:zz"}"#,
+            "InvalidArgument",
+        ),
+        (
+            "eywa.v1.Graph/GetNode",
+            r#"{"node": "session:ffffffff"}"#,
+            "NotFound",
+        ),
+        (
+            "eywa.v1.Graph/FindEntities",
+            r#"{"name": ""}"#,
+            "InvalidArgument",
+        ),
+        (
+            "eywa.v1.Graph/FindEntities",
+            r#"{"name": "x", "entityType": "Planet"}"#,
+            "InvalidArgument",
+        ),
+        (
+            "eywa.v1.Graph/Walk",
+            r#"{"node": "project:webapp", "depth": 9}"#,
+            "InvalidArgument",
+        ),
+        (
+            "eywa.v1.Graph/Walk",
+            r#"{"node": "project:nope"}"#,
+            "NotFound",
+        ),
+        (
+            "eywa.v1.Graph/Path",
+            r#"{"from": "project:webapp", "to": ""}"#,
+            "InvalidArgument",
+        ),
+        (
+            "eywa.v1.Graph/Related",
+            r#"{"session": "project:webapp"}"#,
+            "InvalidArgument",
+        ),
+        (
+            "eywa.v1.Graph/Related",
+            r#"{"session": "session:cccc", "limit": -1}"#,
+            "InvalidArgument",
+        ),
+        (
+            "eywa.v1.Graph/WhatTouched",
+            r#"{"entity": "project:webapp", "since": "2030-01-01T00:00:00Z", "until": "2020-01-01T00:00:00Z"}"#,
+            "InvalidArgument",
+        ),
+    ];
+    for (method, data, code) in cases {
+        assert_status(&f.call(method, data), code);
+    }
+}
+
+#[test]
+fn as_of_over_grpc_sees_what_eywa_knew_then() {
+    let Some(f) = Fixture::start() else { return };
+    // Before anything was recorded, eywa knew of no session touching webapp.
+    let before = f
+        .call(
+            "eywa.v1.Graph/WhatTouched",
+            r#"{"entity": "project:webapp", "asOf": {"recorded": "2001-01-01T00:00:00Z"}}"#,
+        )
+        .json();
+    assert!(
+        before["touches"].as_array().is_none_or(|t| t.is_empty()),
+        "{before}"
+    );
+    let now = f
+        .call(
+            "eywa.v1.Graph/WhatTouched",
+            r#"{"entity": "project:webapp", "asOf": {"recorded": "2999-01-01T00:00:00Z"}}"#,
+        )
+        .json();
+    assert_eq!(now["touches"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn sessions_and_stats_rpcs() {
+    let Some(f) = Fixture::start() else { return };
+    let session = f
+        .call(
+            "eywa.v1.Sessions/GetSession",
+            &format!(r#"{{"session": "{}"}}"#, &A[..8]),
+        )
+        .json();
+    assert_eq!(session["episode"]["episode"]["sessionId"], A);
+    let messages = session["messages"].as_array().unwrap();
+    assert_eq!(messages.len(), 4);
+    assert_eq!(messages[0]["role"], "user");
+    assert_eq!(messages[0]["text"], "Add a caching layer");
+    assert_eq!(messages[1]["role"], "assistant");
+    assert_status(
+        &f.call("eywa.v1.Sessions/GetSession", r#"{"session": "abc"}"#),
+        "InvalidArgument",
+    );
+    assert_status(
+        &f.call("eywa.v1.Sessions/GetSession", r#"{"session": "12345678"}"#),
+        "NotFound",
+    );
+
+    let stats = f.call("eywa.v1.Admin/Stats", "{}").json();
+    assert_eq!(stats["episodes"], "5");
+    assert_eq!(stats["nodesByKind"]["Episode"], "5");
+    assert_eq!(stats["nodesByKind"]["Project"], "4", "C and D share webapp");
+    assert_eq!(stats["edgesByRelation"]["TOUCHED"], "5");
+    assert_eq!(stats["tiers"]["blobs"], "5");
+    assert!(
+        stats["tiers"]["compressionRatio"].as_f64().unwrap() > 1.0,
+        "{stats}"
+    );
+    let caches: Vec<&str> = stats["caches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["name"].as_str().unwrap())
+        .collect();
+    assert!(
+        caches.contains(&"nodes") && caches.contains(&"get_results"),
+        "{caches:?}"
+    );
+}

@@ -9,4 +9,5 @@ mod crash;
 mod grpc;
 mod ingest;
 mod temporal;
+mod view;
 mod walks;

@@ -24,6 +24,9 @@ pub struct Cli {
     /// The Claude Code home to read transcripts from [default: ~/.claude]
     #[arg(long, global = true, env = "EYWA_CLAUDE_DIR", value_name = "DIR")]
     claude_dir: Option<PathBuf>,
+    /// Days a chunk may go unread before it moves to the cold tier
+    #[arg(long, global = true, env = "EYWA_CHUNK_IDLE_DAYS", default_value_t = EngineConfig::DEFAULT_CHUNK_IDLE_DAYS)]
+    chunk_idle_days: u32,
     #[command(subcommand)]
     command: Command,
 }
@@ -47,6 +50,7 @@ enum Command {
 pub struct Paths {
     pub data_dir: PathBuf,
     pub claude_dir: PathBuf,
+    pub chunk_idle_days: u32,
 }
 
 impl Paths {
@@ -66,11 +70,15 @@ impl Paths {
                 Some(dir) => dir.clone(),
                 None => home()?.join(".claude"),
             },
+            chunk_idle_days: cli.chunk_idle_days,
         })
     }
 
     pub fn open_engine(&self) -> Result<Engine, eywa::Error> {
-        Engine::open(EngineConfig::new(&self.data_dir, &self.claude_dir))
+        Engine::open(EngineConfig {
+            chunk_idle_days: self.chunk_idle_days,
+            ..EngineConfig::new(&self.data_dir, &self.claude_dir)
+        })
     }
 }
 

@@ -74,6 +74,9 @@ impl Engine {
             }
         }
         self.graph.store().flush()?;
+        if self.graph.save_view()? {
+            tracing::debug!("saved the graph view snapshot");
+        }
         self.reload_handoffs()?;
         let idle = i64::from(self.config.chunk_idle_days) * 24 * 3600 * 1000;
         let swept = self.graph.store().sweep_chunks(idle, Timestamp::now().0)?;

@@ -5,6 +5,7 @@
 mod check;
 mod keys;
 mod read;
+mod snapshot;
 mod view;
 mod walk;
 mod write;
@@ -17,17 +18,21 @@ use std::collections::HashMap;
 use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard};
 
-use eywa_storage::{CacheStats, HotCache, Keyspace, Store};
+use eywa_storage::{CacheStats, GenerationalCache, HotCache, Keyspace, Store};
 use serde::{Deserialize, Serialize};
 
 use self::view::View;
 use crate::Result;
-use crate::model::{Edge, EdgeId, EntityType, Node, NodeId, Relation};
+use crate::model::{Edge, EdgeId, EntityType, Handoff, Node, NodeId, Relation};
 
 /// Node payloads kept in the hot tier.
 const NODE_CACHE_ENTRIES: usize = 16_384;
 /// Current edge versions kept in the hot tier.
 const EDGE_CACHE_ENTRIES: usize = 65_536;
+/// Document headers (handoffs) kept in the hot tier.
+const DOC_CACHE_ENTRIES: usize = 8_192;
+/// Entity timelines (sessions newest first) kept in the hot tier until the next write.
+const TIMELINE_CACHE_ENTRIES: usize = 1_024;
 
 /// What eywa knows of a source file as last ingested, to skip it when unchanged and to
 /// serve it after Claude Code deleted it.
@@ -88,8 +93,14 @@ pub struct Graph {
     view: RwLock<View>,
     nodes: HotCache<NodeId, Arc<Node>>,
     edges: HotCache<EdgeId, Arc<Edge>>,
-    /// One writer at a time: versions are read, then written.
-    writer: Mutex<()>,
+    docs: HotCache<NodeId, Arc<Handoff>>,
+    timelines: GenerationalCache<(NodeId, u8), Arc<Vec<walk::TimelineEntry>>>,
+    /// One writer at a time: versions are read, then written. Holds the graph generation
+    /// (bumped by every batch, stored with it).
+    writer: Mutex<u64>,
+    /// The generation the snapshot on disk was taken at.
+    saved: Mutex<Option<u64>>,
+    from_snapshot: bool,
 }
 
 impl std::fmt::Debug for Graph {
@@ -99,16 +110,44 @@ impl std::fmt::Debug for Graph {
 }
 
 impl Graph {
-    /// Opens the graph on a store and builds its in-memory view.
+    /// Opens the graph on a store: its view comes from the snapshot in the index tier when
+    /// that is current, else it is rebuilt from the index keyspaces.
     pub fn open(store: Store) -> Result<Self> {
-        let view = View::load(&store)?;
+        let generation = snapshot::generation(&store)?;
+        let file = snapshot::path(&store);
+        let (view, from_snapshot) = match snapshot::load(&file, generation) {
+            Some(view) => (view, true),
+            None => (View::load(&store)?, false),
+        };
         Ok(Graph {
             store,
             view: RwLock::new(view),
             nodes: HotCache::new("nodes", nonzero(NODE_CACHE_ENTRIES)),
             edges: HotCache::new("edges", nonzero(EDGE_CACHE_ENTRIES)),
-            writer: Mutex::new(()),
+            docs: HotCache::new("documents", nonzero(DOC_CACHE_ENTRIES)),
+            timelines: GenerationalCache::new("timelines", nonzero(TIMELINE_CACHE_ENTRIES)),
+            writer: Mutex::new(generation),
+            saved: Mutex::new(from_snapshot.then_some(generation)),
+            from_snapshot,
         })
+    }
+
+    /// Whether the view was loaded from a current snapshot rather than rebuilt.
+    pub fn view_from_snapshot(&self) -> bool {
+        self.from_snapshot
+    }
+
+    /// Saves the view to the index tier unless the snapshot there is already current.
+    /// Call after a flush: the snapshot must not describe writes that could still be lost.
+    pub fn save_view(&self) -> Result<bool> {
+        let generation = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        let mut saved = self.saved.lock().unwrap_or_else(|p| p.into_inner());
+        if *saved == Some(*generation) {
+            return Ok(false);
+        }
+        snapshot::save(&self.view(), *generation, &snapshot::path(&self.store))?;
+        *saved = Some(*generation);
+        Ok(true)
     }
 
     pub fn store(&self) -> &Store {
@@ -249,8 +288,21 @@ impl Graph {
         counts
     }
 
+    /// Empties every hot-tier cache (they refill on use).
+    pub fn clear_caches(&self) {
+        self.nodes.clear();
+        self.edges.clear();
+        self.docs.clear();
+        self.timelines.clear();
+    }
+
     pub fn cache_stats(&self) -> Vec<CacheStats> {
-        vec![self.nodes.stats(), self.edges.stats()]
+        vec![
+            self.nodes.stats(),
+            self.edges.stats(),
+            self.docs.stats(),
+            self.timelines.stats(),
+        ]
     }
 }
 

@@ -142,10 +142,18 @@ impl Graph {
             .collect()
     }
 
-    /// The handoff of one session.
+    /// The handoff of one session, through the hot cache.
     pub fn handoff(&self, session_id: &str) -> Result<Option<Handoff>> {
+        let id = NodeId::handoff(session_id);
+        if let Some(handoff) = self.docs.get(&id) {
+            return Ok(Some((*handoff).clone()));
+        }
         let mut key = vec![HANDOFF_PREFIX];
-        key.extend_from_slice(NodeId::handoff(session_id).as_bytes());
-        Ok(self.store.get(Keyspace::Docs, &key)?)
+        key.extend_from_slice(id.as_bytes());
+        let handoff: Option<Handoff> = self.store.get(Keyspace::Docs, &key)?;
+        if let Some(h) = &handoff {
+            self.docs.insert(id, Arc::new(h.clone()));
+        }
+        Ok(handoff)
     }
 }

@@ -107,6 +107,30 @@ impl View {
         Ok(view)
     }
 
+    /// A view of exactly these nodes and current edges.
+    pub fn from_parts(nodes: Vec<NodeMeta>, edges: Vec<(NodeId, NodeId, EdgeMeta)>) -> View {
+        let mut view = View {
+            graph: StableDiGraph::with_capacity(nodes.len(), edges.len()),
+            nodes: HashMap::with_capacity(nodes.len()),
+            edges: HashMap::with_capacity(edges.len()),
+        };
+        for node in nodes {
+            view.upsert_node(node);
+        }
+        for (src, dst, meta) in edges {
+            view.upsert_edge(src, dst, meta);
+        }
+        view
+    }
+
+    /// Every current edge with its endpoints.
+    pub fn edge_triples(&self) -> impl Iterator<Item = (NodeId, NodeId, EdgeMeta)> + '_ {
+        self.graph.edge_indices().filter_map(move |e| {
+            let (a, b) = self.graph.edge_endpoints(e)?;
+            Some((self.graph[a].id, self.graph[b].id, self.graph[e]))
+        })
+    }
+
     pub fn apply(&mut self, delta: &Delta) {
         for node in &delta.nodes {
             self.upsert_node(*node);

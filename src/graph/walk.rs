@@ -34,6 +34,20 @@ impl EdgeFilter {
     }
 }
 
+/// Newest episode first; ties by id so an episode's edges sit together.
+fn newest_first(a: &Hop, b: &Hop) -> std::cmp::Ordering {
+    b.start.cmp(&a.start).then(a.other.cmp(&b.other))
+}
+
+/// One entry of an entity's timeline.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) struct TimelineEntry {
+    hop: Hop,
+    relation: Relation,
+    valid_from: i64,
+    valid_to: i64,
+}
+
 /// One hop seen by a walk: the edge id and the node at its other end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Hop {
@@ -87,6 +101,21 @@ impl Graph {
     /// Edges at `id` that `filter` admits, with the node at the other end.
     fn hops(&self, id: NodeId, filter: &EdgeFilter) -> Result<Vec<Hop>> {
         let mut hops = Vec::new();
+        self.hops_into(id, filter, |hop| {
+            hops.push(hop);
+            true
+        })?;
+        Ok(hops)
+    }
+
+    /// Hands each admitted edge at `id` to `take` until it returns false, so a walk that has
+    /// what it needs stops early even at a node with tens of thousands of edges.
+    fn hops_into(
+        &self,
+        id: NodeId,
+        filter: &EdgeFilter,
+        mut take: impl FnMut(Hop) -> bool,
+    ) -> Result<()> {
         if filter.as_of.is_current() {
             let view = self.view();
             let (out, inc) = (
@@ -94,16 +123,18 @@ impl Graph {
                 filter.direction != Direction::Out,
             );
             for (edge, other, _) in view.adjacent(id, out, inc) {
-                if filter.admits(edge.relation, edge.valid_from, edge.valid_to) {
-                    hops.push(Hop {
+                if filter.admits(edge.relation, edge.valid_from, edge.valid_to)
+                    && !take(Hop {
                         edge: edge.id,
                         other: other.id,
                         start: other.start,
                         is_episode: other.is_episode(),
-                    });
+                    })
+                {
+                    break;
                 }
             }
-            return Ok(hops);
+            return Ok(());
         }
         for link in self.stored_links(id, filter.direction)? {
             let Some(edge) = self.edge_as_of(link.edge, filter.as_of)? else {
@@ -112,15 +143,18 @@ impl Graph {
             let valid_to = edge.valid_to.map_or(i64::MAX, |t| t.0);
             if filter.admits(edge.relation, edge.valid_from.0, valid_to) {
                 let meta = self.view().node(link.other);
-                hops.push(Hop {
+                let hop = Hop {
                     edge: link.edge,
                     other: link.other,
                     start: meta.map_or(0, |m| m.start),
                     is_episode: meta.is_some_and(|m| m.is_episode()),
-                });
+                };
+                if !take(hop) {
+                    break;
+                }
             }
         }
-        Ok(hops)
+        Ok(())
     }
 
     fn edge_for(&self, id: EdgeId, as_of: AsOf) -> Result<Option<Edge>> {
@@ -161,18 +195,42 @@ impl Graph {
         filter: &EdgeFilter,
         limit: usize,
     ) -> Result<Vec<Touch>> {
-        let mut hops: Vec<Hop> = self
-            .hops(entity, filter)?
-            .into_iter()
-            .filter(|h| h.is_episode)
-            .collect();
-        hops.sort_by(|a, b| b.start.cmp(&a.start).then(a.other.cmp(&b.other)));
-        hops.dedup_by_key(|h| h.other);
+        let hops: Vec<Hop> = if filter.as_of.is_current() {
+            // The entity's timeline, newest first; read only until `limit` are found.
+            let timeline = self.timeline(entity, filter.direction)?;
+            timeline
+                .iter()
+                .filter(|t| {
+                    (filter.relations.is_empty() || filter.relations.contains(&t.relation))
+                        && overlaps(
+                            t.valid_from,
+                            t.valid_to,
+                            filter.from.map(|t| t.0),
+                            filter.until.map(|t| t.0),
+                        )
+                })
+                .map(|t| t.hop)
+                .fold(Vec::new(), |mut kept: Vec<Hop>, hop| {
+                    if kept.len() < limit && kept.last().is_none_or(|k| k.other != hop.other) {
+                        kept.push(hop);
+                    }
+                    kept
+                })
+        } else {
+            let mut hops: Vec<Hop> = Vec::new();
+            self.hops_into(entity, filter, |hop| {
+                if hop.is_episode {
+                    hops.push(hop);
+                }
+                true
+            })?;
+            hops.sort_by(newest_first);
+            hops.dedup_by_key(|h| h.other);
+            hops.truncate(limit);
+            hops
+        };
         let mut touches = Vec::new();
         for hop in hops {
-            if touches.len() >= limit {
-                break;
-            }
             if let (Some(edge), Some(node)) = (
                 self.edge_for(hop.edge, filter.as_of)?,
                 self.node(hop.other)?,
@@ -184,6 +242,40 @@ impl Graph {
             }
         }
         Ok(touches)
+    }
+
+    /// Current edges between `entity` and episodes, newest episode first (an episode's
+    /// edges next to each other), cached until the next write.
+    fn timeline(&self, entity: NodeId, direction: Direction) -> Result<Arc<Vec<TimelineEntry>>> {
+        let key = (entity, direction as u8);
+        if let Some(timeline) = self.timelines.get(&key) {
+            return Ok(timeline);
+        }
+        let generation = self.timelines.generation();
+        let mut entries = Vec::new();
+        {
+            let view = self.view();
+            let (out, inc) = (direction != Direction::In, direction != Direction::Out);
+            for (edge, other, _) in view.adjacent(entity, out, inc) {
+                if other.is_episode() {
+                    entries.push(TimelineEntry {
+                        hop: Hop {
+                            edge: edge.id,
+                            other: other.id,
+                            start: other.start,
+                            is_episode: true,
+                        },
+                        relation: edge.relation,
+                        valid_from: edge.valid_from,
+                        valid_to: edge.valid_to,
+                    });
+                }
+            }
+        }
+        entries.sort_by(|a, b| newest_first(&a.hop, &b.hop));
+        let timeline = Arc::new(entries);
+        self.timelines.insert_at(generation, key, timeline.clone());
+        Ok(timeline)
     }
 
     /// Breadth-first from `start` up to `depth` hops, visiting at most `max_nodes` nodes
@@ -213,10 +305,16 @@ impl Graph {
             if d >= depth {
                 continue;
             }
-            for hop in self.hops(id, filter)? {
-                if seen.contains(&hop.other) {
-                    continue;
+            // Take only what the node budget allows (one more shows it was cut short).
+            let budget = max_nodes.saturating_sub(steps.len()) + 1;
+            let mut fresh: Vec<Hop> = Vec::new();
+            self.hops_into(id, filter, |hop| {
+                if !seen.contains(&hop.other) && !fresh.iter().any(|h| h.other == hop.other) {
+                    fresh.push(hop);
                 }
+                fresh.len() < budget
+            })?;
+            for hop in fresh {
                 if steps.len() >= max_nodes {
                     truncated = true;
                     break 'walk;

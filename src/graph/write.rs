@@ -7,6 +7,7 @@ use std::sync::Arc;
 use eywa_storage::{Batch, Keyspace};
 
 use super::keys::{self, Adjacency};
+use super::snapshot;
 use super::view::{Delta, EdgeMeta, NodeMeta};
 use super::{Graph, SourceRecord};
 use crate::Result;
@@ -22,6 +23,9 @@ pub struct Pending {
     delta: Delta,
     nodes: Vec<Node>,
     edges: Vec<Edge>,
+    /// Cached documents to drop once the batch has landed (never before: a reader in
+    /// between would cache the old value again).
+    stale_docs: Vec<NodeId>,
 }
 
 impl Pending {
@@ -31,6 +35,7 @@ impl Pending {
             delta: Delta::default(),
             nodes: Vec::new(),
             edges: Vec::new(),
+            stale_docs: Vec::new(),
         }
     }
 }
@@ -47,7 +52,7 @@ impl Graph {
         facts: Option<&SessionFacts>,
         source: &SourceRecord,
     ) -> Result<()> {
-        let _writer = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        let mut generation = self.writer.lock().unwrap_or_else(|p| p.into_inner());
         let mut pending = Pending::new(batch);
         let now = Timestamp::now();
         if let Some(facts) = facts {
@@ -66,29 +71,43 @@ impl Graph {
                     self.expire_edge(&mut pending, &old, now)?;
                 }
             }
+            let doc = NodeId::handoff(&facts.handoff.session_id);
             let mut key = vec![HANDOFF_PREFIX];
-            key.extend_from_slice(NodeId::handoff(&facts.handoff.session_id).as_bytes());
+            key.extend_from_slice(doc.as_bytes());
             pending.batch.put(Keyspace::Docs, key, &facts.handoff)?;
+            pending.stale_docs.push(doc);
         }
         pending
             .batch
             .put(Keyspace::Sources, source.path.as_bytes().to_vec(), source)?;
-        self.commit(pending)
+        self.commit(pending, &mut generation)
     }
 
-    /// Applies a pending batch, then brings the view and the caches in step.
-    pub(super) fn commit(&self, pending: Pending) -> Result<()> {
+    /// Applies a pending batch with the next generation, then brings the view and the
+    /// caches in step.
+    pub(super) fn commit(&self, pending: Pending, generation: &mut u64) -> Result<()> {
         let Pending {
-            batch,
+            mut batch,
             delta,
             nodes,
             edges,
+            stale_docs,
         } = pending;
+        snapshot::bump(&mut batch, *generation + 1)?;
         self.store.apply(batch)?;
+        *generation += 1;
+        for id in &delta.expired {
+            self.edges.remove(id);
+        }
+        for doc in &stale_docs {
+            self.docs.remove(doc);
+        }
         self.view
             .write()
             .unwrap_or_else(|p| p.into_inner())
             .apply(&delta);
+        // After the view changed: a timeline built from the old view is never served.
+        self.timelines.bump();
         for node in nodes {
             self.nodes.insert(node.id, Arc::new(node));
         }
@@ -177,7 +196,6 @@ impl Graph {
         )?;
         self.put_adjacency(pending, &expired);
         pending.delta.expired.push(expired.id);
-        self.edges.remove(&expired.id);
         Ok(())
     }
 
@@ -199,7 +217,7 @@ impl Graph {
     /// Supersedes a fact: the current version of `old` expires now and `new` is recorded.
     /// Both stay stored; the current view shows only `new`.
     pub fn supersede(&self, old: EdgeId, new: Edge) -> Result<()> {
-        let _writer = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        let mut generation = self.writer.lock().unwrap_or_else(|p| p.into_inner());
         let now = Timestamp::now();
         let mut pending = Pending::new(Batch::new());
         if let Some(current) = self.latest_version(old)?.filter(|e| e.expired_at.is_none()) {
@@ -207,7 +225,7 @@ impl Graph {
         }
         let now = Timestamp(now.0 + 1);
         self.put_edge(&mut pending, new, now)?;
-        self.commit(pending)
+        self.commit(pending, &mut generation)
     }
 }
 

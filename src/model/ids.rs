@@ -34,6 +34,11 @@ impl NodeId {
         NodeId(derive("tool", name))
     }
 
+    /// A File entity, from its canonical (project-relative or absolute) path.
+    pub fn file(path: &str) -> Self {
+        NodeId(derive("file", path))
+    }
+
     /// A Concept entity, from its normalized term.
     pub fn concept(term: &str) -> Self {
         NodeId(derive("concept", term))
