@@ -214,6 +214,7 @@ pub fn graph_dir() -> std::path::PathBuf {
             tool_calls: 12,
             title: "Synthetic session".to_owned(),
             substance: 2,
+            agent: None,
         };
         let handoff = Handoff {
             session_id: session_id.clone(),
@@ -240,7 +241,7 @@ pub fn graph_dir() -> std::path::PathBuf {
                 updated_at: end,
                 doc_refs: Vec::new(),
             },
-            handoff,
+            handoff: Some(handoff),
             entities,
             edges,
         };
@@ -253,9 +254,15 @@ pub fn graph_dir() -> std::path::PathBuf {
             skipped_lines: 0,
             episode: Some(episode_id),
             archive: None,
+            agent: false,
+            agents: 0,
         };
         graph
-            .write_session(eywa_storage::Batch::new(), Some(&facts), &source)
+            .write_session(
+                eywa_storage::Batch::new(),
+                std::slice::from_ref(&facts),
+                &source,
+            )
             .unwrap();
         if i % 10_000 == 9_999 {
             eprintln!("  {} episodes ({:.0?})", i + 1, started.elapsed());

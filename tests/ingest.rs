@@ -77,8 +77,12 @@ fn files_without_messages_and_agent_files_are_not_sessions() {
         "agent files are not scanned as sessions"
     );
     assert_eq!(report.files_without_messages, 3);
-    assert_eq!(report.counts.episodes, 0);
-    assert_eq!(report.counts.edges, 0);
+    assert_eq!(report.counts.sessions, 0);
+    // The two agent files are subagent runs: episodes of their own, not sessions.
+    assert_eq!(report.agent_files_scanned, 2);
+    assert_eq!(report.counts.agents, 2);
+    assert_eq!(report.counts.episodes, 2);
+    assert!(engine.graph().handoffs().unwrap().is_empty());
 }
 
 #[test]

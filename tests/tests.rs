@@ -2,6 +2,7 @@
 
 mod support;
 
+mod agents;
 mod archive;
 mod cli;
 mod corpus;

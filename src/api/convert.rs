@@ -8,7 +8,9 @@ use super::pb;
 use crate::claude::{Message, Role};
 use crate::engine::{GetOutcome, HandoffHit, IngestReport, Session, Stats};
 use crate::graph::{Counts, Neighbor, PathStep, Related, Shared, Touch, Walk, WalkStep};
-use crate::model::{Edge, Episode, Handoff, Node, NodeId, NodeKind, Timestamp};
+use crate::model::{
+    AgentInfo, AgentLayout, Edge, Episode, Handoff, Node, NodeId, NodeKind, Timestamp,
+};
 
 pub fn timestamp(t: Timestamp) -> prost_types::Timestamp {
     prost_types::Timestamp {
@@ -77,8 +79,10 @@ impl From<Episode> for pb::Episode {
             tool_calls,
             title,
             substance,
+            agent,
         } = e;
         pb::Episode {
+            agent: agent.map(Into::into),
             resume_command: resume_command(&session_id),
             session_id,
             short_id,
@@ -99,6 +103,34 @@ impl From<Episode> for pb::Episode {
             title,
             substance: u32::from(substance),
             source_path,
+        }
+    }
+}
+
+impl From<AgentInfo> for pb::AgentInfo {
+    fn from(a: AgentInfo) -> Self {
+        let AgentInfo {
+            agent_id,
+            parent_session,
+            agent_type,
+            description,
+            tool_use_id,
+            layout,
+            summary,
+        } = a;
+        pb::AgentInfo {
+            agent_id,
+            parent_session: parent_session.unwrap_or_default(),
+            agent_type: agent_type.unwrap_or_default(),
+            description: description.unwrap_or_default(),
+            tool_use_id: tool_use_id.unwrap_or_default(),
+            layout: match layout {
+                AgentLayout::Inline => "inline",
+                AgentLayout::RootLevel => "root_level",
+                AgentLayout::Nested => "nested",
+            }
+            .to_owned(),
+            summary: summary.unwrap_or_default(),
         }
     }
 }
@@ -279,10 +311,15 @@ impl From<IngestReport> for pb::IngestResponse {
             files_unchanged,
             files_failed,
             files_without_messages,
+            agent_files_scanned,
+            agent_files_read,
             counts,
             elapsed,
         } = report;
         pb::IngestResponse {
+            agent_files_scanned,
+            agent_files_read,
+            agents: counts.agents,
             files_scanned,
             files_read,
             files_unchanged,
@@ -315,8 +352,13 @@ impl From<pb::IngestResponse> for IngestReport {
             skipped_lines,
             seconds,
             sources,
+            agent_files_scanned,
+            agent_files_read,
+            agents,
         } = response;
         IngestReport {
+            agent_files_scanned,
+            agent_files_read,
             files_scanned,
             files_read,
             files_unchanged,
@@ -324,6 +366,7 @@ impl From<pb::IngestResponse> for IngestReport {
             files_without_messages,
             counts: Counts {
                 sessions,
+                agents,
                 episodes,
                 entities,
                 edges,
@@ -445,6 +488,7 @@ impl From<Stats> for pb::StatsResponse {
         } = stats;
         let Counts {
             sessions,
+            agents,
             episodes,
             entities,
             edges,
@@ -453,6 +497,7 @@ impl From<Stats> for pb::StatsResponse {
         } = counts;
         pb::StatsResponse {
             sessions,
+            agents,
             episodes,
             entities,
             edges,

@@ -6,6 +6,18 @@ pub struct ClaudeDir {
     root: PathBuf,
 }
 
+/// A subagent transcript in its own file.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct AgentFile {
+    pub path: PathBuf,
+    /// `<id>` of `agent-<id>.jsonl`.
+    pub agent_id: String,
+    /// The session folder it sits in (`<session>/subagents/`), for the nested layout.
+    pub parent_session: Option<String>,
+    /// `agent-<id>.meta.json` beside it, when present.
+    pub meta: Option<PathBuf>,
+}
+
 /// A main session transcript: `projects/<encoded cwd>/<session uuid>.jsonl`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct SessionFile {
@@ -27,6 +39,36 @@ impl ClaudeDir {
 
     pub fn projects_dir(&self) -> PathBuf {
         self.root.join("projects")
+    }
+
+    /// Subagent files of both file layouts, sorted by path: `projects/*/agent-*.jsonl`
+    /// (2.0.x) and `projects/*/<session>/subagents/agent-*.jsonl` (2.1+).
+    pub fn agent_files(&self) -> std::io::Result<Vec<AgentFile>> {
+        let mut files = Vec::new();
+        for project in std::fs::read_dir(self.projects_dir())? {
+            let project = project?.path();
+            if !project.is_dir() {
+                continue;
+            }
+            for entry in std::fs::read_dir(&project)? {
+                let path = entry?.path();
+                if path.is_dir() {
+                    let subagents = path.join("subagents");
+                    if subagents.is_dir() {
+                        let parent = path.file_name().map(|n| n.to_string_lossy().into_owned());
+                        for agent in std::fs::read_dir(&subagents)? {
+                            if let Some(file) = agent_file(agent?.path(), parent.clone()) {
+                                files.push(file);
+                            }
+                        }
+                    }
+                } else if let Some(file) = agent_file(path, None) {
+                    files.push(file);
+                }
+            }
+        }
+        files.sort();
+        Ok(files)
     }
 
     /// Main session files, sorted by path. Legacy root-level `agent-*.jsonl` files are
@@ -63,4 +105,22 @@ impl ClaudeDir {
         files.sort();
         Ok(files)
     }
+}
+
+fn agent_file(path: PathBuf, parent_session: Option<String>) -> Option<AgentFile> {
+    let name = path.file_name()?.to_str()?;
+    let agent_id = name
+        .strip_prefix("agent-")?
+        .strip_suffix(".jsonl")?
+        .to_owned();
+    if agent_id.is_empty() || !path.is_file() {
+        return None;
+    }
+    let meta = path.with_file_name(format!("agent-{agent_id}.meta.json"));
+    Some(AgentFile {
+        meta: meta.is_file().then_some(meta),
+        path,
+        agent_id,
+        parent_session,
+    })
 }

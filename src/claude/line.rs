@@ -87,6 +87,28 @@ impl Line {
         Some((self.str("summary")?, self.str("leafUuid")))
     }
 
+    /// `agentId`: set on every line of a subagent transcript.
+    pub fn agent_id(&self) -> Option<&str> {
+        self.str("agentId").filter(|s| !s.is_empty())
+    }
+
+    /// `sessionId` (a subagent's lines carry their parent's).
+    pub fn session_id(&self) -> Option<&str> {
+        self.str("sessionId").filter(|s| !s.is_empty())
+    }
+
+    pub fn parent_uuid(&self) -> Option<&str> {
+        self.str("parentUuid")
+    }
+
+    /// On a user line answering a `Task`/`Agent` call: the spawned agent's id and type
+    /// (`toolUseResult.agentId`, `.agentType`).
+    pub fn spawned_agent(&self) -> Option<(&str, Option<&str>)> {
+        let result = self.value.get("toolUseResult")?;
+        let id = result.get("agentId")?.as_str().filter(|s| !s.is_empty())?;
+        Some((id, result.get("agentType").and_then(Value::as_str)))
+    }
+
     pub fn custom_title(&self) -> Option<&str> {
         self.str("customTitle")
     }
@@ -126,7 +148,9 @@ pub enum Block<'a> {
         name: &'a str,
         input: &'a Value,
     },
-    ToolResult,
+    ToolResult {
+        tool_use_id: Option<&'a str>,
+    },
     Other,
 }
 
@@ -145,7 +169,9 @@ impl<'a> Block<'a> {
                 },
                 None => Block::Other,
             },
-            Some("tool_result") => Block::ToolResult,
+            Some("tool_result") => Block::ToolResult {
+                tool_use_id: v.get("tool_use_id").and_then(Value::as_str),
+            },
             _ => Block::Other,
         }
     }

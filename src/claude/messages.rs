@@ -40,7 +40,7 @@ pub fn read_messages(reader: impl std::io::Read) -> std::io::Result<Vec<Message>
         let uuid = line.uuid().map(str::to_owned);
         match line.kind {
             LineKind::User => {
-                if let Some(text) = prompt_of(&line) {
+                if let Some(text) = prompt_of(&line, false) {
                     out.push(Message {
                         uuid,
                         role: Role::User,

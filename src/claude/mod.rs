@@ -5,7 +5,9 @@ mod line;
 mod messages;
 mod transcript;
 
-pub use self::discover::{ClaudeDir, SessionFile};
+pub use self::discover::{AgentFile, ClaudeDir, SessionFile};
 pub use self::line::{Block, Line, LineKind};
 pub use self::messages::{Message, Role, read_messages};
-pub use self::transcript::{ToolUse, Transcript, read_transcript, read_transcript_from};
+pub use self::transcript::{
+    Mode, Spawn, ToolUse, Transcript, read_transcript, read_transcript_from,
+};

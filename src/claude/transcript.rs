@@ -1,4 +1,4 @@
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::BufRead;
 use std::path::Path;
 
@@ -13,6 +13,28 @@ const MAX_TEXT_CHARS: usize = 4_000;
 const MAX_ASSISTANT_CHARS: usize = 64_000;
 /// A pause longer than this between two lines counts as time away, not work.
 const IDLE_GAP_MS: i64 = 30 * 60 * 1000;
+
+/// Whether a file is a main session (whose `isSidechain` lines are inline subagent runs)
+/// or a subagent's own transcript (all of whose lines are `isSidechain`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    Main,
+    Agent,
+}
+
+/// A subagent a session started: from the result of its `Task`/`Agent` call.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Spawn {
+    pub agent_id: String,
+    pub tool_use_id: Option<String>,
+    pub agent_type: Option<String>,
+    pub description: Option<String>,
+}
+
+/// Characters kept of a subagent's final report.
+const MAX_SUMMARY_CHARS: usize = 8_000;
+/// A final report is the last assistant text of at least this many characters (seed 001).
+const MIN_SUMMARY_CHARS: usize = 200;
 
 /// How often a session used one tool, and when.
 #[derive(Debug, Clone, PartialEq)]
@@ -56,6 +78,18 @@ pub struct Transcript {
     pub custom_title: Option<String>,
     /// `summary` labels whose `leafUuid` is a message of this file.
     pub summaries: Vec<String>,
+    /// Subagents this session started.
+    pub spawns: Vec<Spawn>,
+    /// `agentId` of the lines (subagent transcripts).
+    pub agent_id: Option<String>,
+    /// The first `sessionId` of the lines (a subagent's is its parent's).
+    pub session_field: Option<String>,
+    /// The last assistant text of at least 200 characters: a subagent's report.
+    pub final_report: Option<String>,
+    /// Inline subagent runs (`isSidechain` lines of a main file), one per chain root.
+    pub inline_agents: Vec<Transcript>,
+    /// uuid of the first line of an inline run.
+    pub root_uuid: Option<String>,
 }
 
 impl Transcript {
@@ -68,16 +102,17 @@ impl Transcript {
 /// Reads a transcript file line by line. Malformed lines are skipped and counted; only an
 /// I/O error fails the read.
 pub fn read_transcript(path: &Path, session_id: &str) -> std::io::Result<Transcript> {
-    read_transcript_from(std::fs::File::open(path)?, session_id)
+    read_transcript_from(std::fs::File::open(path)?, session_id, Mode::Main)
 }
 
 /// [`read_transcript`] over any reader (an archived copy, say).
 pub fn read_transcript_from(
     reader: impl std::io::Read,
     session_id: &str,
+    mode: Mode,
 ) -> std::io::Result<Transcript> {
     let mut reader = std::io::BufReader::with_capacity(256 * 1024, reader);
-    let mut acc = Accumulator::new(session_id);
+    let mut acc = Accumulator::new(session_id, mode);
     let mut buf = Vec::with_capacity(64 * 1024);
     loop {
         buf.clear();
@@ -108,15 +143,25 @@ struct Accumulator {
     summary_lines: Vec<(String, String)>,
     assistant_chars: usize,
     timestamps: Vec<i64>,
+    mode: Mode,
+    /// `Task`/`Agent` calls: tool_use id → (subagent_type, description).
+    task_calls: HashMap<String, (Option<String>, Option<String>)>,
+    /// Inline runs and which run each sidechain uuid belongs to.
+    runs: Vec<Accumulator>,
+    run_of: HashMap<String, usize>,
 }
 
 impl Accumulator {
-    fn new(session_id: &str) -> Self {
+    fn new(session_id: &str, mode: Mode) -> Self {
         Accumulator {
             t: Transcript {
                 session_id: session_id.to_owned(),
                 ..Transcript::default()
             },
+            mode,
+            task_calls: HashMap::new(),
+            runs: Vec::new(),
+            run_of: HashMap::new(),
             response_ids: HashSet::new(),
             tool_use_ids: HashSet::new(),
             uuids: HashSet::new(),
@@ -127,8 +172,18 @@ impl Accumulator {
     }
 
     fn add(&mut self, line: &Line) {
+        if self.mode == Mode::Main && line.is_sidechain() {
+            self.add_inline(line);
+            return;
+        }
         if let Some(uuid) = line.uuid() {
             self.uuids.insert(uuid.to_owned());
+        }
+        if self.t.agent_id.is_none() {
+            self.t.agent_id = line.agent_id().map(str::to_owned);
+        }
+        if self.t.session_field.is_none() {
+            self.t.session_field = line.session_id().map(str::to_owned);
         }
         let ts = line.timestamp().and_then(Timestamp::parse);
         if let Some(ts) = ts {
@@ -165,9 +220,48 @@ impl Accumulator {
         }
     }
 
+    /// Routes a sidechain line of a main file to its inline run: the run of its parent,
+    /// or a new run when its parent is not a sidechain line.
+    fn add_inline(&mut self, line: &Line) {
+        let run = match line.parent_uuid().and_then(|p| self.run_of.get(p)) {
+            Some(&run) => run,
+            None => {
+                let root = line.uuid().unwrap_or("").to_owned();
+                let short: String = root.chars().take(8).collect();
+                let mut acc = Accumulator::new(&format!("inline-{short}"), Mode::Agent);
+                acc.t.root_uuid = Some(root);
+                self.runs.push(acc);
+                self.runs.len() - 1
+            }
+        };
+        if let Some(uuid) = line.uuid() {
+            self.run_of.insert(uuid.to_owned(), run);
+        }
+        self.runs[run].t.lines += 1;
+        self.runs[run].add(line);
+    }
+
     fn add_user(&mut self, line: &Line) {
         self.t.user_lines += 1;
-        let Some(prompt) = prompt_of(line) else {
+        if let Some((agent_id, agent_type)) = line.spawned_agent() {
+            let tool_use_id = line.blocks().into_iter().find_map(|b| match b {
+                Block::ToolResult { tool_use_id } => tool_use_id.map(str::to_owned),
+                _ => None,
+            });
+            let (call_type, description) = tool_use_id
+                .as_ref()
+                .and_then(|id| self.task_calls.get(id).cloned())
+                .unwrap_or_default();
+            if !self.t.spawns.iter().any(|s| s.agent_id == agent_id) {
+                self.t.spawns.push(Spawn {
+                    agent_id: agent_id.to_owned(),
+                    tool_use_id,
+                    agent_type: agent_type.map(str::to_owned).or(call_type),
+                    description,
+                });
+            }
+        }
+        let Some(prompt) = prompt_of(line, self.mode == Mode::Agent) else {
             return;
         };
         self.t.prompt_count += 1;
@@ -190,14 +284,27 @@ impl Accumulator {
         }
         for block in line.blocks() {
             match block {
-                Block::Text(text)
-                    if !line.is_sidechain() && self.assistant_chars < MAX_ASSISTANT_CHARS =>
-                {
-                    let kept = truncate_chars(text, MAX_TEXT_CHARS);
-                    self.assistant_chars += kept.len();
-                    self.t.assistant_text.push(kept);
+                Block::Text(text) if self.mode == Mode::Agent || !line.is_sidechain() => {
+                    if text.chars().count() >= MIN_SUMMARY_CHARS {
+                        self.t.final_report = Some(truncate_chars(text, MAX_SUMMARY_CHARS));
+                    }
+                    if self.assistant_chars < MAX_ASSISTANT_CHARS {
+                        let kept = truncate_chars(text, MAX_TEXT_CHARS);
+                        self.assistant_chars += kept.len();
+                        self.t.assistant_text.push(kept);
+                    }
                 }
-                Block::ToolUse { id, name, .. } => {
+                Block::ToolUse { id, name, input } => {
+                    if matches!(name, "Task" | "Agent")
+                        && let Some(id) = id
+                    {
+                        let field =
+                            |k: &str| input.get(k).and_then(|v| v.as_str()).map(str::to_owned);
+                        self.task_calls.insert(
+                            id.to_owned(),
+                            (field("subagent_type"), field("description")),
+                        );
+                    }
                     if let Some(id) = id
                         && !self.tool_use_ids.insert(id.to_owned())
                     {
@@ -221,6 +328,11 @@ impl Accumulator {
     }
 
     fn finish(mut self) -> Transcript {
+        self.t.inline_agents = std::mem::take(&mut self.runs)
+            .into_iter()
+            .map(Accumulator::finish)
+            .filter(Transcript::has_messages)
+            .collect();
         self.timestamps.sort_unstable();
         self.t.active_ms = self
             .timestamps
@@ -263,12 +375,13 @@ const NOT_TYPED: [&str; 11] = [
 
 /// The prompt a user line carries, if a person typed it: not a meta, sidechain or compact
 /// summary line, not a tool result, not a wrapper.
-pub(super) fn prompt_of(line: &Line) -> Option<String> {
-    if line.is_meta() || line.is_sidechain() || line.is_compact_summary() {
+/// In a subagent's own transcript (`agent`), its sidechain prompts count.
+pub(super) fn prompt_of(line: &Line, agent: bool) -> Option<String> {
+    if line.is_meta() || (line.is_sidechain() && !agent) || line.is_compact_summary() {
         return None;
     }
     let blocks = line.blocks();
-    if blocks.iter().any(|b| matches!(b, Block::ToolResult)) {
+    if blocks.iter().any(|b| matches!(b, Block::ToolResult { .. })) {
         return None;
     }
     let text: Vec<&str> = blocks

@@ -1,14 +1,16 @@
 use std::io::{Read, Write};
 use std::time::{Duration, Instant, UNIX_EPOCH};
 
-use eywa_storage::Batch;
+use std::path::Path;
+
+use eywa_storage::{Batch, BlobInfo};
 use serde::Serialize;
 
 use super::Engine;
-use crate::claude::{SessionFile, read_transcript_from};
-use crate::extract::session_facts;
-use crate::graph::{Counts, SourceRecord};
-use crate::model::Timestamp;
+use crate::claude::{AgentFile, Mode, SessionFile, Transcript, read_transcript_from};
+use crate::extract::{Origin, episode_facts, spawned};
+use crate::graph::{Counts, Graph, SourceRecord};
+use crate::model::{AgentInfo, AgentLayout, NodeId, Timestamp};
 use crate::{Error, Result};
 
 /// What one ingest run did, and what the store holds after it.
@@ -24,6 +26,10 @@ pub struct IngestReport {
     pub files_failed: u64,
     /// Files read this run that hold no user or assistant message.
     pub files_without_messages: u64,
+    /// Subagent files found (`agent-*.jsonl`, root-level and in `<session>/subagents/`).
+    pub agent_files_scanned: u64,
+    /// Subagent files read this run.
+    pub agent_files_read: u64,
     /// Counts of the store after the run.
     pub counts: Counts,
     #[serde(serialize_with = "seconds")]
@@ -56,9 +62,12 @@ impl Engine {
             files_unchanged: 0,
             files_failed: 0,
             files_without_messages: 0,
+            agent_files_scanned: 0,
+            agent_files_read: 0,
             counts: Counts::default(),
             elapsed: Duration::ZERO,
         };
+        // Parents first: an agent file then finds its parent and the call that started it.
         for file in &files {
             match self.ingest_file(file) {
                 Ok(FileOutcome::Unchanged) => report.files_unchanged += 1,
@@ -68,6 +77,19 @@ impl Engine {
                 }
                 Err(Error::Io { path, source }) => {
                     tracing::warn!(path = %path.display(), error = %source, "cannot read transcript");
+                    report.files_failed += 1;
+                }
+                Err(other) => return Err(other),
+            }
+        }
+        let agents = self.claude.agent_files().map_err(Error::io(&projects))?;
+        report.agent_files_scanned = agents.len() as u64;
+        for file in &agents {
+            match self.ingest_agent_file(file) {
+                Ok(FileOutcome::Unchanged) => {}
+                Ok(FileOutcome::Read { .. }) => report.agent_files_read += 1,
+                Err(Error::Io { path, source }) => {
+                    tracing::warn!(path = %path.display(), error = %source, "cannot read subagent transcript");
                     report.files_failed += 1;
                 }
                 Err(other) => return Err(other),
@@ -99,53 +121,185 @@ impl Engine {
         Ok(report)
     }
 
-    fn ingest_file(&self, file: &SessionFile) -> Result<FileOutcome> {
-        let meta = std::fs::metadata(&file.path).map_err(Error::io(&file.path))?;
+    /// The source record of `path` when the file is unchanged since it was read.
+    fn unchanged(&self, path: &Path) -> Result<Changed> {
+        let meta = std::fs::metadata(path).map_err(Error::io(path))?;
         let modified_ms = meta
             .modified()
             .ok()
             .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
             .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
-        let path = file.path.to_string_lossy().into_owned();
-        let known = self.graph.source(&path)?;
-        if let Some(known) = &known
-            && known.len == meta.len()
-            && known.modified_ms == modified_ms
-        {
+        let known = self.graph.source(&path.to_string_lossy())?;
+        let same = known
+            .as_ref()
+            .is_some_and(|k| k.len == meta.len() && k.modified_ms == modified_ms);
+        Ok(Changed {
+            same,
+            known,
+            modified_ms,
+        })
+    }
+
+    /// Reads a transcript in one pass, parsed and archived (hashed, compressed) together,
+    /// so the archive is exactly what was parsed even while Claude Code appends.
+    fn read_archived(&self, path: &Path, name: &str, mode: Mode) -> Result<(Transcript, BlobInfo)> {
+        let source = std::fs::File::open(path).map_err(Error::io(path))?;
+        let mut archive = self.graph.store().blobs().writer()?;
+        let transcript = read_transcript_from(Tee::new(source, &mut archive), name, mode)
+            .map_err(Error::io(path))?;
+        Ok((transcript, archive.finish()?))
+    }
+
+    fn ingest_file(&self, file: &SessionFile) -> Result<FileOutcome> {
+        let changed = self.unchanged(&file.path)?;
+        if changed.same {
             return Ok(FileOutcome::Unchanged);
         }
-        // One pass over the file: parsed and archived (hashed, compressed) together, so the
-        // archive is exactly what was parsed even while Claude Code appends.
-        let source = std::fs::File::open(&file.path).map_err(Error::io(&file.path))?;
-        let mut archive = self.graph.store().blobs().writer()?;
-        let transcript = read_transcript_from(Tee::new(source, &mut archive), &file.session_id)
-            .map_err(Error::io(&file.path))?;
-        let blob = archive.finish()?;
-        let facts = session_facts(file, &transcript);
+        let (transcript, blob) = self.read_archived(&file.path, &file.session_id, Mode::Main)?;
+        let path = file.path.to_string_lossy().into_owned();
+        let session = file.session_id.as_str();
+        let main = episode_facts(
+            Origin {
+                session_id: session,
+                episode_id: NodeId::episode(session),
+                source_path: &path,
+                agent: None,
+            },
+            &transcript,
+        );
+        let mut facts = Vec::new();
+        if let Some(mut main) = main {
+            for run in &transcript.inline_agents {
+                let agent = AgentInfo {
+                    agent_id: run.session_id.clone(),
+                    parent_session: Some(session.to_owned()),
+                    agent_type: None,
+                    description: None,
+                    tool_use_id: None,
+                    layout: AgentLayout::Inline,
+                    summary: None,
+                };
+                let origin = Origin {
+                    session_id: &run.session_id,
+                    episode_id: NodeId::agent(session, &run.session_id),
+                    source_path: &path,
+                    agent: Some(agent),
+                };
+                if let Some(child) = episode_facts(origin, run) {
+                    main.edges.push(spawned(main.episode.id, &child.episode));
+                    facts.push(child);
+                }
+            }
+            // Subagents in their own files that an earlier ingest already read.
+            for spawn in &transcript.spawns {
+                if let Some(child) = self.graph.node(NodeId::agent(session, &spawn.agent_id))? {
+                    main.edges.push(spawned(main.episode.id, &child));
+                }
+            }
+            facts.insert(0, main);
+        }
         let record = SourceRecord {
             path,
             len: blob.raw_len,
-            modified_ms,
+            modified_ms: changed.modified_ms,
             session_id: file.session_id.clone(),
             lines: transcript.lines,
             skipped_lines: transcript.skipped_lines,
-            episode: facts.as_ref().map(|f| f.episode.id),
+            episode: facts.first().map(|f| f.episode.id),
             archive: Some(blob.hash.clone()),
+            agent: false,
+            agents: facts.len().saturating_sub(1) as u64,
         };
         if transcript.skipped_lines > 0 {
             tracing::debug!(path = %record.path, skipped = transcript.skipped_lines, "skipped malformed lines");
         }
         let mut batch = Batch::new();
         batch.put_blob(&blob)?;
-        self.graph.write_session(batch, facts.as_ref(), &record)?;
-        if let Some(old) = known.and_then(|k| k.archive)
-            && old != blob.hash
-        {
-            self.drop_archive_if_unused(&old)?;
+        Graph::put_spawns(&mut batch, session, &transcript.spawns)?;
+        self.graph.write_session(batch, &facts, &record)?;
+        self.retire_archive(changed.known, &blob)?;
+        Ok(FileOutcome::Read {
+            episode: !facts.is_empty(),
+        })
+    }
+
+    /// A subagent's own transcript: its parent is the session folder it sits in (2.1+) or
+    /// the `sessionId` its lines carry (2.0.x), confirmed and described by the parent's
+    /// `Task` call when the parent was read.
+    fn ingest_agent_file(&self, file: &AgentFile) -> Result<FileOutcome> {
+        let changed = self.unchanged(&file.path)?;
+        if changed.same {
+            return Ok(FileOutcome::Unchanged);
         }
+        let name = format!("agent-{}", file.agent_id);
+        let (transcript, blob) = self.read_archived(&file.path, &name, Mode::Agent)?;
+        let path = file.path.to_string_lossy().into_owned();
+        let parent = file
+            .parent_session
+            .clone()
+            .or_else(|| transcript.session_field.clone());
+        let episode_id = NodeId::agent(parent.as_deref().unwrap_or(""), &file.agent_id);
+        let meta = file.meta.as_deref().map(read_meta).unwrap_or_default();
+        let spawn = self.graph.spawn(episode_id)?;
+        let agent = AgentInfo {
+            agent_id: file.agent_id.clone(),
+            parent_session: parent.clone(),
+            agent_type: meta
+                .agent_type
+                .or(spawn.as_ref().and_then(|s| s.agent_type.clone())),
+            description: meta
+                .description
+                .or(spawn.as_ref().and_then(|s| s.description.clone())),
+            tool_use_id: meta
+                .tool_use_id
+                .or(spawn.as_ref().and_then(|s| s.tool_use_id.clone())),
+            layout: if file.parent_session.is_some() {
+                AgentLayout::Nested
+            } else {
+                AgentLayout::RootLevel
+            },
+            summary: None,
+        };
+        let origin = Origin {
+            session_id: &name,
+            episode_id,
+            source_path: &path,
+            agent: Some(agent),
+        };
+        let mut facts = episode_facts(origin, &transcript);
+        if let (Some(facts), Some(parent)) = (&mut facts, &parent) {
+            let parent_id = NodeId::episode(parent);
+            if self.graph.node(parent_id)?.is_some() {
+                facts.edges.push(spawned(parent_id, &facts.episode));
+            }
+        }
+        let record = SourceRecord {
+            path,
+            len: blob.raw_len,
+            modified_ms: changed.modified_ms,
+            session_id: name,
+            lines: transcript.lines,
+            skipped_lines: transcript.skipped_lines,
+            episode: facts.as_ref().map(|f| f.episode.id),
+            archive: Some(blob.hash.clone()),
+            agent: true,
+            agents: u64::from(facts.is_some()),
+        };
+        let mut batch = Batch::new();
+        batch.put_blob(&blob)?;
+        self.graph.write_session(batch, facts.as_slice(), &record)?;
+        self.retire_archive(changed.known, &blob)?;
         Ok(FileOutcome::Read {
             episode: facts.is_some(),
         })
+    }
+
+    /// Drops the previous archive of a source once a new one replaced it.
+    fn retire_archive(&self, known: Option<SourceRecord>, blob: &BlobInfo) -> Result<()> {
+        match known.and_then(|k| k.archive) {
+            Some(old) if old != blob.hash => self.drop_archive_if_unused(&old),
+            _ => Ok(()),
+        }
     }
 
     /// Removes an archive no source refers to any more (a transcript that grew has a new
@@ -166,6 +320,32 @@ impl Engine {
         store.blobs().delete(hash)?;
         Ok(())
     }
+}
+
+struct Changed {
+    same: bool,
+    known: Option<SourceRecord>,
+    modified_ms: i64,
+}
+
+/// `agent-<id>.meta.json`: what Claude Code wrote about a subagent.
+#[derive(Debug, Default, serde::Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AgentMeta {
+    #[serde(default)]
+    agent_type: Option<String>,
+    #[serde(default)]
+    description: Option<String>,
+    #[serde(default)]
+    tool_use_id: Option<String>,
+}
+
+/// A meta file that cannot be read or parsed says nothing (it never fails the ingest).
+fn read_meta(path: &Path) -> AgentMeta {
+    std::fs::read(path)
+        .ok()
+        .and_then(|bytes| serde_json::from_slice(&bytes).ok())
+        .unwrap_or_default()
 }
 
 enum FileOutcome {

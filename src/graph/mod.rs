@@ -13,6 +13,7 @@ mod write;
 pub use self::read::AsOf;
 pub use self::view::{EdgeMeta, NodeMeta};
 pub use self::walk::{EdgeFilter, PathStep, Related, Shared, Walk, WalkStep};
+pub use self::write::SpawnRecord;
 
 use std::collections::HashMap;
 use std::num::NonZeroUsize;
@@ -49,6 +50,12 @@ pub struct SourceRecord {
     /// sha256 of the raw bytes archived in the cold tier.
     #[serde(default)]
     pub archive: Option<String>,
+    /// True for a subagent's own transcript.
+    #[serde(default)]
+    pub agent: bool,
+    /// Subagent episodes this file yielded (its own, or its inline runs).
+    #[serde(default)]
+    pub agents: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -75,8 +82,10 @@ pub struct Touch {
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize)]
 pub struct Counts {
-    /// Source files that yielded an Episode.
+    /// Main session files that yielded an Episode.
     pub sessions: u64,
+    /// Subagent runs (their own files, or inline in their parent's).
+    pub agents: u64,
     pub episodes: u64,
     pub entities: u64,
     /// Current (unexpired) edges.
@@ -265,7 +274,8 @@ impl Graph {
             let (_, record) = record?;
             counts.sources += 1;
             counts.skipped_lines += record.skipped_lines;
-            counts.sessions += u64::from(record.episode.is_some());
+            counts.sessions += u64::from(record.episode.is_some() && !record.agent);
+            counts.agents += record.agents;
         }
         Ok(counts)
     }

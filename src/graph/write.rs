@@ -11,11 +11,30 @@ use super::snapshot;
 use super::view::{Delta, EdgeMeta, NodeMeta};
 use super::{Graph, SourceRecord};
 use crate::Result;
+use crate::claude::Spawn;
 use crate::extract::SessionFacts;
-use crate::model::{Edge, EdgeId, Node, NodeId, NodeKind, Timestamp};
+use crate::model::{Edge, EdgeId, Node, NodeId, NodeKind, Relation, Timestamp};
 
 /// Docs keyspace prefix of handoff documents.
 pub(super) const HANDOFF_PREFIX: u8 = b'h';
+/// Docs keyspace prefix of spawn records.
+const SPAWN_PREFIX: u8 = b's';
+
+fn spawn_key(agent_episode: NodeId) -> Vec<u8> {
+    let mut key = vec![SPAWN_PREFIX];
+    key.extend_from_slice(agent_episode.as_bytes());
+    key
+}
+
+/// A subagent as its parent's `Task`/`Agent` call described it.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct SpawnRecord {
+    pub parent_session: String,
+    pub agent_id: String,
+    pub tool_use_id: Option<String>,
+    pub agent_type: Option<String>,
+    pub description: Option<String>,
+}
 
 /// A batch being assembled, with what the view and caches learn once it lands.
 pub struct Pending {
@@ -41,21 +60,23 @@ impl Pending {
 }
 
 impl Graph {
-    /// Writes what one source file says, atomically: its episode, handoff, entities and
-    /// edges with every index entry, the source record, and whatever `batch` already holds
-    /// (the archive's blob record). Re-writing the same facts changes nothing; entities
-    /// shared with other sessions are merged; a changed fact gets a new version and the
-    /// old one is expired; facts the file no longer supports are expired, never deleted.
+    /// Writes what one source file says, atomically: its episodes (a session and its
+    /// inline subagent runs), handoffs, entities and edges with every index entry, the
+    /// source record, and whatever `batch` already holds (the archive's blob record).
+    /// Re-writing the same facts changes nothing; entities shared with other sessions are
+    /// merged; a changed fact gets a new version and the old one is expired; facts the file
+    /// no longer supports are expired, never deleted.
     pub fn write_session(
         &self,
         batch: Batch,
-        facts: Option<&SessionFacts>,
+        facts: &[SessionFacts],
         source: &SourceRecord,
     ) -> Result<()> {
         let mut generation = self.writer.lock().unwrap_or_else(|p| p.into_inner());
         let mut pending = Pending::new(batch);
         let now = Timestamp::now();
-        if let Some(facts) = facts {
+        let own: HashSet<NodeId> = facts.iter().map(|f| f.episode.id).collect();
+        for facts in facts {
             self.put_node(&mut pending, facts.episode.clone())?;
             for entity in &facts.entities {
                 self.put_node(&mut pending, entity.clone())?;
@@ -67,20 +88,46 @@ impl Graph {
                 }
             }
             for old in self.current_edges_from(facts.episode.id)? {
-                if !kept.contains(&old.id) {
+                // A SPAWNED edge to a subagent in its own file is that file's to assert.
+                let foreign_spawn = old.relation == Relation::Spawned && !own.contains(&old.dst);
+                if !kept.contains(&old.id) && !foreign_spawn {
                     self.expire_edge(&mut pending, &old, now)?;
                 }
             }
-            let doc = NodeId::handoff(&facts.handoff.session_id);
-            let mut key = vec![HANDOFF_PREFIX];
-            key.extend_from_slice(doc.as_bytes());
-            pending.batch.put(Keyspace::Docs, key, &facts.handoff)?;
-            pending.stale_docs.push(doc);
+            if let Some(handoff) = &facts.handoff {
+                let doc = NodeId::handoff(&handoff.session_id);
+                let mut key = vec![HANDOFF_PREFIX];
+                key.extend_from_slice(doc.as_bytes());
+                pending.batch.put(Keyspace::Docs, key, handoff)?;
+                pending.stale_docs.push(doc);
+            }
         }
         pending
             .batch
             .put(Keyspace::Sources, source.path.as_bytes().to_vec(), source)?;
         self.commit(pending, &mut generation)
+    }
+
+    /// Records the subagents a session started, so their transcripts can find the call
+    /// that started them (type, description, tool call id).
+    pub fn put_spawns(batch: &mut Batch, parent_session: &str, spawns: &[Spawn]) -> Result<()> {
+        for spawn in spawns {
+            let key = spawn_key(NodeId::agent(parent_session, &spawn.agent_id));
+            let record = SpawnRecord {
+                parent_session: parent_session.to_owned(),
+                agent_id: spawn.agent_id.clone(),
+                tool_use_id: spawn.tool_use_id.clone(),
+                agent_type: spawn.agent_type.clone(),
+                description: spawn.description.clone(),
+            };
+            batch.put(Keyspace::Docs, key, &record)?;
+        }
+        Ok(())
+    }
+
+    /// The spawn record of a subagent episode, if its parent was read.
+    pub fn spawn(&self, agent_episode: NodeId) -> Result<Option<SpawnRecord>> {
+        Ok(self.store.get(Keyspace::Docs, &spawn_key(agent_episode))?)
     }
 
     /// Applies a pending batch with the next generation, then brings the view and the

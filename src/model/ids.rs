@@ -24,6 +24,12 @@ impl NodeId {
         NodeId(derive("episode", session_id))
     }
 
+    /// The Episode of a subagent run: its parent session and its agent id (agent ids are
+    /// short and only unique within a parent).
+    pub fn agent(parent_session: &str, agent_id: &str) -> Self {
+        NodeId(derive("agent", &format!("{parent_session}/{agent_id}")))
+    }
+
     /// A Project entity, from its canonical path.
     pub fn project(canonical_path: &str) -> Self {
         NodeId(derive("project", canonical_path))

@@ -10,6 +10,7 @@ pub use self::edge::{DocRef, Edge, Relation};
 pub use self::handoff::Handoff;
 pub use self::ids::{EdgeId, NodeId};
 pub use self::node::{
-    DecayState, Document, Entity, EntityType, Episode, Memory, MemoryType, Node, NodeKind,
+    AgentInfo, AgentLayout, DecayState, Document, Entity, EntityType, Episode, Memory, MemoryType,
+    Node, NodeKind,
 };
 pub use self::time::Timestamp;

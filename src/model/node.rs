@@ -103,6 +103,40 @@ pub struct Episode {
     pub tool_calls: u32,
     pub title: String,
     pub substance: u8,
+    /// Set when this episode is a subagent run.
+    #[serde(default)]
+    pub agent: Option<AgentInfo>,
+}
+
+/// How Claude Code stored a subagent's transcript (three layouts over its versions).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum AgentLayout {
+    /// ≤ 1.0.x: `isSidechain` lines inside the parent's own file.
+    Inline,
+    /// 2.0.x: `projects/<dir>/agent-<id>.jsonl` beside the parent.
+    RootLevel,
+    /// ≥ 2.1: `projects/<dir>/<session>/subagents/agent-<id>.jsonl` with a `.meta.json`.
+    Nested,
+}
+
+/// What is known of a subagent run.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct AgentInfo {
+    pub agent_id: String,
+    /// The session that spawned it, when known.
+    #[serde(default)]
+    pub parent_session: Option<String>,
+    #[serde(default)]
+    pub agent_type: Option<String>,
+    #[serde(default)]
+    pub description: Option<String>,
+    /// The parent's `Task`/`Agent` tool call that started it.
+    #[serde(default)]
+    pub tool_use_id: Option<String>,
+    pub layout: AgentLayout,
+    /// Its final report (the last assistant text of at least 200 characters).
+    #[serde(default)]
+    pub summary: Option<String>,
 }
 
 impl Episode {

@@ -1,0 +1,197 @@
+//! A transcript's facts: its Episode, its handoff (main sessions), the projects and tools it
+//! touched, and the edges between them.
+
+use std::collections::BTreeMap;
+
+use super::{ProjectPath, headline, keywords, project_of, substance};
+use crate::claude::Transcript;
+use crate::model::{
+    AgentInfo, Edge, Entity, EntityType, Episode, Handoff, Node, NodeId, NodeKind, Relation,
+    Timestamp,
+};
+
+/// Everything one transcript contributes to the graph.
+#[derive(Debug, Clone)]
+pub struct SessionFacts {
+    pub episode: Node,
+    /// Main sessions have one; subagent runs do not (`get` ranks sessions, as Eywa does).
+    pub handoff: Option<Handoff>,
+    /// Project and tool entities. Shared with other sessions: merged on write.
+    pub entities: Vec<Node>,
+    pub edges: Vec<Edge>,
+}
+
+/// Where a transcript came from.
+#[derive(Debug, Clone)]
+pub struct Origin<'a> {
+    /// The main session's uuid, or the subagent's file stem / inline run name.
+    pub session_id: &'a str,
+    pub episode_id: NodeId,
+    pub source_path: &'a str,
+    /// Set for subagent runs.
+    pub agent: Option<AgentInfo>,
+}
+
+/// Builds the facts of one transcript, or `None` when it holds no user or assistant
+/// message (empty, summary-only and snapshot-only files are not sessions).
+pub fn episode_facts(origin: Origin<'_>, t: &Transcript) -> Option<SessionFacts> {
+    if !t.has_messages() {
+        return None;
+    }
+    let start = t.first_ts.unwrap_or(Timestamp(0));
+    let end = t.last_ts.unwrap_or(start);
+    let short_id: String = origin.session_id.chars().take(8).collect();
+    let projects: Vec<ProjectPath> = {
+        let mut seen: Vec<ProjectPath> = Vec::new();
+        for cwd in &t.cwds {
+            let p = project_of(cwd);
+            if !seen.iter().any(|s| s.path == p.path) {
+                seen.push(p);
+            }
+        }
+        seen
+    };
+    let main_project = projects.first().cloned();
+    let mut models: Vec<(&String, &u32)> = t.models.iter().collect();
+    models.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
+    let models: Vec<String> = models.into_iter().map(|(m, _)| m.clone()).collect();
+
+    let mut title = headline(t);
+    let mut agent = origin.agent;
+    if let Some(agent) = &mut agent {
+        agent.summary = t.final_report.clone();
+        if let Some(description) = &agent.description {
+            title = description.clone();
+        }
+    }
+    let substance = substance(t);
+    let episode_id = origin.episode_id;
+    let episode = Episode {
+        session_id: origin.session_id.to_owned(),
+        short_id: short_id.clone(),
+        source_path: origin.source_path.to_owned(),
+        project: main_project
+            .as_ref()
+            .map(|p| p.name.clone())
+            .unwrap_or_default(),
+        project_path: main_project
+            .as_ref()
+            .map(|p| p.path.clone())
+            .unwrap_or_default(),
+        cwd: t.cwds.first().cloned().unwrap_or_default(),
+        git_branch: t.git_branch.clone(),
+        models: models.clone(),
+        version: t.version.clone(),
+        start,
+        end,
+        active_minutes: u32::try_from((t.active_ms + 30_000) / 60_000).unwrap_or(u32::MAX),
+        user_messages: t.user_lines,
+        assistant_messages: t.assistant_responses,
+        prompts: t.prompt_count,
+        tool_calls: t.tool_calls,
+        title: title.clone(),
+        substance,
+        agent,
+    };
+    let handoff = episode.agent.is_none().then(|| Handoff {
+        session_id: origin.session_id.to_owned(),
+        short_id,
+        episode: episode_id,
+        date: start.date(),
+        started_at: start,
+        duration_minutes: t.first_ts.is_some().then_some(episode.active_minutes),
+        model: models.first().cloned(),
+        headline: title.clone(),
+        projects: project_names(&projects),
+        keywords: keywords(t, &projects),
+        substance,
+        cwd: episode.cwd.clone(),
+    });
+
+    let mut entities = Vec::new();
+    let mut edges = Vec::new();
+    for project in &projects {
+        let id = NodeId::project(&project.path);
+        entities.push(entity(
+            EntityType::Project,
+            id,
+            &project.name,
+            Some(&project.path),
+            start,
+            end,
+        ));
+        let mut edge = Edge::new(episode_id, Relation::Touched, id, start);
+        edge.valid_to = Some(end);
+        edges.push(edge);
+    }
+    for (name, usage) in &t.tools {
+        let id = NodeId::tool(name);
+        let (first, last) = (usage.first.unwrap_or(start), usage.last.unwrap_or(end));
+        entities.push(entity(EntityType::Tool, id, name, None, first, last));
+        let mut edge = Edge::new(episode_id, Relation::Used, id, first);
+        edge.valid_to = Some(last);
+        edges.push(edge);
+    }
+
+    let mut properties = BTreeMap::new();
+    properties.insert("tool_calls".to_owned(), t.tool_calls.to_string());
+    let content = episode.agent.as_ref().and_then(|a| a.summary.clone());
+    let episode = Node {
+        id: episode_id,
+        name: title,
+        kind: NodeKind::Episode(Box::new(episode)),
+        content,
+        properties,
+        created_at: start,
+        updated_at: end,
+        doc_refs: Vec::new(),
+    };
+    Some(SessionFacts {
+        episode,
+        handoff,
+        entities,
+        edges,
+    })
+}
+
+/// `parent` SPAWNED `child`, valid over the child's run.
+pub fn spawned(parent: NodeId, child: &Node) -> Edge {
+    let mut edge = Edge::new(parent, Relation::Spawned, child.id, child.created_at);
+    edge.valid_to = Some(child.updated_at);
+    edge
+}
+
+fn entity(
+    entity_type: EntityType,
+    id: NodeId,
+    name: &str,
+    path: Option<&str>,
+    first: Timestamp,
+    last: Timestamp,
+) -> Node {
+    Node {
+        id,
+        name: name.to_owned(),
+        kind: NodeKind::Entity(Entity {
+            entity_type,
+            aliases: Vec::new(),
+            path: path.map(str::to_owned),
+        }),
+        content: None,
+        properties: Default::default(),
+        created_at: first,
+        updated_at: last,
+        doc_refs: Vec::new(),
+    }
+}
+
+/// Project names in order of first appearance, each once.
+fn project_names(projects: &[ProjectPath]) -> Vec<String> {
+    let mut names: Vec<String> = Vec::new();
+    for p in projects {
+        if !names.contains(&p.name) {
+            names.push(p.name.clone());
+        }
+    }
+    names
+}
