@@ -9,6 +9,7 @@ mod corpus;
 mod crash;
 mod grpc;
 mod ingest;
+mod secrets;
 mod temporal;
 mod view;
 mod walks;

@@ -7,6 +7,7 @@ use tonic::Status;
 use super::pb;
 use crate::claude::{Message, Role};
 use crate::engine::{GetOutcome, HandoffHit, IngestReport, Session, Stats};
+use crate::extract::RedactionCounts;
 use crate::graph::{Counts, Neighbor, PathStep, Related, Shared, Touch, Walk, WalkStep};
 use crate::model::{
     AgentInfo, AgentLayout, Edge, Episode, Handoff, Node, NodeId, NodeKind, Timestamp,
@@ -313,10 +314,15 @@ impl From<IngestReport> for pb::IngestResponse {
             files_without_messages,
             agent_files_scanned,
             agent_files_read,
+            redacted,
             counts,
             elapsed,
         } = report;
         pb::IngestResponse {
+            redacted: redacted
+                .iter()
+                .map(|(k, n)| (k.as_str().to_owned(), n))
+                .collect(),
             agent_files_scanned,
             agent_files_read,
             agents: counts.agents,
@@ -355,8 +361,10 @@ impl From<pb::IngestResponse> for IngestReport {
             agent_files_scanned,
             agent_files_read,
             agents,
+            redacted,
         } = response;
         IngestReport {
+            redacted: RedactionCounts::from_names(&redacted),
             agent_files_scanned,
             agent_files_read,
             files_scanned,

@@ -32,8 +32,8 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     }
     let c = &report.counts;
     println!(
-        "{} sessions: {} episodes, {} entities, {} edges; {} skipped lines",
-        c.sessions, c.episodes, c.entities, c.edges, c.skipped_lines
+        "{} sessions and {} subagent runs: {} episodes, {} entities, {} edges; {} skipped lines",
+        c.sessions, c.agents, c.episodes, c.entities, c.edges, c.skipped_lines
     );
     println!(
         "{} files: {} read, {} unchanged, {} without messages, {} unreadable ({:.2}s)",
@@ -44,5 +44,13 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         report.files_failed,
         report.elapsed.as_secs_f64()
     );
+    if !report.redacted.is_empty() {
+        let kinds: Vec<String> = report
+            .redacted
+            .iter()
+            .map(|(kind, n)| format!("{n} {}", kind.as_str()))
+            .collect();
+        println!("redacted before storing: {}", kinds.join(", "));
+    }
     Ok(ExitCode::SUCCESS)
 }

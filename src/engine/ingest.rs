@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::Engine;
 use crate::claude::{AgentFile, Mode, SessionFile, Transcript, read_transcript_from};
-use crate::extract::{Origin, episode_facts, spawned};
+use crate::extract::{Origin, RedactionCounts, episode_facts, redact, scrub, spawned};
 use crate::graph::{Counts, Graph, SourceRecord};
 use crate::model::{AgentInfo, AgentLayout, NodeId, Timestamp};
 use crate::{Error, Result};
@@ -30,6 +30,8 @@ pub struct IngestReport {
     pub agent_files_scanned: u64,
     /// Subagent files read this run.
     pub agent_files_read: u64,
+    /// Secrets redacted from what this run read, per kind.
+    pub redacted: RedactionCounts,
     /// Counts of the store after the run.
     pub counts: Counts,
     #[serde(serialize_with = "seconds")]
@@ -64,12 +66,13 @@ impl Engine {
             files_without_messages: 0,
             agent_files_scanned: 0,
             agent_files_read: 0,
+            redacted: RedactionCounts::default(),
             counts: Counts::default(),
             elapsed: Duration::ZERO,
         };
         // Parents first: an agent file then finds its parent and the call that started it.
         for file in &files {
-            match self.ingest_file(file) {
+            match self.ingest_file(file, &mut report.redacted) {
                 Ok(FileOutcome::Unchanged) => report.files_unchanged += 1,
                 Ok(FileOutcome::Read { episode }) => {
                     report.files_read += 1;
@@ -85,7 +88,7 @@ impl Engine {
         let agents = self.claude.agent_files().map_err(Error::io(&projects))?;
         report.agent_files_scanned = agents.len() as u64;
         for file in &agents {
-            match self.ingest_agent_file(file) {
+            match self.ingest_agent_file(file, &mut report.redacted) {
                 Ok(FileOutcome::Unchanged) => {}
                 Ok(FileOutcome::Read { .. }) => report.agent_files_read += 1,
                 Err(Error::Io { path, source }) => {
@@ -150,12 +153,18 @@ impl Engine {
         Ok((transcript, archive.finish()?))
     }
 
-    fn ingest_file(&self, file: &SessionFile) -> Result<FileOutcome> {
+    fn ingest_file(
+        &self,
+        file: &SessionFile,
+        redacted: &mut RedactionCounts,
+    ) -> Result<FileOutcome> {
         let changed = self.unchanged(&file.path)?;
         if changed.same {
             return Ok(FileOutcome::Unchanged);
         }
-        let (transcript, blob) = self.read_archived(&file.path, &file.session_id, Mode::Main)?;
+        let (mut transcript, blob) =
+            self.read_archived(&file.path, &file.session_id, Mode::Main)?;
+        redacted.add(&scrub(&mut transcript));
         let path = file.path.to_string_lossy().into_owned();
         let session = file.session_id.as_str();
         let main = episode_facts(
@@ -226,20 +235,28 @@ impl Engine {
     /// A subagent's own transcript: its parent is the session folder it sits in (2.1+) or
     /// the `sessionId` its lines carry (2.0.x), confirmed and described by the parent's
     /// `Task` call when the parent was read.
-    fn ingest_agent_file(&self, file: &AgentFile) -> Result<FileOutcome> {
+    fn ingest_agent_file(
+        &self,
+        file: &AgentFile,
+        redacted: &mut RedactionCounts,
+    ) -> Result<FileOutcome> {
         let changed = self.unchanged(&file.path)?;
         if changed.same {
             return Ok(FileOutcome::Unchanged);
         }
         let name = format!("agent-{}", file.agent_id);
-        let (transcript, blob) = self.read_archived(&file.path, &name, Mode::Agent)?;
+        let (mut transcript, blob) = self.read_archived(&file.path, &name, Mode::Agent)?;
+        redacted.add(&scrub(&mut transcript));
         let path = file.path.to_string_lossy().into_owned();
         let parent = file
             .parent_session
             .clone()
             .or_else(|| transcript.session_field.clone());
         let episode_id = NodeId::agent(parent.as_deref().unwrap_or(""), &file.agent_id);
-        let meta = file.meta.as_deref().map(read_meta).unwrap_or_default();
+        let mut meta = file.meta.as_deref().map(read_meta).unwrap_or_default();
+        if let Some(description) = &mut meta.description {
+            *description = redact(description, redacted).into_owned();
+        }
         let spawn = self.graph.spawn(episode_id)?;
         let agent = AgentInfo {
             agent_id: file.agent_id.clone(),

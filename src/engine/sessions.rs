@@ -3,6 +3,7 @@ use std::time::UNIX_EPOCH;
 
 use super::Engine;
 use crate::claude::{Message, read_messages};
+use crate::extract::{RedactionCounts, redact};
 use crate::graph::SourceRecord;
 use crate::model::{Handoff, Node, NodeId};
 use crate::{Error, Result};
@@ -86,6 +87,17 @@ impl Engine {
                 )));
             }
         };
+        // Served text is scrubbed like everything ingest keeps.
+        let mut ignored = RedactionCounts::default();
+        let messages = messages
+            .into_iter()
+            .map(|mut m| {
+                if let std::borrow::Cow::Owned(clean) = redact(&m.text, &mut ignored) {
+                    m.text = clean;
+                }
+                m
+            })
+            .collect();
         Ok(Session {
             episode,
             handoff,

@@ -6,6 +6,7 @@ mod handoff_doc;
 mod keywords;
 mod project;
 mod redact;
+mod scrub;
 
 pub use self::facts::{Origin, SessionFacts, episode_facts, spawned};
 pub use self::handoff::{headline, substance};
@@ -16,3 +17,4 @@ pub use self::handoff_doc::{
 pub use self::keywords::keywords;
 pub use self::project::{ProjectPath, project_of};
 pub use self::redact::{Redaction, RedactionCounts, redact};
+pub use self::scrub::scrub;

@@ -112,10 +112,26 @@ fn planted() -> Vec<(Redaction, String, String)> {
             "\ndone",
         ),
         row(
+            Redaction::PrivateKey,
+            "gpg --armor --export-secret-keys ana > key.asc\n",
+            &format!(
+                "-----BEGIN PGP PRIVATE KEY BLOCK-----\nVersion: GnuPG v2\n\nlQOYBF{}\n\
+                 -----END PGP PRIVATE KEY BLOCK-----",
+                body(64)
+            ),
+            "",
+        ),
+        row(
             Redaction::BearerToken,
             "curl -H \"Authorization: Bearer ",
             &bearer,
             "\" https://api.example.com/v1/items",
+        ),
+        row(
+            Redaction::BasicAuth,
+            "curl -H 'Authorization: Basic ",
+            "YWxhZGRpbjpvcGVuc2VzYW1l",
+            "' https://api.example.com",
         ),
         row(
             Redaction::Password,
@@ -137,6 +153,19 @@ fn planted() -> Vec<(Redaction, String, String)> {
             "mysql --user=root --password=",
             "Tr0ub4dor",
             " app",
+        ),
+        row(Redaction::Password, "'password' => '", "hunter22", "',"),
+        row(
+            Redaction::Password,
+            "token_type=bearer&access_token=",
+            "ya29.a0AfH6SMBx1234567890",
+            "&expires_in=3599",
+        ),
+        row(
+            Redaction::Password,
+            "Server=db;User Id=sa;Password=",
+            "P@ssw0rd!",
+            ";",
         ),
         row(
             Redaction::UrlPassword,
@@ -186,7 +215,7 @@ fn several_secrets_in_one_text_are_all_replaced() {
     let mut counts = RedactionCounts::default();
     assert_eq!(redact(&text, &mut counts), expected);
     assert_eq!(counts.total(), rows.len() as u64);
-    assert_eq!(counts.get(Redaction::Password), 6);
+    assert_eq!(counts.get(Redaction::Password), 9);
 }
 
 #[test]
@@ -209,6 +238,9 @@ fn ordinary_code_prose_and_data_come_back_borrowed() {
          match token { Token::Ident(name) => name, _ => unreachable!() }\n}",
         "pub struct Config { pub api_key: Option<String>, pub secret: Vec<u8>, token_limit: u32 }",
         "const BEGIN: &str = \"-----BEGIN RSA PRIVATE KEY-----\";",
+        "pub paren_token: token::Paren,\nfn dispatch(token: mio::Token, htoken: *const c_void) {}\n\
+         pub Token: PULONG64,\nlet js_token = quote! { js };\nToken::Password => \"password\",\n\
+         let f = |token| token.trim(); let g = x => x.token;",
         // shell
         "cargo test --lib extract::redact && git push origin main",
         "export PATH=\"$HOME/.cargo/bin:$PATH\"\nPASSWORD=$(pass show db)\nexport TOKEN=${GITHUB_TOKEN}",
@@ -227,7 +259,8 @@ fn ordinary_code_prose_and_data_come_back_borrowed() {
         "The tokenizer splits words; sk-learn is a typo for scikit-learn, and \
          sk-learn-style-pipelines-for-everyone is a phrase. The password reset flow emails a link \
          and the password field is masked. Keys starting with AKIA belong to IAM users. Bearer \
-         authentication is described in RFC 6750. Slack bot tokens start with xoxb-.",
+         authentication is described in RFC 6750. Slack bot tokens start with xoxb-. \
+         See \"Volume 1: Basic Architecture\" for the basic usage.",
         // identifiers and data
         "session 0b5e6f1c-0000-4000-8000-000000000001 at commit 3f786850e387550fdab836ed7e6dc881de23001b",
         "sha256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
@@ -317,6 +350,8 @@ fn counts_add_up_and_serialize_by_kind_name() {
     );
     let json = serde_json::to_string(&a).unwrap();
     assert_eq!(json, r#"{"github_token":2,"password":2}"#);
+    let names: std::collections::HashMap<String, u64> = serde_json::from_str(&json).unwrap();
+    assert_eq!(RedactionCounts::from_names(&names), a);
 }
 
 #[test]
@@ -324,6 +359,7 @@ fn kind_names_are_the_serialized_names() {
     for kind in Redaction::ALL {
         let json = serde_json::to_string(&kind).unwrap();
         assert_eq!(json, format!("\"{}\"", kind.as_str()));
+        assert_eq!(Redaction::from_name(kind.as_str()), Some(kind));
     }
 }
 
