@@ -78,6 +78,7 @@ pub fn handoffs(n: usize, seed: u64) -> Vec<Handoff> {
                 keywords,
                 substance: (rng.below(10) as u8).min(2),
                 cwd: String::new(),
+                sections: Default::default(),
             }
         })
         .collect()
@@ -229,6 +230,7 @@ pub fn graph_dir() -> std::path::PathBuf {
             keywords: vec![word(rng.skewed(5_000))],
             substance: 2,
             cwd: episode.cwd.clone(),
+            sections: Default::default(),
         };
         let facts = SessionFacts {
             episode: Node {

@@ -1,7 +1,7 @@
 //! Ingest of the real Claude Code transcripts in `../shared/corpus/claude-code`. Expected
 //! values are derived here by reading the files directly, so added files keep passing.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
 
 use eywa::engine::{Engine, EngineConfig};
@@ -275,4 +275,74 @@ fn the_excerpt_files_ingest_without_panicking() {
             e.project
         );
     }
+}
+
+/// Paths a main session edited or created, read straight from its tool calls.
+fn changed_files(path: &Path) -> BTreeSet<String> {
+    let mut out = BTreeSet::new();
+    let text = std::fs::read(path).unwrap();
+    for line in text.split(|b| *b == b'\n') {
+        let Ok(v) = serde_json::from_slice::<serde_json::Value>(line) else {
+            continue;
+        };
+        if v.get("type").and_then(|t| t.as_str()) != Some("assistant")
+            || v.get("isSidechain").and_then(|s| s.as_bool()) == Some(true)
+        {
+            continue;
+        }
+        let Some(blocks) = v.pointer("/message/content").and_then(|c| c.as_array()) else {
+            continue;
+        };
+        for b in blocks {
+            let name = b.get("name").and_then(|n| n.as_str()).unwrap_or("");
+            if b.get("type").and_then(|t| t.as_str()) == Some("tool_use")
+                && matches!(name, "Edit" | "MultiEdit" | "Write" | "NotebookEdit")
+                && let Some(p) = ["file_path", "notebook_path"]
+                    .iter()
+                    .find_map(|k| b.pointer(&format!("/input/{k}")).and_then(|p| p.as_str()))
+            {
+                out.insert(p.to_owned());
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn files_edited_in_the_corpus_are_the_ones_its_tool_calls_name() {
+    let Some(real) = support::shared("corpus/claude-code/real_projects") else {
+        return;
+    };
+    let home = linked_home(&real);
+    let engine = Engine::open(EngineConfig::temporary(home.path())).unwrap();
+    engine.ingest().unwrap();
+    let filter = EdgeFilter {
+        direction: eywa::graph::Direction::Out,
+        relations: vec![
+            eywa::model::Relation::Edited,
+            eywa::model::Relation::Created,
+        ],
+        ..EdgeFilter::default()
+    };
+    let mut sessions_with_edits = 0;
+    for node in engine.graph().episodes().unwrap() {
+        let Some(e) = node.episode().filter(|e| e.agent.is_none()) else {
+            continue;
+        };
+        let expected = changed_files(Path::new(&e.source_path));
+        let got: BTreeSet<String> = engine
+            .graph()
+            .neighbors(node.id, &filter, 1000)
+            .unwrap()
+            .into_iter()
+            .filter_map(|n| n.node.entity().and_then(|f| f.path.clone()))
+            .collect();
+        // Tool paths are absolute in the corpus; relative ones would be joined to the cwd.
+        assert_eq!(got, expected, "{}", e.session_id);
+        sessions_with_edits += usize::from(!expected.is_empty());
+    }
+    assert!(
+        sessions_with_edits >= 6,
+        "the corpus edits files in many sessions"
+    );
 }

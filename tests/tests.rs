@@ -8,6 +8,7 @@ mod cli;
 mod corpus;
 mod crash;
 mod grpc;
+mod handoffs;
 mod ingest;
 mod secrets;
 mod temporal;

@@ -7,10 +7,11 @@ use tonic::Status;
 use super::pb;
 use crate::claude::{Message, Role};
 use crate::engine::{GetOutcome, HandoffHit, IngestReport, Session, Stats};
-use crate::extract::RedactionCounts;
+use crate::extract::{RedactionCounts, render_markdown};
 use crate::graph::{Counts, Neighbor, PathStep, Related, Shared, Touch, Walk, WalkStep};
 use crate::model::{
-    AgentInfo, AgentLayout, Edge, Episode, Handoff, Node, NodeId, NodeKind, Timestamp,
+    AgentInfo, AgentLayout, Edge, Episode, Handoff, HandoffSections, Node, NodeId, NodeKind,
+    Timestamp,
 };
 
 pub fn timestamp(t: Timestamp) -> prost_types::Timestamp {
@@ -167,6 +168,7 @@ impl From<Edge> for pb::Edge {
 impl From<Handoff> for pb::Handoff {
     fn from(h: Handoff) -> pb::Handoff {
         let duration = h.duration_label();
+        let markdown = render_markdown(&h, &h.sections);
         let Handoff {
             session_id,
             short_id,
@@ -180,8 +182,23 @@ impl From<Handoff> for pb::Handoff {
             keywords,
             substance,
             cwd,
+            sections,
         } = h;
+        let HandoffSections {
+            what_happened,
+            insights,
+            key_files,
+            open_threads,
+        } = sections;
         pb::Handoff {
+            what_happened,
+            insights: insights
+                .into_iter()
+                .map(|(topic, explanation)| pb::Insight { topic, explanation })
+                .collect(),
+            key_files,
+            open_threads,
+            markdown,
             resume_command: resume_command(&session_id),
             session_id,
             short_id,
@@ -218,6 +235,11 @@ impl TryFrom<pb::Handoff> for Handoff {
             cwd,
             episode_id,
             resume_command: _,
+            what_happened,
+            insights,
+            key_files,
+            open_threads,
+            markdown: _,
         } = h;
         let date = chrono::NaiveDate::parse_from_str(&date, "%Y-%m-%d")
             .map_err(|e| Status::internal(format!("bad handoff date `{date}`: {e}")))?;
@@ -234,6 +256,15 @@ impl TryFrom<pb::Handoff> for Handoff {
             keywords,
             substance: u8::try_from(substance).unwrap_or(u8::MAX),
             cwd,
+            sections: HandoffSections {
+                what_happened,
+                insights: insights
+                    .into_iter()
+                    .map(|pb::Insight { topic, explanation }| (topic, explanation))
+                    .collect(),
+                key_files,
+                open_threads,
+            },
         })
     }
 }

@@ -9,5 +9,5 @@ pub use self::discover::{AgentFile, ClaudeDir, SessionFile};
 pub use self::line::{Block, Line, LineKind};
 pub use self::messages::{Message, Role, read_messages};
 pub use self::transcript::{
-    Mode, Spawn, ToolUse, Transcript, read_transcript, read_transcript_from,
+    FileUse, Mode, Spawn, ToolUse, Transcript, read_transcript, read_transcript_from,
 };

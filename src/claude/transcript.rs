@@ -36,6 +36,19 @@ const MAX_SUMMARY_CHARS: usize = 8_000;
 /// A final report is the last assistant text of at least this many characters (seed 001).
 const MIN_SUMMARY_CHARS: usize = 200;
 
+/// What a session did with one file, from its tool calls.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct FileUse {
+    pub read: bool,
+    pub edited: bool,
+    pub created: bool,
+    pub first: Option<Timestamp>,
+    pub last: Option<Timestamp>,
+}
+
+/// Files tracked per session at most (a session that touched more keeps the first).
+const MAX_FILES: usize = 2_000;
+
 /// How often a session used one tool, and when.
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolUse {
@@ -90,6 +103,10 @@ pub struct Transcript {
     pub inline_agents: Vec<Transcript>,
     /// uuid of the first line of an inline run.
     pub root_uuid: Option<String>,
+    /// Files read, edited or created through tool calls, by path as the tool saw it.
+    pub files: BTreeMap<String, FileUse>,
+    /// The last todo list written (`TodoWrite`): (content, status).
+    pub todos: Vec<(String, String)>,
 }
 
 impl Transcript {
@@ -295,6 +312,19 @@ impl Accumulator {
                     }
                 }
                 Block::ToolUse { id, name, input } => {
+                    self.note_files(name, input, ts);
+                    if name == "TodoWrite"
+                        && let Some(todos) = input.get("todos").and_then(|t| t.as_array())
+                    {
+                        self.t.todos = todos
+                            .iter()
+                            .filter_map(|t| {
+                                let content = t.get("content")?.as_str()?.to_owned();
+                                let status = t.get("status").and_then(|s| s.as_str()).unwrap_or("");
+                                Some((content, status.to_owned()))
+                            })
+                            .collect();
+                    }
                     if matches!(name, "Task" | "Agent")
                         && let Some(id) = id
                     {
@@ -324,6 +354,34 @@ impl Accumulator {
                 }
                 _ => {}
             }
+        }
+    }
+
+    /// Records the file a Read/Edit/Write-style call names.
+    fn note_files(&mut self, tool: &str, input: &serde_json::Value, ts: Option<Timestamp>) {
+        let (read, edited, created) = match tool {
+            "Read" | "NotebookRead" => (true, false, false),
+            "Edit" | "MultiEdit" | "NotebookEdit" => (false, true, false),
+            "Write" => (false, false, true),
+            _ => return,
+        };
+        let Some(path) = ["file_path", "notebook_path", "path"]
+            .iter()
+            .find_map(|k| input.get(*k).and_then(|v| v.as_str()))
+            .filter(|p| !p.trim().is_empty())
+        else {
+            return;
+        };
+        if self.t.files.len() >= MAX_FILES && !self.t.files.contains_key(path) {
+            return;
+        }
+        let file = self.t.files.entry(path.to_owned()).or_default();
+        file.read |= read;
+        file.edited |= edited;
+        file.created |= created;
+        if let Some(ts) = ts {
+            file.first = Some(file.first.map_or(ts, |f| f.min(ts)));
+            file.last = Some(file.last.map_or(ts, |l| l.max(ts)));
         }
     }
 

@@ -8,9 +8,12 @@ use serde::Serialize;
 
 use super::Engine;
 use crate::claude::{AgentFile, Mode, SessionFile, Transcript, read_transcript_from};
-use crate::extract::{Origin, RedactionCounts, episode_facts, redact, scrub, spawned};
+use crate::extract::{
+    Origin, RedactionCounts, build_index, episode_facts, handoff_path, redact, render_markdown,
+    scrub, spawned,
+};
 use crate::graph::{Counts, Graph, SourceRecord};
-use crate::model::{AgentInfo, AgentLayout, NodeId, Timestamp};
+use crate::model::{AgentInfo, AgentLayout, Handoff, NodeId, Timestamp};
 use crate::{Error, Result};
 
 /// What one ingest run did, and what the store holds after it.
@@ -103,6 +106,9 @@ impl Engine {
             tracing::debug!("saved the graph view snapshot");
         }
         self.reload_handoffs()?;
+        if report.files_read > 0 {
+            self.write_handoff_index()?;
+        }
         let idle = i64::from(self.config.chunk_idle_days) * 24 * 3600 * 1000;
         let swept = self.graph.store().sweep_chunks(idle, Timestamp::now().0)?;
         if swept.moved > 0 {
@@ -227,6 +233,9 @@ impl Engine {
         Graph::put_spawns(&mut batch, session, &transcript.spawns)?;
         self.graph.write_session(batch, &facts, &record)?;
         self.retire_archive(changed.known, &blob)?;
+        if let Some(handoff) = facts.first().and_then(|f| f.handoff.as_ref()) {
+            self.write_handoff_file(handoff)?;
+        }
         Ok(FileOutcome::Read {
             episode: !facts.is_empty(),
         })
@@ -311,6 +320,29 @@ impl Engine {
         })
     }
 
+    /// Writes a session's handoff as Eywa markdown, `<data>/handoffs/YYYY/MM/DD/<id8>.md`
+    /// (stores without a data directory keep handoffs in the graph only).
+    fn write_handoff_file(&self, handoff: &Handoff) -> Result<()> {
+        let Some(root) = &self.config.data_dir else {
+            return Ok(());
+        };
+        let path = handoff_path(root, handoff);
+        write_atomically(
+            &path,
+            render_markdown(handoff, &handoff.sections).as_bytes(),
+        )
+    }
+
+    /// Rewrites `<data>/handoff-index.json` in the shape Eywa's reader takes.
+    fn write_handoff_index(&self) -> Result<()> {
+        let Some(root) = &self.config.data_dir else {
+            return Ok(());
+        };
+        let index = build_index(&self.graph.handoffs()?, chrono::Utc::now());
+        let bytes = serde_json::to_vec_pretty(&index).expect("a JSON value serializes");
+        write_atomically(&root.join("handoff-index.json"), &bytes)
+    }
+
     /// Drops the previous archive of a source once a new one replaced it.
     fn retire_archive(&self, known: Option<SourceRecord>, blob: &BlobInfo) -> Result<()> {
         match known.and_then(|k| k.archive) {
@@ -343,6 +375,16 @@ struct Changed {
     same: bool,
     known: Option<SourceRecord>,
     modified_ms: i64,
+}
+
+/// Writes `bytes` to a temporary file beside `path`, then renames it into place, so a
+/// reader never sees half a file.
+fn write_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    let dir = path.parent().expect("a file path has a parent");
+    std::fs::create_dir_all(dir).map_err(Error::io(dir))?;
+    let tmp = path.with_extension("tmp");
+    std::fs::write(&tmp, bytes).map_err(Error::io(&tmp))?;
+    std::fs::rename(&tmp, path).map_err(Error::io(path))
 }
 
 /// `agent-<id>.meta.json`: what Claude Code wrote about a subagent.

@@ -3,11 +3,12 @@
 
 use std::collections::BTreeMap;
 
+use super::handoff::first_sentence;
 use super::{ProjectPath, headline, keywords, project_of, substance};
 use crate::claude::Transcript;
 use crate::model::{
-    AgentInfo, Edge, Entity, EntityType, Episode, Handoff, Node, NodeId, NodeKind, Relation,
-    Timestamp,
+    AgentInfo, Edge, Entity, EntityType, Episode, Handoff, HandoffSections, Node, NodeId, NodeKind,
+    Relation, Timestamp,
 };
 
 /// Everything one transcript contributes to the graph.
@@ -93,6 +94,7 @@ pub fn episode_facts(origin: Origin<'_>, t: &Transcript) -> Option<SessionFacts>
         substance,
         agent,
     };
+    let sections = sections(t, &projects);
     let handoff = episode.agent.is_none().then(|| Handoff {
         session_id: origin.session_id.to_owned(),
         short_id,
@@ -106,6 +108,7 @@ pub fn episode_facts(origin: Origin<'_>, t: &Transcript) -> Option<SessionFacts>
         keywords: keywords(t, &projects),
         substance,
         cwd: episode.cwd.clone(),
+        sections,
     });
 
     let mut entities = Vec::new();
@@ -131,6 +134,35 @@ pub fn episode_facts(origin: Origin<'_>, t: &Transcript) -> Option<SessionFacts>
         let mut edge = Edge::new(episode_id, Relation::Used, id, first);
         edge.valid_to = Some(last);
         edges.push(edge);
+    }
+
+    for (raw, usage) in &t.files {
+        let path = absolute(raw, t.cwds.first().map(String::as_str));
+        let project = projects.iter().find(|p| within(&path, &p.path));
+        let name = project.map_or(path.as_str(), |p| relative(&path, &p.path));
+        let id = NodeId::file(&path);
+        let (first, last) = (usage.first.unwrap_or(start), usage.last.unwrap_or(end));
+        entities.push(entity(EntityType::File, id, name, Some(&path), first, last));
+        let uses = [
+            (usage.read, Relation::Read),
+            (usage.edited, Relation::Edited),
+            (usage.created, Relation::Created),
+        ];
+        for (_, relation) in uses.into_iter().filter(|(did, _)| *did) {
+            let mut edge = Edge::new(episode_id, relation, id, first);
+            edge.valid_to = Some(last);
+            edges.push(edge);
+        }
+        if let Some(project) = project {
+            // Structural: held as long as the file is there, so from the epoch, open-ended
+            // (a per-session start would make every session a new version of the fact).
+            edges.push(Edge::new(
+                id,
+                Relation::PartOf,
+                NodeId::project(&project.path),
+                Timestamp(0),
+            ));
+        }
     }
 
     let mut properties = BTreeMap::new();
@@ -183,6 +215,83 @@ fn entity(
         updated_at: last,
         doc_refs: Vec::new(),
     }
+}
+
+/// The handoff body, deterministically: the first prompts as what happened, the files
+/// edited or created (most recent first) as key files, unfinished todos as open threads.
+fn sections(t: &Transcript, projects: &[ProjectPath]) -> HandoffSections {
+    const BULLETS: usize = 5;
+    const BULLET_CHARS: usize = 160;
+    const KEY_FILES: usize = 10;
+    let what_happened = t
+        .prompts
+        .iter()
+        .map(|p| {
+            first_sentence(p)
+                .chars()
+                .take(BULLET_CHARS)
+                .collect::<String>()
+        })
+        .filter(|p| !p.trim().is_empty())
+        .take(BULLETS)
+        .collect();
+    let mut changed: Vec<(&String, &crate::claude::FileUse)> = t
+        .files
+        .iter()
+        .filter(|(_, u)| u.edited || u.created)
+        .collect();
+    changed.sort_by(|a, b| b.1.last.cmp(&a.1.last).then(a.0.cmp(b.0)));
+    let key_files = changed
+        .into_iter()
+        .take(KEY_FILES)
+        .map(|(raw, _)| {
+            let path = absolute(raw, t.cwds.first().map(String::as_str));
+            match projects.iter().find(|p| within(&path, &p.path)) {
+                Some(p) => relative(&path, &p.path).to_owned(),
+                None => path,
+            }
+        })
+        .collect();
+    let open_threads = t
+        .todos
+        .iter()
+        .filter(|(_, status)| status != "completed")
+        .map(|(content, _)| content.clone())
+        .collect();
+    HandoffSections {
+        what_happened,
+        insights: Vec::new(),
+        key_files,
+        open_threads,
+    }
+}
+
+/// A tool's path made absolute against the session's cwd when it is relative.
+fn absolute(path: &str, cwd: Option<&str>) -> String {
+    let is_absolute =
+        path.starts_with('/') || path.starts_with('\\') || path.as_bytes().get(1) == Some(&b':');
+    match cwd {
+        Some(cwd) if !is_absolute => {
+            let sep = if cwd.contains('\\') && !cwd.contains('/') {
+                '\\'
+            } else {
+                '/'
+            };
+            format!("{}{sep}{}", cwd.trim_end_matches(['/', '\\']), path)
+        }
+        _ => path.to_owned(),
+    }
+}
+
+/// Whether `path` lies inside the directory `dir` (either separator).
+fn within(path: &str, dir: &str) -> bool {
+    path.len() > dir.len()
+        && path.starts_with(dir)
+        && matches!(path.as_bytes()[dir.len()], b'/' | b'\\')
+}
+
+fn relative<'a>(path: &'a str, dir: &str) -> &'a str {
+    &path[dir.len() + 1..]
 }
 
 /// Project names in order of first appearance, each once.

@@ -26,7 +26,7 @@ pub fn headline(t: &Transcript) -> String {
     }
 }
 
-fn first_sentence(text: &str) -> &str {
+pub(super) fn first_sentence(text: &str) -> &str {
     let text = text.trim();
     let line_end = text.find('\n').unwrap_or(text.len());
     let line = &text[..line_end];

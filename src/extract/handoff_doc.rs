@@ -40,18 +40,7 @@ use crate::model::Handoff;
 /// The body of a substance-0 handoff.
 const NO_WORK: &str = "No meaningful work.";
 
-/// The sections of a handoff's body, below its `# {headline}`.
-#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct HandoffSections {
-    /// 2–5 chronological bullets.
-    pub what_happened: Vec<String>,
-    /// Decisions and learnings: (topic, explanation), written `**Topic** -- explanation`.
-    pub insights: Vec<(String, String)>,
-    /// Important files, one per line (written for substance 2 only).
-    pub key_files: Vec<String>,
-    /// TODOs and unfinished work.
-    pub open_threads: Vec<String>,
-}
+pub use crate::model::HandoffSections;
 
 /// The frontmatter of a handoff file, as written.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

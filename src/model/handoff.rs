@@ -28,6 +28,22 @@ pub struct Handoff {
     /// Working directory, so a reader can `cd` there and `claude --resume`.
     #[serde(default)]
     pub cwd: String,
+    /// The body of the handoff document.
+    #[serde(default)]
+    pub sections: HandoffSections,
+}
+
+/// The sections of a handoff's body, below its `# {headline}` (seed 000).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct HandoffSections {
+    /// 2–5 chronological bullets.
+    pub what_happened: Vec<String>,
+    /// Decisions and learnings: (topic, explanation), written `**Topic** -- explanation`.
+    pub insights: Vec<(String, String)>,
+    /// Important files, one per line (written for substance 2 only).
+    pub key_files: Vec<String>,
+    /// TODOs and unfinished work.
+    pub open_threads: Vec<String>,
 }
 
 impl Handoff {
@@ -62,6 +78,7 @@ mod tests {
             keywords: vec![],
             substance: 1,
             cwd: String::new(),
+            sections: HandoffSections::default(),
         };
         let cases = [(None, "unknown"), (Some(0), "<1m"), (Some(10), "10m")];
         for (minutes, label) in cases {

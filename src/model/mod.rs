@@ -7,7 +7,7 @@ mod node;
 mod time;
 
 pub use self::edge::{DocRef, Edge, Relation};
-pub use self::handoff::Handoff;
+pub use self::handoff::{Handoff, HandoffSections};
 pub use self::ids::{EdgeId, NodeId};
 pub use self::node::{
     AgentInfo, AgentLayout, DecayState, Document, Entity, EntityType, Episode, Memory, MemoryType,

@@ -51,7 +51,8 @@ impl ClaudeHome {
     }
 }
 
-/// JSONL lines of a session in Claude Code's 2.x shape.
+/// JSONL lines of a session in Claude Code's 2.x shape. Every answer calls the Read tool
+/// (without a path: file entities have tests of their own).
 pub fn session_lines(
     session_id: &str,
     cwd: &str,
@@ -84,7 +85,7 @@ pub fn session_lines(
                     "content": [
                         {"type": "text", "text": answer},
                         {"type": "tool_use", "id": format!("toolu_{session_id}_{i}"),
-                         "name": "Read", "input": {"file_path": format!("{cwd}/src/lib.rs")}}
+                         "name": "Read", "input": {}}
                     ],
                 },
             })

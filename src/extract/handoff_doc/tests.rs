@@ -33,6 +33,7 @@ pub(super) fn seed_handoff() -> Handoff {
         ]),
         substance: 1,
         cwd: "/home/u/pratchett-os".into(),
+        sections: Default::default(),
     }
 }
 

@@ -22,6 +22,7 @@ fn h(id: &str, days_ago: i64, projects: &[&str], keywords: &[&str]) -> Handoff {
         keywords: keywords.iter().map(|s| s.to_string()).collect(),
         substance: 1,
         cwd: String::new(),
+        sections: Default::default(),
     }
 }
 
