@@ -216,6 +216,7 @@ pub fn graph_dir() -> std::path::PathBuf {
             title: "Synthetic session".to_owned(),
             substance: 2,
             agent: None,
+            tokens: Default::default(),
         };
         let handoff = Handoff {
             session_id: session_id.clone(),

@@ -346,3 +346,75 @@ fn files_edited_in_the_corpus_are_the_ones_its_tool_calls_name() {
         "the corpus edits files in many sessions"
     );
 }
+
+/// Distinct tool calls and output tokens of a main session's own (non-sidechain) assistant
+/// lines, read straight from the file: usage per (message.id, requestId), largest kept.
+fn tool_calls_and_output_tokens(path: &Path) -> (u32, u64) {
+    let mut tools = BTreeSet::new();
+    let mut usage: BTreeMap<(String, String), u64> = BTreeMap::new();
+    let text = std::fs::read(path).unwrap();
+    for line in text.split(|b| *b == b'\n') {
+        let Ok(v) = serde_json::from_slice::<serde_json::Value>(line) else {
+            continue;
+        };
+        if v.get("type").and_then(|t| t.as_str()) != Some("assistant")
+            || v.get("isSidechain").and_then(|s| s.as_bool()) == Some(true)
+        {
+            continue;
+        }
+        for b in v
+            .pointer("/message/content")
+            .and_then(|c| c.as_array())
+            .into_iter()
+            .flatten()
+        {
+            if b.get("type").and_then(|t| t.as_str()) == Some("tool_use") {
+                tools.insert(
+                    b.get("id")
+                        .and_then(|i| i.as_str())
+                        .unwrap_or("")
+                        .to_owned(),
+                );
+            }
+        }
+        if let Some(out) = v
+            .pointer("/message/usage/output_tokens")
+            .and_then(|o| o.as_u64())
+        {
+            let key = (
+                v.pointer("/message/id")
+                    .and_then(|i| i.as_str())
+                    .unwrap_or("")
+                    .to_owned(),
+                v.get("requestId")
+                    .and_then(|i| i.as_str())
+                    .unwrap_or("")
+                    .to_owned(),
+            );
+            let slot = usage.entry(key).or_insert(0);
+            *slot = (*slot).max(out);
+        }
+    }
+    (tools.len() as u32, usage.values().sum())
+}
+
+#[test]
+fn tool_calls_and_tokens_in_the_corpus_match_the_raw_lines() {
+    let Some(real) = support::shared("corpus/claude-code/real_projects") else {
+        return;
+    };
+    let home = linked_home(&real);
+    let engine = Engine::open(EngineConfig::temporary(home.path())).unwrap();
+    engine.ingest().unwrap();
+    let mut checked = 0;
+    for node in engine.graph().episodes().unwrap() {
+        let Some(e) = node.episode().filter(|e| e.agent.is_none()) else {
+            continue;
+        };
+        let (tools, output) = tool_calls_and_output_tokens(Path::new(&e.source_path));
+        assert_eq!(e.tool_calls, tools, "{}: tool calls", e.session_id);
+        assert_eq!(e.tokens.output, output, "{}: output tokens", e.session_id);
+        checked += 1;
+    }
+    assert!(checked >= 10);
+}

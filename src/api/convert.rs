@@ -11,7 +11,7 @@ use crate::extract::{RedactionCounts, render_markdown};
 use crate::graph::{Counts, Neighbor, PathStep, Related, Shared, Touch, Walk, WalkStep};
 use crate::model::{
     AgentInfo, AgentLayout, Edge, Episode, Handoff, HandoffSections, Node, NodeId, NodeKind,
-    Timestamp,
+    Timestamp, TokenUsage,
 };
 
 pub fn timestamp(t: Timestamp) -> prost_types::Timestamp {
@@ -82,8 +82,19 @@ impl From<Episode> for pb::Episode {
             title,
             substance,
             agent,
+            tokens,
         } = e;
+        let TokenUsage {
+            input,
+            output,
+            cache_creation,
+            cache_read,
+        } = tokens;
         pb::Episode {
+            input_tokens: input,
+            output_tokens: output,
+            cache_creation_tokens: cache_creation,
+            cache_read_tokens: cache_read,
             agent: agent.map(Into::into),
             resume_command: resume_command(&session_id),
             session_id,

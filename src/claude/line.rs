@@ -9,6 +9,7 @@ pub enum LineKind {
     System,
     Summary,
     CustomTitle,
+    AiTitle,
     Other(String),
 }
 
@@ -34,6 +35,7 @@ impl Line {
             "system" => LineKind::System,
             "summary" => LineKind::Summary,
             "custom-title" => LineKind::CustomTitle,
+            "ai-title" => LineKind::AiTitle,
             other => LineKind::Other(other.to_owned()),
         };
         Some(Line { kind, value })
@@ -113,6 +115,30 @@ impl Line {
         self.str("customTitle")
     }
 
+    pub fn ai_title(&self) -> Option<&str> {
+        self.str("aiTitle")
+    }
+
+    pub fn request_id(&self) -> Option<&str> {
+        self.str("requestId")
+    }
+
+    /// Token usage of an assistant line: `message.usage`, or the entry-level `usage` of
+    /// older versions.
+    pub fn usage(&self) -> Option<Usage> {
+        let u = self
+            .message()
+            .and_then(|m| m.get("usage"))
+            .or_else(|| self.value.get("usage"))?;
+        let n = |k: &str| u.get(k).and_then(Value::as_u64).unwrap_or(0);
+        Some(Usage {
+            input: n("input_tokens"),
+            output: n("output_tokens"),
+            cache_creation: n("cache_creation_input_tokens"),
+            cache_read: n("cache_read_input_tokens"),
+        })
+    }
+
     fn message(&self) -> Option<&Value> {
         self.value.get("message").filter(|m| m.is_object())
     }
@@ -135,6 +161,41 @@ impl Line {
             Value::String(s) => vec![Block::Text(s)],
             Value::Array(items) => items.iter().map(Block::from_value).collect(),
             _ => Vec::new(),
+        }
+    }
+}
+
+/// Tokens of one API response.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Usage {
+    pub input: u64,
+    pub output: u64,
+    pub cache_creation: u64,
+    pub cache_read: u64,
+}
+
+impl Usage {
+    /// Field by field, the larger: lines of one response repeat or grow its usage, so the
+    /// most complete record is the maximum (Q4: first-wins undercounts).
+    pub fn max(self, other: Usage) -> Usage {
+        Usage {
+            input: self.input.max(other.input),
+            output: self.output.max(other.output),
+            cache_creation: self.cache_creation.max(other.cache_creation),
+            cache_read: self.cache_read.max(other.cache_read),
+        }
+    }
+}
+
+impl std::ops::Add for Usage {
+    type Output = Usage;
+
+    fn add(self, other: Usage) -> Usage {
+        Usage {
+            input: self.input + other.input,
+            output: self.output + other.output,
+            cache_creation: self.cache_creation + other.cache_creation,
+            cache_read: self.cache_read + other.cache_read,
         }
     }
 }

@@ -6,7 +6,7 @@ mod messages;
 mod transcript;
 
 pub use self::discover::{AgentFile, ClaudeDir, SessionFile};
-pub use self::line::{Block, Line, LineKind};
+pub use self::line::{Block, Line, LineKind, Usage};
 pub use self::messages::{Message, Role, read_messages};
 pub use self::transcript::{
     FileUse, Mode, Spawn, ToolUse, Transcript, read_transcript, read_transcript_from,

@@ -2,7 +2,7 @@ use std::collections::{BTreeMap, HashMap, HashSet};
 use std::io::BufRead;
 use std::path::Path;
 
-use super::line::{Block, Line, LineKind};
+use super::line::{Block, Line, LineKind, Usage};
 use crate::model::Timestamp;
 
 /// Prompts kept per session for extraction (the first ones say what the session was for).
@@ -89,6 +89,10 @@ pub struct Transcript {
     pub tools: BTreeMap<String, ToolUse>,
     pub tool_calls: u32,
     pub custom_title: Option<String>,
+    /// The last `ai-title` (Claude Code writes several as a session goes on).
+    pub ai_title: Option<String>,
+    /// Tokens, each API response counted once.
+    pub usage: Usage,
     /// `summary` labels whose `leafUuid` is a message of this file.
     pub summaries: Vec<String>,
     /// Subagents this session started.
@@ -161,6 +165,9 @@ struct Accumulator {
     assistant_chars: usize,
     timestamps: Vec<i64>,
     mode: Mode,
+    /// Usage per (message id, request id), most complete record kept.
+    usage: HashMap<(String, String), Usage>,
+    loose_usage: Usage,
     /// `Task`/`Agent` calls: tool_use id → (subagent_type, description).
     task_calls: HashMap<String, (Option<String>, Option<String>)>,
     /// Inline runs and which run each sidechain uuid belongs to.
@@ -176,6 +183,8 @@ impl Accumulator {
                 ..Transcript::default()
             },
             mode,
+            usage: HashMap::new(),
+            loose_usage: Usage::default(),
             task_calls: HashMap::new(),
             runs: Vec::new(),
             run_of: HashMap::new(),
@@ -231,6 +240,11 @@ impl Accumulator {
             LineKind::CustomTitle => {
                 if let Some(title) = line.custom_title().filter(|t| !t.trim().is_empty()) {
                     self.t.custom_title = Some(title.trim().to_owned());
+                }
+            }
+            LineKind::AiTitle => {
+                if let Some(title) = line.ai_title().filter(|t| !t.trim().is_empty()) {
+                    self.t.ai_title = Some(title.trim().to_owned());
                 }
             }
             LineKind::System | LineKind::Other(_) => {}
@@ -289,6 +303,19 @@ impl Accumulator {
 
     fn add_assistant(&mut self, line: &Line, ts: Option<Timestamp>) {
         self.t.assistant_lines += 1;
+        if let Some(usage) = line.usage() {
+            let key = (
+                line.message_id().unwrap_or("").to_owned(),
+                line.request_id().unwrap_or("").to_owned(),
+            );
+            if key.0.is_empty() {
+                // No id to group by: each line is its own response.
+                self.loose_usage = self.loose_usage + usage;
+            } else {
+                let slot = self.usage.entry(key).or_default();
+                *slot = slot.max(usage);
+            }
+        }
         let new_response = match line.message_id() {
             Some(id) => self.response_ids.insert(id.to_owned()),
             None => true,
@@ -386,6 +413,10 @@ impl Accumulator {
     }
 
     fn finish(mut self) -> Transcript {
+        self.t.usage = self
+            .usage
+            .values()
+            .fold(self.loose_usage, |total, u| total + *u);
         self.t.inline_agents = std::mem::take(&mut self.runs)
             .into_iter()
             .map(Accumulator::finish)
@@ -547,6 +578,38 @@ mod tests {
         ];
         let t = read(&lines.iter().map(String::as_str).collect::<Vec<_>>());
         assert_eq!(t.active_ms, (10 + 30 + 5) * 60 * 1000);
+    }
+
+    #[test]
+    fn usage_of_a_response_split_over_lines_counts_once_at_its_most_complete() {
+        // Q4: one response, three lines, usage growing; a second response; a line without
+        // an id counts on its own.
+        let t = read(&[
+            r#"{"type":"assistant","requestId":"r1","message":{"id":"m1","usage":{"input_tokens":10,"output_tokens":1,"cache_read_input_tokens":100},"content":[{"type":"thinking","thinking":"x"}]}}"#,
+            r#"{"type":"assistant","requestId":"r1","message":{"id":"m1","usage":{"input_tokens":10,"output_tokens":5,"cache_read_input_tokens":100},"content":[{"type":"text","text":"a"}]}}"#,
+            r#"{"type":"assistant","requestId":"r1","message":{"id":"m1","usage":{"input_tokens":10,"output_tokens":120,"cache_read_input_tokens":100},"content":[{"type":"tool_use","id":"t","name":"Bash","input":{}}]}}"#,
+            r#"{"type":"assistant","requestId":"r2","message":{"id":"m2","usage":{"input_tokens":7,"output_tokens":30},"content":[{"type":"text","text":"b"}]}}"#,
+            r#"{"type":"assistant","usage":{"input_tokens":1,"output_tokens":2},"message":{"content":[{"type":"text","text":"old"}]}}"#,
+        ]);
+        assert_eq!(
+            t.usage,
+            Usage {
+                input: 10 + 7 + 1,
+                output: 120 + 30 + 2,
+                cache_creation: 0,
+                cache_read: 100,
+            }
+        );
+    }
+
+    #[test]
+    fn the_last_ai_title_is_kept() {
+        let t = read(&[
+            r#"{"type":"ai-title","aiTitle":"Old title","sessionId":"s"}"#,
+            r#"{"type":"user","message":{"content":"hi"}}"#,
+            r#"{"type":"ai-title","aiTitle":"Fix the parser race","sessionId":"s"}"#,
+        ]);
+        assert_eq!(t.ai_title.as_deref(), Some("Fix the parser race"));
     }
 
     #[test]

@@ -39,6 +39,15 @@ pub fn node_json(node: &Node) -> Value {
                 "substance": e.substance,
                 "source_path": e.source_path,
                 "resume_command": format!("claude --resume {}", e.session_id),
+                "tokens": {"input": e.tokens.input, "output": e.tokens.output,
+                           "cache_creation": e.tokens.cache_creation,
+                           "cache_read": e.tokens.cache_read},
+                "agent": e.agent.as_ref().map(|a| json!({
+                    "agent_id": a.agent_id, "parent_session": a.parent_session,
+                    "agent_type": a.agent_type, "description": a.description,
+                    "tool_use_id": a.tool_use_id, "layout": format!("{:?}", a.layout),
+                    "summary": a.summary,
+                })),
             });
         }
         NodeKind::Entity(e) => {

@@ -8,7 +8,7 @@ use super::{ProjectPath, headline, keywords, project_of, substance};
 use crate::claude::Transcript;
 use crate::model::{
     AgentInfo, Edge, Entity, EntityType, Episode, Handoff, HandoffSections, Node, NodeId, NodeKind,
-    Relation, Timestamp,
+    Relation, Timestamp, TokenUsage,
 };
 
 /// Everything one transcript contributes to the graph.
@@ -93,6 +93,12 @@ pub fn episode_facts(origin: Origin<'_>, t: &Transcript) -> Option<SessionFacts>
         title: title.clone(),
         substance,
         agent,
+        tokens: TokenUsage {
+            input: t.usage.input,
+            output: t.usage.output,
+            cache_creation: t.usage.cache_creation,
+            cache_read: t.usage.cache_read,
+        },
     };
     let sections = sections(t, &projects);
     let handoff = episode.agent.is_none().then(|| Handoff {

@@ -3,12 +3,14 @@ use crate::claude::Transcript;
 /// Words a headline keeps at most (seed 000: "action-oriented, 5-10 words").
 const HEADLINE_WORDS: usize = 10;
 
-/// The session's headline: a custom title (`/rename`), else a summary label of this file,
-/// else the first sentence of the first real prompt, at most ten words.
+/// The session's headline: a custom title (`/rename`), else the last AI title, else a
+/// summary label of this file, else the first sentence of the first real prompt, at most
+/// ten words.
 pub fn headline(t: &Transcript) -> String {
     let source = t
         .custom_title
         .as_deref()
+        .or(t.ai_title.as_deref())
         .or(t.summaries.last().map(String::as_str))
         .or(t.prompts.first().map(String::as_str))
         .unwrap_or("");
@@ -80,6 +82,8 @@ mod tests {
         let mut t = transcript(&["do things"]);
         t.summaries = vec!["Summary label".into()];
         assert_eq!(headline(&t), "Summary label");
+        t.ai_title = Some("AI title".into());
+        assert_eq!(headline(&t), "AI title");
         t.custom_title = Some("My rename".into());
         assert_eq!(headline(&t), "My rename");
     }

@@ -27,6 +27,9 @@ fn scrub_into(t: &mut Transcript, counts: &mut RedactionCounts) {
     if let Some(title) = &mut t.custom_title {
         clean(title);
     }
+    if let Some(title) = &mut t.ai_title {
+        clean(title);
+    }
     for run in &mut t.inline_agents {
         scrub_into(run, counts);
     }

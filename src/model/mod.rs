@@ -11,6 +11,6 @@ pub use self::handoff::{Handoff, HandoffSections};
 pub use self::ids::{EdgeId, NodeId};
 pub use self::node::{
     AgentInfo, AgentLayout, DecayState, Document, Entity, EntityType, Episode, Memory, MemoryType,
-    Node, NodeKind,
+    Node, NodeKind, TokenUsage,
 };
 pub use self::time::Timestamp;

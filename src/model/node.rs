@@ -106,6 +106,18 @@ pub struct Episode {
     /// Set when this episode is a subagent run.
     #[serde(default)]
     pub agent: Option<AgentInfo>,
+    /// Tokens, each API response counted once at its most complete.
+    #[serde(default)]
+    pub tokens: TokenUsage,
+}
+
+/// Token counts of a session.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TokenUsage {
+    pub input: u64,
+    pub output: u64,
+    pub cache_creation: u64,
+    pub cache_read: u64,
 }
 
 /// How Claude Code stored a subagent's transcript (three layouts over its versions).
