@@ -217,6 +217,7 @@ pub fn graph_dir() -> std::path::PathBuf {
             substance: 2,
             agent: None,
             tokens: Default::default(),
+            slug: None,
         };
         let handoff = Handoff {
             session_id: session_id.clone(),

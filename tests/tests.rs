@@ -11,6 +11,7 @@ mod grpc;
 mod handoffs;
 mod ingest;
 mod secrets;
+mod sequences;
 mod temporal;
 mod view;
 mod walks;

@@ -60,10 +60,13 @@ fn neighbors_filter_by_relation_and_direction() {
         )
         .unwrap();
     assert_eq!(touched.len(), 1);
-    let (_, none) = engine
+    // Into the first session comes only the next one of its project, which FOLLOWS it.
+    let (_, incoming) = engine
         .neighbors("session:10000000", &only(vec![], Direction::In), 100)
         .unwrap();
-    assert!(none.is_empty());
+    assert_eq!(incoming.len(), 1);
+    assert_eq!(incoming[0].edge.relation, Relation::Follows);
+    assert_eq!(incoming[0].node.episode().unwrap().short_id, "20000000");
     let (_, sessions) = engine
         .neighbors("project:shop", &only(vec![], Direction::In), 100)
         .unwrap();

@@ -83,6 +83,7 @@ impl From<Episode> for pb::Episode {
             substance,
             agent,
             tokens,
+            slug,
         } = e;
         let TokenUsage {
             input,
@@ -91,6 +92,7 @@ impl From<Episode> for pb::Episode {
             cache_read,
         } = tokens;
         pb::Episode {
+            slug: slug.unwrap_or_default(),
             input_tokens: input,
             output_tokens: output,
             cache_creation_tokens: cache_creation,

@@ -68,6 +68,11 @@ impl Line {
         self.str("gitBranch").filter(|s| !s.trim().is_empty())
     }
 
+    /// `slug`: names a conversation across resumes (2.0.5x+).
+    pub fn slug(&self) -> Option<&str> {
+        self.str("slug").filter(|s| !s.is_empty())
+    }
+
     pub fn version(&self) -> Option<&str> {
         self.str("version")
     }

@@ -93,6 +93,8 @@ pub struct Transcript {
     pub ai_title: Option<String>,
     /// Tokens, each API response counted once.
     pub usage: Usage,
+    /// The conversation's slug, shared by its resumed sessions.
+    pub slug: Option<String>,
     /// `summary` labels whose `leafUuid` is a message of this file.
     pub summaries: Vec<String>,
     /// Subagents this session started.
@@ -210,6 +212,9 @@ impl Accumulator {
         }
         if self.t.session_field.is_none() {
             self.t.session_field = line.session_id().map(str::to_owned);
+        }
+        if self.t.slug.is_none() {
+            self.t.slug = line.slug().map(str::to_owned);
         }
         let ts = line.timestamp().and_then(Timestamp::parse);
         if let Some(ts) = ts {

@@ -73,9 +73,10 @@ impl Engine {
             counts: Counts::default(),
             elapsed: Duration::ZERO,
         };
+        let mut run = Run::default();
         // Parents first: an agent file then finds its parent and the call that started it.
         for file in &files {
-            match self.ingest_file(file, &mut report.redacted) {
+            match self.ingest_file(file, &mut run) {
                 Ok(FileOutcome::Unchanged) => report.files_unchanged += 1,
                 Ok(FileOutcome::Read { episode }) => {
                     report.files_read += 1;
@@ -91,7 +92,7 @@ impl Engine {
         let agents = self.claude.agent_files().map_err(Error::io(&projects))?;
         report.agent_files_scanned = agents.len() as u64;
         for file in &agents {
-            match self.ingest_agent_file(file, &mut report.redacted) {
+            match self.ingest_agent_file(file, &mut run) {
                 Ok(FileOutcome::Unchanged) => {}
                 Ok(FileOutcome::Read { .. }) => report.agent_files_read += 1,
                 Err(Error::Io { path, source }) => {
@@ -100,6 +101,11 @@ impl Engine {
                 }
                 Err(other) => return Err(other),
             }
+        }
+        report.redacted = std::mem::take(&mut run.redacted);
+        let sequenced = self.graph.derive_sequences()?;
+        if sequenced > 0 {
+            tracing::debug!(edges = sequenced, "updated FOLLOWS and CONTINUES");
         }
         self.graph.store().flush()?;
         if self.graph.save_view()? {
@@ -159,18 +165,14 @@ impl Engine {
         Ok((transcript, archive.finish()?))
     }
 
-    fn ingest_file(
-        &self,
-        file: &SessionFile,
-        redacted: &mut RedactionCounts,
-    ) -> Result<FileOutcome> {
+    fn ingest_file(&self, file: &SessionFile, run: &mut Run) -> Result<FileOutcome> {
         let changed = self.unchanged(&file.path)?;
         if changed.same {
             return Ok(FileOutcome::Unchanged);
         }
         let (mut transcript, blob) =
             self.read_archived(&file.path, &file.session_id, Mode::Main)?;
-        redacted.add(&scrub(&mut transcript));
+        run.redacted.add(&scrub(&mut transcript));
         let path = file.path.to_string_lossy().into_owned();
         let session = file.session_id.as_str();
         let main = episode_facts(
@@ -244,18 +246,14 @@ impl Engine {
     /// A subagent's own transcript: its parent is the session folder it sits in (2.1+) or
     /// the `sessionId` its lines carry (2.0.x), confirmed and described by the parent's
     /// `Task` call when the parent was read.
-    fn ingest_agent_file(
-        &self,
-        file: &AgentFile,
-        redacted: &mut RedactionCounts,
-    ) -> Result<FileOutcome> {
+    fn ingest_agent_file(&self, file: &AgentFile, run: &mut Run) -> Result<FileOutcome> {
         let changed = self.unchanged(&file.path)?;
         if changed.same {
             return Ok(FileOutcome::Unchanged);
         }
         let name = format!("agent-{}", file.agent_id);
         let (mut transcript, blob) = self.read_archived(&file.path, &name, Mode::Agent)?;
-        redacted.add(&scrub(&mut transcript));
+        run.redacted.add(&scrub(&mut transcript));
         let path = file.path.to_string_lossy().into_owned();
         let parent = file
             .parent_session
@@ -264,7 +262,7 @@ impl Engine {
         let episode_id = NodeId::agent(parent.as_deref().unwrap_or(""), &file.agent_id);
         let mut meta = file.meta.as_deref().map(read_meta).unwrap_or_default();
         if let Some(description) = &mut meta.description {
-            *description = redact(description, redacted).into_owned();
+            *description = redact(description, &mut run.redacted).into_owned();
         }
         let spawn = self.graph.spawn(episode_id)?;
         let agent = AgentInfo {
@@ -369,6 +367,12 @@ impl Engine {
         store.blobs().delete(hash)?;
         Ok(())
     }
+}
+
+/// What one ingest run gathers as it goes.
+#[derive(Default)]
+struct Run {
+    redacted: RedactionCounts,
 }
 
 struct Changed {

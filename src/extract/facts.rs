@@ -99,6 +99,7 @@ pub fn episode_facts(origin: Origin<'_>, t: &Transcript) -> Option<SessionFacts>
             cache_creation: t.usage.cache_creation,
             cache_read: t.usage.cache_read,
         },
+        slug: t.slug.clone(),
     };
     let sections = sections(t, &projects);
     let handoff = episode.agent.is_none().then(|| Handoff {

@@ -244,6 +244,19 @@ impl Graph {
         Ok(touches)
     }
 
+    /// (start, id) of every episode with a current edge to `entity`.
+    pub(super) fn episodes_touching(&self, entity: NodeId) -> Vec<(i64, NodeId)> {
+        let mut out: Vec<(i64, NodeId)> = self
+            .view()
+            .adjacent(entity, true, true)
+            .filter(|(_, n, _)| n.is_episode())
+            .map(|(_, n, _)| (n.start, n.id))
+            .collect();
+        out.sort();
+        out.dedup();
+        out
+    }
+
     /// Current edges between `entity` and episodes, newest episode first (an episode's
     /// edges next to each other), cached until the next write.
     fn timeline(&self, entity: NodeId, direction: Direction) -> Result<Arc<Vec<TimelineEntry>>> {

@@ -1,7 +1,7 @@
 //! Writes: one atomic batch per source file, versioned edges, merged shared entities, and
 //! the view and caches updated after the batch lands.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use eywa_storage::{Batch, Keyspace};
@@ -19,6 +19,10 @@ use crate::model::{Edge, EdgeId, Node, NodeId, NodeKind, Relation, Timestamp};
 pub(super) const HANDOFF_PREFIX: u8 = b'h';
 /// Docs keyspace prefix of spawn records.
 const SPAWN_PREFIX: u8 = b's';
+/// Docs keyspace prefix of projects whose FOLLOWS chain awaits the sequence pass. Set in
+/// the batch that wrote a session, cleared in the batch of the pass: a crash in between
+/// leaves the work queued, not lost.
+const SEQUENCE_PREFIX: u8 = b'q';
 
 fn spawn_key(agent_episode: NodeId) -> Vec<u8> {
     let mut key = vec![SPAWN_PREFIX];
@@ -94,6 +98,15 @@ impl Graph {
                     self.expire_edge(&mut pending, &old, now)?;
                 }
             }
+            for edge in facts
+                .edges
+                .iter()
+                .filter(|e| e.relation == Relation::Touched)
+            {
+                let mut key = vec![SEQUENCE_PREFIX];
+                key.extend_from_slice(edge.dst.as_bytes());
+                pending.batch.put_raw(Keyspace::Docs, key, Vec::new());
+            }
             if let Some(handoff) = &facts.handoff {
                 let doc = NodeId::handoff(&handoff.session_id);
                 let mut key = vec![HANDOFF_PREFIX];
@@ -106,6 +119,78 @@ impl Graph {
             .batch
             .put(Keyspace::Sources, source.path.as_bytes().to_vec(), source)?;
         self.commit(pending, &mut generation)
+    }
+
+    /// Brings FOLLOWS (a session → the previous session of a project) and CONTINUES (a
+    /// resumed session → the one before it with the same slug) in step for the sessions
+    /// of every project a write queued: missing edges are added, edges that no longer hold
+    /// are expired. Subagent runs take no part. Returns how many edges changed.
+    pub fn derive_sequences(&self) -> Result<u64> {
+        let mut generation = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        let now = Timestamp::now();
+        let mut pending = Pending::new(Batch::new());
+        let mut projects = Vec::new();
+        for key in self.store.keys(Keyspace::Docs, &[SEQUENCE_PREFIX]) {
+            let key = key?;
+            if let Some(id) = NodeId::from_slice(&key[1..]) {
+                projects.push(id);
+            }
+            pending.batch.delete(Keyspace::Docs, key);
+        }
+        if projects.is_empty() {
+            return Ok(0);
+        }
+        let mut sessions: Vec<(i64, NodeId, Option<String>)> = Vec::new();
+        let mut desired: HashMap<NodeId, Vec<Edge>> = HashMap::new();
+        for &project in &projects {
+            let mut chain: Vec<(i64, NodeId)> = Vec::new();
+            for (start, id) in self.episodes_touching(project) {
+                let Some(node) = self.node(id)? else { continue };
+                let Some(episode) = node.episode().filter(|e| e.agent.is_none()) else {
+                    continue;
+                };
+                chain.push((start, id));
+                if !sessions.iter().any(|(_, s, _)| *s == id) {
+                    sessions.push((start, id, episode.slug.clone()));
+                }
+            }
+            chain.sort();
+            for pair in chain.windows(2) {
+                let (start, later) = pair[1];
+                let edge = Edge::new(later, Relation::Follows, pair[0].1, Timestamp(start));
+                desired.entry(later).or_default().push(edge);
+            }
+        }
+        sessions.sort();
+        let mut last_of_slug: HashMap<&str, NodeId> = HashMap::new();
+        for (start, id, slug) in &sessions {
+            desired.entry(*id).or_default();
+            if let Some(slug) = slug.as_deref()
+                && let Some(previous) = last_of_slug.insert(slug, *id)
+            {
+                let edge = Edge::new(*id, Relation::Continues, previous, Timestamp(*start));
+                desired.entry(*id).or_default().push(edge);
+            }
+        }
+        let mut changed = 0;
+        for (episode, edges) in desired {
+            let wanted: HashSet<EdgeId> = edges.iter().map(|e| e.id).collect();
+            for old in self.current_edges_from(episode)? {
+                let derived = matches!(old.relation, Relation::Follows | Relation::Continues);
+                if derived && !wanted.contains(&old.id) {
+                    self.expire_edge(&mut pending, &old, now)?;
+                    changed += 1;
+                }
+            }
+            for edge in edges {
+                if self.edge(edge.id)?.is_none_or(|e| !e.same_fact(&edge)) {
+                    self.put_edge(&mut pending, edge, now)?;
+                    changed += 1;
+                }
+            }
+        }
+        self.commit(pending, &mut generation)?;
+        Ok(changed)
     }
 
     /// Records the subagents a session started, so their transcripts can find the call

@@ -109,6 +109,9 @@ pub struct Episode {
     /// Tokens, each API response counted once at its most complete.
     #[serde(default)]
     pub tokens: TokenUsage,
+    /// The conversation's slug, shared by its resumed sessions.
+    #[serde(default)]
+    pub slug: Option<String>,
 }
 
 /// Token counts of a session.
