@@ -122,13 +122,16 @@ fn bad_arguments_and_missing_sources_fail_clearly() {
     assert!(err.contains("--allow-remote"), "{err}");
 }
 
-/// `serve` holds the store; `get` then asks the server, and answers the same.
-#[test]
-fn get_asks_the_running_server_when_it_holds_the_store() {
-    let env = Env::new();
+/// Starts `eywa serve` on a free loopback port; returns it, its address, and the thread
+/// draining its stderr (so it never blocks on a full pipe).
+fn spawn_serve(
+    env: &Env,
+    extra: &[&str],
+) -> (std::process::Child, String, std::thread::JoinHandle<usize>) {
     let mut server = env
         .eywa()
         .args(["serve", "--addr", "127.0.0.1:0"])
+        .args(extra)
         .stderr(Stdio::piped())
         .stdout(Stdio::null())
         .spawn()
@@ -144,9 +147,77 @@ fn get_asks_the_running_server_when_it_holds_the_store() {
             break addr.trim().to_owned();
         }
     };
-    // Keep draining stderr so the server never blocks on a full pipe.
     let drain = std::thread::spawn(move || lines.count());
+    (server, addr, drain)
+}
 
+fn stop(mut server: std::process::Child, drain: std::thread::JoinHandle<usize>) {
+    let status = Command::new("kill")
+        .args(["-INT", &server.id().to_string()])
+        .status()
+        .unwrap();
+    assert!(status.success());
+    let exit = server.wait().unwrap();
+    drain.join().unwrap();
+    assert!(exit.success(), "serve exited with {exit:?}");
+}
+
+/// A session appended to while `serve` runs is updated without anyone asking.
+#[test]
+fn serve_follows_appended_sessions_live() {
+    let env = Env::new();
+    let (server, addr, drain) = spawn_serve(&env, &["--watch-interval-ms", "100"]);
+    let minutes = |env: &Env| {
+        let got = env.json(&["get", "tokenizer", "--json", "--addr", &addr]);
+        got["handoffs"][0]["duration_minutes"].as_u64()
+    };
+    assert_eq!(minutes(&env), Some(3));
+
+    // Twenty more minutes of work on the tokenizer session.
+    let id = "aaaaaaaa-0000-4000-8000-000000000001";
+    let path = env
+        .home
+        .root()
+        .join("projects/-w-tokenizer-service")
+        .join(format!("{id}.jsonl"));
+    let later = days_ago(1) + chrono::Duration::minutes(4);
+    let steps: Vec<(String, String)> = (0..10)
+        .map(|i| (format!("step {i}"), "ok".to_owned()))
+        .collect();
+    let steps: Vec<(&str, &str)> = steps
+        .iter()
+        .map(|(a, b)| (a.as_str(), b.as_str()))
+        .collect();
+    let more = crate::support::fixture::session_lines(id, "/w/tokenizer-service", later, &steps);
+    let appended = std::time::Instant::now();
+    let mut file = std::fs::OpenOptions::new()
+        .append(true)
+        .open(&path)
+        .unwrap();
+    std::io::Write::write_all(&mut file, (more.join("\n") + "\n").as_bytes()).unwrap();
+    drop(file);
+
+    // Poll with a generous deadline; the watcher looks every 100 ms.
+    let deadline = appended + std::time::Duration::from_secs(30);
+    loop {
+        if minutes(&env) == Some(23) {
+            break;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the appended lines never arrived"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    eprintln!("live update seen {:?} after the append", appended.elapsed());
+    stop(server, drain);
+}
+
+/// `serve` holds the store; `get` then asks the server, and answers the same.
+#[test]
+fn get_asks_the_running_server_when_it_holds_the_store() {
+    let env = Env::new();
+    let (server, addr, drain) = spawn_serve(&env, &[]);
     let remote = env.json(&["get", "tokenizer", "--json", "--addr", &addr]);
     assert_eq!(
         remote["handoffs"][0]["session_id"],
@@ -160,14 +231,7 @@ fn get_asks_the_running_server_when_it_holds_the_store() {
     assert_eq!(ingest["counts"]["episodes"], 2);
 
     // Ctrl-C stops it cleanly.
-    let status = Command::new("kill")
-        .args(["-INT", &server.id().to_string()])
-        .status()
-        .unwrap();
-    assert!(status.success());
-    let exit = server.wait().unwrap();
-    drain.join().unwrap();
-    assert!(exit.success(), "serve exited with {exit:?}");
+    stop(server, drain);
 
     // With the server gone, the CLI opens the store itself.
     let local = env.json(&["get", "tokenizer", "--json"]);

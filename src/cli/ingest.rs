@@ -1,6 +1,10 @@
 use std::process::ExitCode;
 
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
 use anyhow::Context;
+use eywa::engine::Engine;
 
 use super::Paths;
 
@@ -9,12 +13,32 @@ pub struct Args {
     /// Print the report as JSON
     #[arg(long)]
     json: bool,
+    /// Keep following the Claude dir, ingesting what changes (Ctrl-C stops)
+    #[arg(long)]
+    watch: bool,
+    /// Milliseconds between looks, with --watch
+    #[arg(long, default_value_t = 2_000)]
+    interval_ms: u64,
     /// Server to ask when another process holds the store
     #[arg(long, env = "EYWA_ADDR", default_value = eywa::server::DEFAULT_ADDR, value_name = "HOST:PORT")]
     addr: String,
 }
 
 pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
+    if args.watch {
+        let engine = super::open_local(paths)?;
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        eprintln!(
+            "eywa: following {} (Ctrl-C stops)",
+            paths.claude_dir.display()
+        );
+        follow(
+            &engine,
+            Duration::from_millis(args.interval_ms.max(50)),
+            &stop,
+        );
+        return Ok(ExitCode::SUCCESS);
+    }
     let report = match paths.open_engine() {
         Ok(engine) => engine.ingest()?,
         // `eywa serve` holds the store: it ingests its own Claude dir.
@@ -53,4 +77,29 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         println!("redacted before storing: {}", kinds.join(", "));
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Ingests whenever the Claude dir changes, every `interval`, until `stop` is set. Each run
+/// reads only new and changed files; a failed run is logged and the next one tries again.
+pub fn follow(engine: &Engine, interval: Duration, stop: &AtomicBool) {
+    while !stop.load(Ordering::Relaxed) {
+        match engine.ingest() {
+            Ok(report) if report.files_read + report.agent_files_read > 0 => tracing::info!(
+                files = report.files_read + report.agent_files_read,
+                episodes = report.counts.episodes,
+                seconds = report.elapsed.as_secs_f64(),
+                "ingested changes"
+            ),
+            Ok(_) => {}
+            Err(eywa::Error::ClaudeDirMissing { .. }) => {}
+            Err(e) => tracing::warn!(error = %e, "ingest failed; trying again"),
+        }
+        // Sleep in slices so a stop is seen promptly.
+        let mut waited = Duration::ZERO;
+        while waited < interval && !stop.load(Ordering::Relaxed) {
+            let step = (interval - waited).min(Duration::from_millis(50));
+            std::thread::sleep(step);
+            waited += step;
+        }
+    }
 }

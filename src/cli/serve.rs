@@ -18,6 +18,9 @@ pub struct Args {
     /// Serve what the store holds without ingesting first
     #[arg(long)]
     no_ingest: bool,
+    /// Milliseconds between looks for new and changed transcripts while serving (0: never)
+    #[arg(long, env = "EYWA_WATCH_INTERVAL_MS", default_value_t = 2_000)]
+    watch_interval_ms: u64,
 }
 
 pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
@@ -54,6 +57,13 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         .enable_all()
         .build()
         .context("cannot start the async runtime")?;
+    let engine = Arc::new(engine);
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let watcher = (args.watch_interval_ms > 0).then(|| {
+        let (engine, stop) = (engine.clone(), stop.clone());
+        let interval = std::time::Duration::from_millis(args.watch_interval_ms);
+        std::thread::spawn(move || super::ingest::follow(&engine, interval, &stop))
+    });
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(args.addr)
             .await
@@ -65,8 +75,12 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             let _ = tokio::signal::ctrl_c().await;
             tracing::info!("shutting down");
         };
-        eywa::server::run(listener, Arc::new(engine), shutdown).await?;
+        eywa::server::run(listener, engine, shutdown).await?;
         anyhow::Ok(())
     })?;
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    if let Some(watcher) = watcher {
+        let _ = watcher.join();
+    }
     Ok(ExitCode::SUCCESS)
 }
