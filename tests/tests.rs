@@ -9,6 +9,7 @@ mod corpus;
 mod crash;
 mod grpc;
 mod handoffs;
+mod import;
 mod ingest;
 mod secrets;
 mod sequences;

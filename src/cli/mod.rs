@@ -2,6 +2,7 @@
 
 mod get;
 mod graph;
+mod import;
 mod ingest;
 mod render;
 mod serve;
@@ -41,6 +42,8 @@ enum Command {
     Get(get::Args),
     /// Walk the knowledge graph
     Graph(graph::Args),
+    /// Import a Python Eywa folder (handoff-index.json and handoffs/**/*.md)
+    Import(import::Args),
     /// Counts, tier sizes and cache hit rates
     Stats(stats::Args),
 }
@@ -86,7 +89,11 @@ pub fn run() -> anyhow::Result<ExitCode> {
     let cli = Cli::parse();
     let default_level = match cli.command {
         Command::Serve(_) => "info",
-        Command::Ingest(_) | Command::Get(_) | Command::Graph(_) | Command::Stats(_) => "warn",
+        Command::Ingest(_)
+        | Command::Get(_)
+        | Command::Graph(_)
+        | Command::Import(_)
+        | Command::Stats(_) => "warn",
     };
     init_logging(default_level);
     let paths = Paths::resolve(&cli)?;
@@ -95,6 +102,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Ingest(args) => ingest::run(&paths, args),
         Command::Get(args) => get::run(&paths, args),
         Command::Graph(args) => graph::run(&paths, args),
+        Command::Import(args) => import::run(&paths, args),
         Command::Stats(args) => stats::run(&paths, args),
     }
 }

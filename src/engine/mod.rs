@@ -1,10 +1,12 @@
 //! The facade that owns the store and the indexes, and runs ingest and queries.
 
+mod import;
 mod ingest;
 mod query;
 mod sessions;
 mod stats;
 
+pub use self::import::ImportReport;
 pub use self::ingest::IngestReport;
 pub use self::query::{
     GetOutcome, HandoffHit, MAX_DAYS_BACK, MAX_DEPTH, MAX_LIMIT, parse_relations,

@@ -1,0 +1,34 @@
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use super::Paths;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// The Eywa data folder (its `handoff-index.json` and `handoffs/`)
+    dir: PathBuf,
+    /// Print the report as JSON
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
+    let engine = super::open_local(paths)?;
+    let report = engine.import_eywa(&args.dir)?;
+    if args.json {
+        super::print_json(&serde_json::to_value(&report)?)?;
+    } else {
+        println!(
+            "{} handoffs found: {} imported, {} already imported, {} known from transcripts, {} unreadable",
+            report.found,
+            report.imported,
+            report.already_imported,
+            report.known,
+            report.failed.len()
+        );
+        for (file, why) in &report.failed {
+            eprintln!("  {file}: {why}");
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}

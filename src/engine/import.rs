@@ -1,0 +1,250 @@
+//! Importing a Python Eywa data folder: `handoff-index.json` and `handoffs/**/*.md`.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use eywa_storage::Batch;
+use serde::Serialize;
+
+use super::Engine;
+use crate::extract::{
+    HandoffFrontmatter, RedactionCounts, SessionFacts, parse_index, parse_markdown, redact,
+};
+use crate::graph::SourceRecord;
+use crate::model::{
+    Edge, Entity, EntityType, Episode, Handoff, HandoffSections, Node, NodeId, NodeKind, Relation,
+    Timestamp,
+};
+use crate::{Error, Result};
+
+/// What an import did.
+#[derive(Debug, Clone, Default, Serialize)]
+pub struct ImportReport {
+    /// Handoffs found (markdown files, and index entries without a file).
+    pub found: u64,
+    pub imported: u64,
+    /// Sessions eywa already knows from their transcripts (the better source).
+    pub known: u64,
+    /// Handoffs an earlier import brought in.
+    pub already_imported: u64,
+    /// Files that are not Eywa handoffs, with why.
+    pub failed: Vec<(String, String)>,
+}
+
+impl Engine {
+    /// Imports the handoffs of an Eywa data folder. Each becomes an Episode (`eywa:<id8>`)
+    /// that TOUCHED its projects, with its handoff, so `get` ranks it with the rest.
+    /// Sessions already read from transcripts are left as they are; importing again
+    /// changes nothing.
+    pub fn import_eywa(&self, dir: &Path) -> Result<ImportReport> {
+        let _guard = self.ingest_lock.lock().unwrap_or_else(|p| p.into_inner());
+        if !dir.is_dir() {
+            return Err(Error::NotFound(format!(
+                "no Eywa folder at {}",
+                dir.display()
+            )));
+        }
+        let mut report = ImportReport::default();
+        let mut found: BTreeMap<String, (HandoffFrontmatter, HandoffSections, PathBuf)> =
+            BTreeMap::new();
+        for path in markdown_files(&dir.join("handoffs"))? {
+            let text = std::fs::read_to_string(&path).map_err(Error::io(&path))?;
+            match parse_markdown(&text) {
+                Ok((front, sections)) => {
+                    found.insert(front.session_id.clone(), (front, sections, path));
+                }
+                Err(e) => report
+                    .failed
+                    .push((path.display().to_string(), e.to_string())),
+            }
+        }
+        let index_path = dir.join("handoff-index.json");
+        if let Ok(bytes) = std::fs::read(&index_path) {
+            let value: serde_json::Value = serde_json::from_slice(&bytes)
+                .map_err(|e| Error::InvalidArgument(format!("{}: {e}", index_path.display())))?;
+            let entries = parse_index(&value)
+                .map_err(|e| Error::InvalidArgument(format!("{}: {e}", index_path.display())))?;
+            for entry in entries {
+                found.entry(entry.short_id.clone()).or_insert_with(|| {
+                    let front = HandoffFrontmatter {
+                        session_id: entry.short_id,
+                        date: entry.date,
+                        duration: None,
+                        duration_minutes: entry.duration_minutes,
+                        model: None,
+                        headline: entry.headline,
+                        projects: entry.projects,
+                        keywords: entry.keywords,
+                        substance: entry.substance,
+                    };
+                    (front, HandoffSections::default(), index_path.clone())
+                });
+            }
+        }
+        report.found = found.len() as u64;
+        let known: Vec<String> = self
+            .graph
+            .sources()?
+            .into_iter()
+            .filter(|s| s.episode.is_some() && !s.session_id.starts_with("eywa:"))
+            .map(|s| s.session_id)
+            .collect();
+        let mut redacted = RedactionCounts::default();
+        for (short, (front, sections, path)) in found {
+            if known.iter().any(|k| k.starts_with(&short)) {
+                report.known += 1;
+                continue;
+            }
+            let source = format!("{}#{short}", path.display());
+            if self.graph.source(&source)?.is_some() {
+                report.already_imported += 1;
+                continue;
+            }
+            let facts = imported_facts(front, sections, &mut redacted);
+            let record = SourceRecord {
+                path: source,
+                len: 0,
+                modified_ms: 0,
+                session_id: format!("eywa:{short}"),
+                lines: 0,
+                skipped_lines: 0,
+                episode: Some(facts.episode.id),
+                archive: None,
+                agent: false,
+                agents: 0,
+            };
+            self.graph
+                .write_session(Batch::new(), std::slice::from_ref(&facts), &record)?;
+            report.imported += 1;
+        }
+        self.graph.derive_sequences()?;
+        self.graph.store().flush()?;
+        self.graph.save_view()?;
+        self.reload_handoffs()?;
+        Ok(report)
+    }
+}
+
+/// The Episode, projects and handoff an imported handoff stands for.
+fn imported_facts(
+    front: HandoffFrontmatter,
+    mut sections: HandoffSections,
+    redacted: &mut RedactionCounts,
+) -> SessionFacts {
+    let mut clean = |s: String| redact(&s, redacted).into_owned();
+    let short = front.session_id.clone();
+    let id = NodeId::episode(&format!("eywa:{short}"));
+    let start = Timestamp::parse(&front.date.to_string()).unwrap_or(Timestamp(0));
+    let minutes = front.duration_minutes.unwrap_or(0);
+    let end = Timestamp(start.0 + i64::from(minutes) * 60_000);
+    let headline = clean(front.headline);
+    for list in [
+        &mut sections.what_happened,
+        &mut sections.key_files,
+        &mut sections.open_threads,
+    ] {
+        *list = list.drain(..).map(&mut clean).collect();
+    }
+    sections.insights = sections
+        .insights
+        .drain(..)
+        .map(|(t, e)| (clean(t), clean(e)))
+        .collect();
+    let mut entities = Vec::new();
+    let mut edges = Vec::new();
+    for name in &front.projects {
+        // Eywa knows a project by name only; its path stays unknown.
+        let project = NodeId::project(&format!("eywa:{name}"));
+        entities.push(Node {
+            id: project,
+            name: name.clone(),
+            kind: NodeKind::Entity(Entity {
+                entity_type: EntityType::Project,
+                aliases: Vec::new(),
+                path: None,
+            }),
+            content: None,
+            properties: Default::default(),
+            created_at: start,
+            updated_at: end,
+            doc_refs: Vec::new(),
+        });
+        let mut edge = Edge::new(id, Relation::Touched, project, start);
+        edge.valid_to = Some(end);
+        edges.push(edge);
+    }
+    let episode = Episode {
+        session_id: format!("eywa:{short}"),
+        short_id: short.clone(),
+        source_path: String::new(),
+        project: front.projects.first().cloned().unwrap_or_default(),
+        project_path: String::new(),
+        cwd: String::new(),
+        git_branch: None,
+        models: front.model.iter().cloned().collect(),
+        version: None,
+        start,
+        end,
+        active_minutes: minutes,
+        user_messages: 0,
+        assistant_messages: 0,
+        prompts: 0,
+        tool_calls: 0,
+        title: headline.clone(),
+        substance: front.substance,
+        agent: None,
+        tokens: Default::default(),
+        slug: None,
+    };
+    let handoff = Handoff {
+        session_id: format!("eywa:{short}"),
+        short_id: short,
+        episode: id,
+        date: front.date,
+        started_at: start,
+        duration_minutes: front.duration_minutes,
+        model: front.model,
+        headline: headline.clone(),
+        projects: front.projects,
+        keywords: front.keywords,
+        substance: front.substance,
+        cwd: String::new(),
+        sections,
+    };
+    SessionFacts {
+        episode: Node {
+            id,
+            name: headline,
+            kind: NodeKind::Episode(Box::new(episode)),
+            content: None,
+            properties: Default::default(),
+            created_at: start,
+            updated_at: end,
+            doc_refs: Vec::new(),
+        },
+        handoff: Some(handoff),
+        entities,
+        edges,
+    }
+}
+
+/// Every `*.md` below `dir`, sorted (none when `dir` is missing).
+fn markdown_files(dir: &Path) -> Result<Vec<PathBuf>> {
+    let mut out = Vec::new();
+    if !dir.is_dir() {
+        return Ok(out);
+    }
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).map_err(Error::io(&d))? {
+            let path = entry.map_err(Error::io(&d))?.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "md") {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    Ok(out)
+}
