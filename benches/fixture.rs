@@ -336,8 +336,9 @@ pub fn claude_tree() -> (std::path::PathBuf, u64) {
     use serde_json::json;
     use std::io::Write;
 
-    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join(format!("target/bench-data/claude-{TREE_SESSIONS}-v{TREE_VERSION}"));
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!(
+        "target/bench-data/claude-{TREE_SESSIONS}-v{TREE_VERSION}"
+    ));
     let done = root.join("complete");
     let size = |root: &std::path::Path| -> u64 {
         let mut total = 0;
@@ -361,7 +362,9 @@ pub fn claude_tree() -> (std::path::PathBuf, u64) {
         let dir = root.join("projects").join(cwd.replace('/', "-"));
         std::fs::create_dir_all(&dir).unwrap();
         let id = format!("{s:08x}-1111-4000-8000-{:012x}", u64::from(s));
-        let mut out = std::io::BufWriter::new(std::fs::File::create(dir.join(format!("{id}.jsonl"))).unwrap());
+        let mut out = std::io::BufWriter::new(
+            std::fs::File::create(dir.join(format!("{id}.jsonl"))).unwrap(),
+        );
         let mut t = Timestamp::parse("2026-06-01").unwrap().0 + i64::from(s) * 3_600_000;
         let mut bytes = 0usize;
         let mut turn = 0u32;
@@ -369,9 +372,11 @@ pub fn claude_tree() -> (std::path::PathBuf, u64) {
             turn += 1;
             t += 20_000;
             let ts = Timestamp(t).to_rfc3339();
-            let mut lines = vec![json!({"type": "user", "uuid": format!("{id}-u{turn}"), "sessionId": id, "cwd": cwd,
+            let mut lines = vec![
+                json!({"type": "user", "uuid": format!("{id}-u{turn}"), "sessionId": id, "cwd": cwd,
                 "gitBranch": "main", "version": "2.1.17", "timestamp": ts,
-                "message": {"role": "user", "content": format!("Please refactor the {} handler and add tests for {}", word(rng.below(5_000)), word(rng.below(5_000)))}})];
+                "message": {"role": "user", "content": format!("Please refactor the {} handler and add tests for {}", word(rng.below(5_000)), word(rng.below(5_000)))}}),
+            ];
             let msg = format!("msg_{id}_{turn}");
             lines.push(json!({"type": "assistant", "uuid": format!("{id}-t{turn}"), "sessionId": id, "cwd": cwd, "timestamp": ts, "requestId": format!("req_{turn}"),
                 "message": {"id": msg, "role": "assistant", "model": "claude-opus-4-6", "usage": {"input_tokens": 1200, "output_tokens": 40},

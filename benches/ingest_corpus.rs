@@ -8,7 +8,11 @@ use eywa::engine::{Engine, EngineConfig};
 
 fn ingest_corpus(c: &mut Criterion) {
     let (root, bytes) = fixture::claude_tree();
-    eprintln!("synthetic tree: {} sessions, {:.0} MB", fixture::TREE_SESSIONS, bytes as f64 / 1e6);
+    eprintln!(
+        "synthetic tree: {} sessions, {:.0} MB",
+        fixture::TREE_SESSIONS,
+        bytes as f64 / 1e6
+    );
     let mut group = c.benchmark_group("ingest_corpus");
     group.sample_size(10);
     group.throughput(Throughput::Bytes(bytes));

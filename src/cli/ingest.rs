@@ -4,7 +4,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use anyhow::Context;
-use eywa::engine::Engine;
+use eywa::engine::{Engine, Progress};
 
 use super::Paths;
 
@@ -40,7 +40,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let report = match paths.open_engine() {
-        Ok(engine) => engine.ingest()?,
+        Ok(engine) => engine.ingest_with_progress(&mut show_progress())?,
         // `eywa serve` holds the store: it ingests its own Claude dir.
         Err(eywa::Error::Storage(eywa_storage::Error::Locked { .. })) => {
             super::with_server(&args.addr, async |c| c.ingest().await)?
@@ -100,6 +100,29 @@ pub fn follow(engine: &Engine, interval: Duration, stop: &AtomicBool) {
             let step = (interval - waited).min(Duration::from_millis(50));
             std::thread::sleep(step);
             waited += step;
+        }
+    }
+}
+
+/// A one-line progress display on stderr (files, MB, MB/s), when stderr is a terminal and
+/// the run takes long enough to need one.
+pub fn show_progress() -> impl FnMut(Progress) {
+    use std::io::{IsTerminal, Write};
+    let terminal = std::io::stderr().is_terminal();
+    move |p: Progress| {
+        if !terminal || p.elapsed < Duration::from_millis(500) {
+            return;
+        }
+        let mb = p.bytes_read as f64 / 1e6;
+        let rate = mb / p.elapsed.as_secs_f64().max(1e-3);
+        let mut err = std::io::stderr().lock();
+        let _ = write!(
+            err,
+            "\r\x1b[2Kingesting: {}/{} files, {mb:.0} MB, {rate:.0} MB/s",
+            p.files_done, p.files_total
+        );
+        if p.files_done == p.files_total {
+            let _ = writeln!(err);
         }
     }
 }

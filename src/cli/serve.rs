@@ -35,7 +35,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         .open_engine()
         .with_context(|| format!("cannot open the store in {}", paths.data_dir.display()))?;
     if !args.no_ingest {
-        match engine.ingest() {
+        match engine.ingest_with_progress(&mut super::ingest::show_progress()) {
             Ok(report) => tracing::info!(
                 sessions = report.counts.sessions,
                 episodes = report.counts.episodes,

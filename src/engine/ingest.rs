@@ -41,6 +41,16 @@ pub struct IngestReport {
     pub elapsed: Duration,
 }
 
+/// Where an ingest run is, for progress displays.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Progress {
+    pub files_done: u64,
+    pub files_total: u64,
+    /// Bytes of transcripts read so far this run (unchanged files are not read).
+    pub bytes_read: u64,
+    pub elapsed: Duration,
+}
+
 fn seconds<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
     s.serialize_f64(d.as_secs_f64())
 }
@@ -51,6 +61,11 @@ impl Engine {
     /// counted; a file that cannot be read is logged and counted; a missing projects
     /// folder is an error. Sessions whose file is gone stay as they were.
     pub fn ingest(&self) -> Result<IngestReport> {
+        self.ingest_with_progress(&mut |_| {})
+    }
+
+    /// [`Engine::ingest`], calling `progress` after every file.
+    pub fn ingest_with_progress(&self, progress: &mut dyn FnMut(Progress)) -> Result<IngestReport> {
         let _guard = self
             .ingest_lock
             .lock()
@@ -74,6 +89,18 @@ impl Engine {
             elapsed: Duration::ZERO,
         };
         let mut run = Run::default();
+        let agents = self.claude.agent_files().map_err(Error::io(&projects))?;
+        let total = (files.len() + agents.len()) as u64;
+        let mut done = 0;
+        let mut tick = |run: &Run| {
+            done += 1;
+            progress(Progress {
+                files_done: done,
+                files_total: total,
+                bytes_read: run.bytes_read,
+                elapsed: started.elapsed(),
+            });
+        };
         // Parents first: an agent file then finds its parent and the call that started it.
         for file in &files {
             match self.ingest_file(file, &mut run) {
@@ -88,8 +115,8 @@ impl Engine {
                 }
                 Err(other) => return Err(other),
             }
+            tick(&run);
         }
-        let agents = self.claude.agent_files().map_err(Error::io(&projects))?;
         report.agent_files_scanned = agents.len() as u64;
         for file in &agents {
             match self.ingest_agent_file(file, &mut run) {
@@ -101,6 +128,7 @@ impl Engine {
                 }
                 Err(other) => return Err(other),
             }
+            tick(&run);
         }
         report.redacted = std::mem::take(&mut run.redacted);
         let sequenced = self.graph.derive_sequences()?;
@@ -157,12 +185,20 @@ impl Engine {
 
     /// Reads a transcript in one pass, parsed and archived (hashed, compressed) together,
     /// so the archive is exactly what was parsed even while Claude Code appends.
-    fn read_archived(&self, path: &Path, name: &str, mode: Mode) -> Result<(Transcript, BlobInfo)> {
+    fn read_archived(
+        &self,
+        path: &Path,
+        name: &str,
+        mode: Mode,
+        run: &mut Run,
+    ) -> Result<(Transcript, BlobInfo)> {
         let source = std::fs::File::open(path).map_err(Error::io(path))?;
         let mut archive = self.graph.store().blobs().writer()?;
         let transcript = read_transcript_from(Tee::new(source, &mut archive), name, mode)
             .map_err(Error::io(path))?;
-        Ok((transcript, archive.finish()?))
+        let blob = archive.finish()?;
+        run.bytes_read += blob.raw_len;
+        Ok((transcript, blob))
     }
 
     fn ingest_file(&self, file: &SessionFile, run: &mut Run) -> Result<FileOutcome> {
@@ -171,7 +207,7 @@ impl Engine {
             return Ok(FileOutcome::Unchanged);
         }
         let (mut transcript, blob) =
-            self.read_archived(&file.path, &file.session_id, Mode::Main)?;
+            self.read_archived(&file.path, &file.session_id, Mode::Main, run)?;
         run.redacted.add(&scrub(&mut transcript));
         let path = file.path.to_string_lossy().into_owned();
         let session = file.session_id.as_str();
@@ -252,7 +288,7 @@ impl Engine {
             return Ok(FileOutcome::Unchanged);
         }
         let name = format!("agent-{}", file.agent_id);
-        let (mut transcript, blob) = self.read_archived(&file.path, &name, Mode::Agent)?;
+        let (mut transcript, blob) = self.read_archived(&file.path, &name, Mode::Agent, run)?;
         run.redacted.add(&scrub(&mut transcript));
         let path = file.path.to_string_lossy().into_owned();
         let parent = file
@@ -373,6 +409,7 @@ impl Engine {
 #[derive(Default)]
 struct Run {
     redacted: RedactionCounts,
+    bytes_read: u64,
 }
 
 struct Changed {

@@ -7,7 +7,7 @@ mod sessions;
 mod stats;
 
 pub use self::import::ImportReport;
-pub use self::ingest::IngestReport;
+pub use self::ingest::{IngestReport, Progress};
 pub use self::query::{
     GetOutcome, HandoffHit, MAX_DAYS_BACK, MAX_DEPTH, MAX_LIMIT, parse_relations,
 };
