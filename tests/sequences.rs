@@ -93,6 +93,10 @@ fn follows_tracks_the_order_of_a_projects_sessions() {
     drop(file);
     engine.ingest().unwrap();
     assert_eq!(targets(&engine, 3, Relation::Follows, now), [id(2)]);
+    // ...without recording the unchanged link again.
+    let follows =
+        eywa::model::EdgeId::derive(NodeId::episode(&id(3)), "FOLLOWS", NodeId::episode(&id(2)));
+    assert_eq!(engine.graph().edge_versions(follows).unwrap().len(), 1);
     assert!(engine.graph().check().unwrap().is_empty());
 }
 

@@ -11,6 +11,7 @@ mod grpc;
 mod handoffs;
 mod import;
 mod ingest;
+mod plans;
 mod secrets;
 mod sequences;
 mod temporal;

@@ -31,7 +31,7 @@ impl From<Node> for pb::Node {
             id,
             name,
             kind,
-            content: _,
+            content,
             properties,
             created_at,
             updated_at,
@@ -49,6 +49,7 @@ impl From<Node> for pb::Node {
         };
         pb::Node {
             id: id.to_string(),
+            content: content.unwrap_or_default(),
             kind: kind_label,
             name,
             properties: properties.into_iter().collect(),
@@ -359,10 +360,12 @@ impl From<IngestReport> for pb::IngestResponse {
             agent_files_scanned,
             agent_files_read,
             redacted,
+            plans,
             counts,
             elapsed,
         } = report;
         pb::IngestResponse {
+            plans,
             redacted: redacted
                 .iter()
                 .map(|(k, n)| (k.as_str().to_owned(), n))
@@ -406,8 +409,10 @@ impl From<pb::IngestResponse> for IngestReport {
             agent_files_read,
             agents,
             redacted,
+            plans,
         } = response;
         IngestReport {
+            plans,
             redacted: RedactionCounts::from_names(&redacted),
             agent_files_scanned,
             agent_files_read,

@@ -18,6 +18,14 @@ pub struct AgentFile {
     pub meta: Option<PathBuf>,
 }
 
+/// A plan: `plans/<slug>.md`, or `plans/<slug>-agent-<id>.md` for a subagent's.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct PlanFile {
+    pub path: PathBuf,
+    pub slug: String,
+    pub agent_id: Option<String>,
+}
+
 /// A main session transcript: `projects/<encoded cwd>/<session uuid>.jsonl`.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
 pub struct SessionFile {
@@ -69,6 +77,42 @@ impl ClaudeDir {
         }
         files.sort();
         Ok(files)
+    }
+
+    /// Plan files under `plans/`, sorted; none when the folder is missing.
+    pub fn plan_files(&self) -> std::io::Result<Vec<PlanFile>> {
+        let dir = self.root.join("plans");
+        if !dir.is_dir() {
+            return Ok(Vec::new());
+        }
+        let mut plans = Vec::new();
+        for entry in std::fs::read_dir(&dir)? {
+            let path = entry?.path();
+            let Some(stem) = path
+                .file_name()
+                .and_then(|n| n.to_str())
+                .and_then(|n| n.strip_suffix(".md"))
+                .map(str::to_owned)
+            else {
+                continue;
+            };
+            if !path.is_file() || stem.is_empty() {
+                continue;
+            }
+            let (slug, agent_id) = match stem.split_once("-agent-") {
+                Some((slug, id)) if !slug.is_empty() && !id.is_empty() => {
+                    (slug.to_owned(), Some(id.to_owned()))
+                }
+                _ => (stem, None),
+            };
+            plans.push(PlanFile {
+                path,
+                slug,
+                agent_id,
+            });
+        }
+        plans.sort();
+        Ok(plans)
     }
 
     /// Main session files, sorted by path. Legacy root-level `agent-*.jsonl` files are

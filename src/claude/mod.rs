@@ -5,7 +5,7 @@ mod line;
 mod messages;
 mod transcript;
 
-pub use self::discover::{AgentFile, ClaudeDir, SessionFile};
+pub use self::discover::{AgentFile, ClaudeDir, PlanFile, SessionFile};
 pub use self::line::{Block, Line, LineKind, Usage};
 pub use self::messages::{Message, Role, read_messages};
 pub use self::transcript::{

@@ -7,13 +7,15 @@ use eywa_storage::{Batch, BlobInfo};
 use serde::Serialize;
 
 use super::Engine;
-use crate::claude::{AgentFile, Mode, SessionFile, Transcript, read_transcript_from};
+use crate::claude::{AgentFile, Mode, PlanFile, SessionFile, Transcript, read_transcript_from};
 use crate::extract::{
-    Origin, RedactionCounts, build_index, episode_facts, handoff_path, redact, render_markdown,
-    scrub, spawned,
+    Origin, RedactionCounts, SessionFacts, build_index, episode_facts, handoff_path, redact,
+    render_markdown, scrub, spawned,
 };
 use crate::graph::{Counts, Graph, SourceRecord};
-use crate::model::{AgentInfo, AgentLayout, Handoff, NodeId, Timestamp};
+use crate::model::{
+    AgentInfo, AgentLayout, Document, Edge, Handoff, Node, NodeId, NodeKind, Relation, Timestamp,
+};
 use crate::{Error, Result};
 
 /// What one ingest run did, and what the store holds after it.
@@ -35,6 +37,8 @@ pub struct IngestReport {
     pub agent_files_read: u64,
     /// Secrets redacted from what this run read, per kind.
     pub redacted: RedactionCounts,
+    /// Plan files found (`plans/*.md`).
+    pub plans: u64,
     /// Counts of the store after the run.
     pub counts: Counts,
     #[serde(serialize_with = "seconds")]
@@ -85,6 +89,7 @@ impl Engine {
             agent_files_scanned: 0,
             agent_files_read: 0,
             redacted: RedactionCounts::default(),
+            plans: 0,
             counts: Counts::default(),
             elapsed: Duration::ZERO,
         };
@@ -130,6 +135,21 @@ impl Engine {
             }
             tick(&run);
         }
+        let plans = self
+            .claude
+            .plan_files()
+            .map_err(Error::io(self.claude.root()))?;
+        for plan in &plans {
+            match self.ingest_plan(plan, &mut run) {
+                Ok(_) => {}
+                Err(Error::Io { path, source }) => {
+                    tracing::warn!(path = %path.display(), error = %source, "cannot read plan");
+                    report.files_failed += 1;
+                }
+                Err(other) => return Err(other),
+            }
+        }
+        report.plans = plans.len() as u64;
         report.redacted = std::mem::take(&mut run.redacted);
         let sequenced = self.graph.derive_sequences()?;
         if sequenced > 0 {
@@ -243,6 +263,11 @@ impl Engine {
                     facts.push(child);
                 }
             }
+            if let Some(plan) = transcript.slug.as_deref().map(NodeId::plan)
+                && let Some(doc) = self.graph.node(plan)?
+            {
+                main.edges.push(has_plan(main.episode.id, &doc));
+            }
             // Subagents in their own files that an earlier ingest already read.
             for spawn in &transcript.spawns {
                 if let Some(child) = self.graph.node(NodeId::agent(session, &spawn.agent_id))? {
@@ -327,6 +352,13 @@ impl Engine {
             agent: Some(agent),
         };
         let mut facts = episode_facts(origin, &transcript);
+        if let (Some(facts), Some(slug)) = (&mut facts, transcript.slug.as_deref())
+            && let Some(doc) = self
+                .graph
+                .node(NodeId::plan(&format!("{slug}-agent-{}", file.agent_id)))?
+        {
+            facts.edges.push(has_plan(facts.episode.id, &doc));
+        }
         if let (Some(facts), Some(parent)) = (&mut facts, &parent) {
             let parent_id = NodeId::episode(parent);
             if self.graph.node(parent_id)?.is_some() {
@@ -377,6 +409,85 @@ impl Engine {
         write_atomically(&root.join("handoff-index.json"), &bytes)
     }
 
+    /// A plan file: a Document (its text redacted, its bytes archived) with HAS_PLAN from
+    /// every session — or, for `<slug>-agent-<id>.md`, the subagent — that carries its slug.
+    fn ingest_plan(&self, plan: &PlanFile, run: &mut Run) -> Result<FileOutcome> {
+        let changed = self.unchanged(&plan.path)?;
+        if changed.same {
+            return Ok(FileOutcome::Unchanged);
+        }
+        let bytes = std::fs::read(&plan.path).map_err(Error::io(&plan.path))?;
+        let blob = self.graph.store().blobs().put_bytes(&bytes)?;
+        run.bytes_read += blob.raw_len;
+        let text = String::from_utf8_lossy(&bytes);
+        let text = redact(&text, &mut run.redacted).into_owned();
+        let stem = match &plan.agent_id {
+            Some(id) => format!("{}-agent-{id}", plan.slug),
+            None => plan.slug.clone(),
+        };
+        let title = text
+            .lines()
+            .find_map(|l| l.strip_prefix("# "))
+            .map_or_else(|| stem.clone(), |t| t.trim().to_owned());
+        let at = Timestamp(changed.modified_ms);
+        let path = plan.path.to_string_lossy().into_owned();
+        let doc = Node {
+            id: NodeId::plan(&stem),
+            name: title,
+            kind: NodeKind::Document(Document {
+                mime: "md".to_owned(),
+                path: path.clone(),
+                hash: blob.hash.clone(),
+            }),
+            content: Some(text.chars().take(MAX_PLAN_CHARS).collect()),
+            properties: [("slug".to_owned(), plan.slug.clone())]
+                .into_iter()
+                .collect(),
+            created_at: at,
+            updated_at: at,
+            doc_refs: Vec::new(),
+        };
+        let mut edges = Vec::new();
+        for episode in self.graph.episodes_with_slug(&plan.slug)? {
+            let Some(node) = self.graph.node(episode)? else {
+                continue;
+            };
+            let agent = node.episode().and_then(|e| e.agent.as_ref());
+            let wanted = match (&plan.agent_id, agent) {
+                (None, None) => true,
+                (Some(id), Some(a)) => &a.agent_id == id,
+                _ => false,
+            };
+            if wanted {
+                edges.push(has_plan(episode, &doc));
+            }
+        }
+        let facts = SessionFacts {
+            episode: doc,
+            handoff: None,
+            entities: Vec::new(),
+            edges,
+        };
+        let record = SourceRecord {
+            path,
+            len: blob.raw_len,
+            modified_ms: changed.modified_ms,
+            session_id: stem,
+            lines: 0,
+            skipped_lines: 0,
+            episode: None,
+            archive: Some(blob.hash.clone()),
+            agent: false,
+            agents: 0,
+        };
+        let mut batch = Batch::new();
+        batch.put_blob(&blob)?;
+        self.graph
+            .write_session(batch, std::slice::from_ref(&facts), &record)?;
+        self.retire_archive(changed.known, &blob)?;
+        Ok(FileOutcome::Read { episode: true })
+    }
+
     /// Drops the previous archive of a source once a new one replaced it.
     fn retire_archive(&self, known: Option<SourceRecord>, blob: &BlobInfo) -> Result<()> {
         match known.and_then(|k| k.archive) {
@@ -403,6 +514,14 @@ impl Engine {
         store.blobs().delete(hash)?;
         Ok(())
     }
+}
+
+/// Characters of a plan kept as its Document's content.
+const MAX_PLAN_CHARS: usize = 64_000;
+
+/// `episode` HAS_PLAN `plan`, from when the plan was written.
+fn has_plan(episode: NodeId, plan: &Node) -> Edge {
+    Edge::new(episode, Relation::HasPlan, plan.id, plan.created_at)
 }
 
 /// What one ingest run gathers as it goes.

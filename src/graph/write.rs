@@ -19,6 +19,17 @@ use crate::model::{Edge, EdgeId, Node, NodeId, NodeKind, Relation, Timestamp};
 pub(super) const HANDOFF_PREFIX: u8 = b'h';
 /// Docs keyspace prefix of spawn records.
 const SPAWN_PREFIX: u8 = b's';
+/// Docs keyspace prefix of the slug index: `g | slug | 0x00 | episode id`.
+const SLUG_PREFIX: u8 = b'g';
+
+fn slug_key(slug: &str, episode: NodeId) -> Vec<u8> {
+    let mut key = vec![SLUG_PREFIX];
+    key.extend_from_slice(slug.as_bytes());
+    key.push(0);
+    key.extend_from_slice(episode.as_bytes());
+    key
+}
+
 /// Docs keyspace prefix of projects whose FOLLOWS chain awaits the sequence pass. Set in
 /// the batch that wrote a session, cleared in the batch of the pass: a crash in between
 /// leaves the work queued, not lost.
@@ -92,11 +103,21 @@ impl Graph {
                 }
             }
             for old in self.current_edges_from(facts.episode.id)? {
-                // A SPAWNED edge to a subagent in its own file is that file's to assert.
-                let foreign_spawn = old.relation == Relation::Spawned && !own.contains(&old.dst);
-                if !kept.contains(&old.id) && !foreign_spawn {
+                // A SPAWNED edge to a subagent in its own file is that file's to assert;
+                // FOLLOWS and CONTINUES belong to the sequence pass, HAS_PLAN to the plan.
+                let foreign = (old.relation == Relation::Spawned && !own.contains(&old.dst))
+                    || matches!(
+                        old.relation,
+                        Relation::Follows | Relation::Continues | Relation::HasPlan
+                    );
+                if !kept.contains(&old.id) && !foreign {
                     self.expire_edge(&mut pending, &old, now)?;
                 }
+            }
+            if let Some(slug) = facts.episode.episode().and_then(|e| e.slug.as_deref()) {
+                pending
+                    .batch
+                    .put_raw(Keyspace::Docs, slug_key(slug, facts.episode.id), Vec::new());
             }
             for edge in facts
                 .edges
@@ -191,6 +212,20 @@ impl Graph {
         }
         self.commit(pending, &mut generation)?;
         Ok(changed)
+    }
+
+    /// Episodes (sessions and their agents) whose lines carry `slug`.
+    pub fn episodes_with_slug(&self, slug: &str) -> Result<Vec<NodeId>> {
+        let mut prefix = vec![SLUG_PREFIX];
+        prefix.extend_from_slice(slug.as_bytes());
+        prefix.push(0);
+        let mut ids = Vec::new();
+        for key in self.store.keys(Keyspace::Docs, &prefix) {
+            if let Some(id) = key?.get(prefix.len()..).and_then(NodeId::from_slice) {
+                ids.push(id);
+            }
+        }
+        Ok(ids)
     }
 
     /// Records the subagents a session started, so their transcripts can find the call

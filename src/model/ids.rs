@@ -50,6 +50,11 @@ impl NodeId {
         NodeId(derive("concept", term))
     }
 
+    /// A plan Document, from its file stem (`<slug>` or `<slug>-agent-<id>`).
+    pub fn plan(stem: &str) -> Self {
+        NodeId(derive("plan", stem))
+    }
+
     /// The handoff Document of a session.
     pub fn handoff(session_id: &str) -> Self {
         NodeId(derive("handoff", session_id))
