@@ -418,3 +418,94 @@ fn tool_calls_and_tokens_in_the_corpus_match_the_raw_lines() {
     }
     assert!(checked >= 10);
 }
+
+/// Seven real files across Claude Code 1.0.24 to 2.1.114, with what reading them by hand
+/// gives: the headline (custom/AI title, a same-file summary label, else the first real
+/// prompt's first sentence, at most ten words), the distinct tool calls of the session's
+/// own lines, and the subagents its Task results name that have files of their own.
+#[test]
+fn seven_real_files_across_versions_pin_title_tools_and_subagents() {
+    let Some(real) = support::shared("corpus/claude-code/real_projects") else {
+        return;
+    };
+    let home = linked_home(&real);
+    let engine = Engine::open(EngineConfig::temporary(home.path())).unwrap();
+    engine.ingest().unwrap();
+    let cases: [(&str, &str, u32, &[&str]); 7] = [
+        // 1.0.24: 15 summary labels at the top all describe other files.
+        (
+            "fe869ecb-c176-478f-9734-7e4b8ef12cff",
+            "Hey Claude, can you please add a Github Action to",
+            32,
+            &[],
+        ),
+        (
+            "0d3a8e6f-290f-4105-a327-a2496e5e2a83",
+            "Hey Claude, I'd like your help with refactoring the timeline",
+            14,
+            &[],
+        ),
+        (
+            "f852ad25-1024-47da-964e-5eaae5bd6e6a",
+            "Can you please read @public/tokenizer.css, @public/tokenizer.js, @public/tokenizer.html and do a",
+            35,
+            &[],
+        ),
+        // 2.0.37: the first prompt opens with an IDE selection block, which is not typed.
+        (
+            "cb2e607c-c758-415a-8b45-c49e4631906a",
+            "How can I make this possible to install as a",
+            76,
+            &["ea02459f"],
+        ),
+        (
+            "a7da6a22-facc-4fcd-8bab-f83c87862004",
+            "It's been a while - I see that I have",
+            108,
+            &["c8d9b115"],
+        ),
+        (
+            "29ccd257-68b1-427f-ae5f-6524b7cb6f20",
+            "Use the Explore task in sub-agents with Haiku model to",
+            1,
+            &["a2271d1"],
+        ),
+        (
+            "ef958aa1-0e93-49f0-bb71-150f63befcd1",
+            "OK, we're going to make a little experiment here",
+            40,
+            &["a4ca7529859c158c2", "a52886dc180afb356"],
+        ),
+    ];
+    let spawned = EdgeFilter {
+        direction: eywa::graph::Direction::Out,
+        relations: vec![eywa::model::Relation::Spawned],
+        ..EdgeFilter::default()
+    };
+    for (id, title, tools, agents) in cases {
+        let Some(node) = engine
+            .graph()
+            .node(eywa::model::NodeId::episode(id))
+            .unwrap()
+        else {
+            panic!("{id} is a session of the corpus");
+        };
+        let e = node.episode().unwrap();
+        assert_eq!(e.title, title, "{id}");
+        assert_eq!(e.tool_calls, tools, "{id}");
+        let mut linked: Vec<String> = engine
+            .graph()
+            .neighbors(node.id, &spawned, 100)
+            .unwrap()
+            .into_iter()
+            .filter_map(|n| {
+                n.node
+                    .episode()
+                    .and_then(|e| e.agent.clone())
+                    .map(|a| a.agent_id)
+            })
+            .collect();
+        linked.sort();
+        assert_eq!(linked, agents, "{id}");
+    }
+}
