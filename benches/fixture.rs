@@ -99,7 +99,7 @@ const GRAPH_VERSION: u32 = 1;
 pub fn graph_dir() -> std::path::PathBuf {
     use eywa::extract::SessionFacts;
     use eywa::graph::{Graph, SourceRecord};
-    use eywa::model::{Edge, Entity, EntityType, Episode, Node, NodeKind, Relation};
+    use eywa::model::{Edge, EntityType, Episode, Node, NodeKind, Relation};
 
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!(
         "target/bench-data/graph-{GRAPH_EPISODES}-v{GRAPH_VERSION}"
@@ -123,19 +123,8 @@ pub fn graph_dir() -> std::path::PathBuf {
     let mut rng = Rng::new(7);
     let base = Timestamp::parse("2025-01-01").unwrap().0;
     let entity =
-        |kind: EntityType, id: NodeId, name: String, path: Option<String>, at: Timestamp| Node {
-            id,
-            name,
-            kind: NodeKind::Entity(Entity {
-                entity_type: kind,
-                aliases: Vec::new(),
-                path,
-            }),
-            content: None,
-            properties: Default::default(),
-            created_at: at,
-            updated_at: at,
-            doc_refs: Vec::new(),
+        |kind: EntityType, id: NodeId, name: String, path: Option<String>, at: Timestamp| {
+            eywa::extract::entity(kind, id, &name, path.as_deref(), at, at)
         };
     for i in 0..GRAPH_EPISODES {
         let session_id = format!("{i:08x}-0000-4000-8000-{:012x}", u64::from(i));

@@ -198,12 +198,7 @@ fn root_level_agents_link_through_the_parents_task_result() {
         days_ago(1),
         &[("x", "y"), ("Thanks", "Welcome.")],
     );
-    let mut file = std::fs::OpenOptions::new()
-        .append(true)
-        .open(&path)
-        .unwrap();
-    std::io::Write::write_all(&mut file, (extra[2..].join("\n") + "\n").as_bytes()).unwrap();
-    drop(file);
+    crate::support::fixture::append(&path, &extra[2..]);
     engine.ingest().unwrap();
     assert_eq!(spawned(&engine).len(), 1);
     assert_eq!(engine.graph().counts().unwrap().agents, before.agents);

@@ -190,12 +190,7 @@ fn serve_follows_appended_sessions_live() {
         .collect();
     let more = crate::support::fixture::session_lines(id, "/w/tokenizer-service", later, &steps);
     let appended = std::time::Instant::now();
-    let mut file = std::fs::OpenOptions::new()
-        .append(true)
-        .open(&path)
-        .unwrap();
-    std::io::Write::write_all(&mut file, (more.join("\n") + "\n").as_bytes()).unwrap();
-    drop(file);
+    crate::support::fixture::append(&path, &more);
 
     // Poll with a generous deadline; the watcher looks every 100 ms.
     let deadline = appended + std::time::Duration::from_secs(30);

@@ -234,12 +234,7 @@ fn an_appended_session_is_updated_in_place() {
         days_ago(1),
         &[("x", "y"), ("Add tests", "Added.")],
     );
-    let mut file = std::fs::OpenOptions::new()
-        .append(true)
-        .open(&path)
-        .unwrap();
-    std::io::Write::write_all(&mut file, (more[2..].join("\n") + "\n").as_bytes()).unwrap();
-    drop(file);
+    crate::support::fixture::append(&path, &more[2..]);
 
     let second = engine.ingest().unwrap();
     assert_eq!(second.files_read, 1);

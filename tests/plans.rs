@@ -17,11 +17,7 @@ fn write_session(home: &ClaudeHome, id: &str, slug: Option<&str>) {
         &[("Plan the refactor", "Here is the plan.")],
     );
     if let Some(slug) = slug {
-        for line in &mut lines {
-            let mut v: serde_json::Value = serde_json::from_str(line).unwrap();
-            v["slug"] = slug.into();
-            *line = v.to_string();
-        }
+        lines = crate::support::fixture::with_slug(lines, slug);
     }
     let dir = home.root().join("projects/-w-app");
     std::fs::create_dir_all(&dir).unwrap();
@@ -86,12 +82,7 @@ fn plans_link_to_the_sessions_that_carry_their_slug_in_either_order() {
     // Re-reading a session keeps its plan link.
     let path = home.root().join(format!("projects/-w-app/{a}.jsonl"));
     let more = session_lines(a, "/w/app", days_ago(1), &[("x", "y"), ("Go", "Done.")]);
-    let mut file = std::fs::OpenOptions::new()
-        .append(true)
-        .open(&path)
-        .unwrap();
-    std::io::Write::write_all(&mut file, (more[2..].join("\n") + "\n").as_bytes()).unwrap();
-    drop(file);
+    crate::support::fixture::append(&path, &more[2..]);
     engine.ingest().unwrap();
     assert_eq!(plans_of(&engine, NodeId::episode(a)), ["Refactor the cart"]);
     let (_, sessions) = engine

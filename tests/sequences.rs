@@ -19,11 +19,7 @@ fn session(home: &ClaudeHome, n: u32, days: i64, slug: Option<&str>) -> std::pat
         &[("Work on the cart", "Done.")],
     );
     if let Some(slug) = slug {
-        for line in &mut lines {
-            let mut v: serde_json::Value = serde_json::from_str(line).unwrap();
-            v["slug"] = slug.into();
-            *line = v.to_string();
-        }
+        lines = crate::support::fixture::with_slug(lines, slug);
     }
     let dir = home.root().join("projects/-w-shop");
     std::fs::create_dir_all(&dir).unwrap();
@@ -85,12 +81,7 @@ fn follows_tracks_the_order_of_a_projects_sessions() {
         days_ago(1),
         &[("x", "y"), ("More", "Ok.")],
     );
-    let mut file = std::fs::OpenOptions::new()
-        .append(true)
-        .open(&path)
-        .unwrap();
-    std::io::Write::write_all(&mut file, (more[2..].join("\n") + "\n").as_bytes()).unwrap();
-    drop(file);
+    crate::support::fixture::append(&path, &more[2..]);
     engine.ingest().unwrap();
     assert_eq!(targets(&engine, 3, Relation::Follows, now), [id(2)]);
     // ...without recording the unchanged link again.

@@ -164,12 +164,7 @@ fn a_grown_session_gets_a_new_version_and_keeps_the_old_one() {
     let before = Timestamp::now();
     std::thread::sleep(std::time::Duration::from_millis(5));
     let more = session_lines(id, "/w/lib", days_ago(1), &[("x", "y"), ("Two", "Ok.")]);
-    let mut file = std::fs::OpenOptions::new()
-        .append(true)
-        .open(&path)
-        .unwrap();
-    std::io::Write::write_all(&mut file, (more[2..].join("\n") + "\n").as_bytes()).unwrap();
-    drop(file);
+    crate::support::fixture::append(&path, &more[2..]);
     engine.ingest().unwrap();
 
     let episode = NodeId::episode(id);

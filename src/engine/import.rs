@@ -8,11 +8,11 @@ use serde::Serialize;
 
 use super::Engine;
 use crate::extract::{
-    HandoffFrontmatter, RedactionCounts, SessionFacts, parse_index, parse_markdown, redact,
+    HandoffFrontmatter, RedactionCounts, SessionFacts, entity, parse_index, parse_markdown, redact,
 };
 use crate::graph::SourceRecord;
 use crate::model::{
-    Edge, Entity, EntityType, Episode, Handoff, HandoffSections, Node, NodeId, NodeKind, Relation,
+    Edge, EntityType, Episode, Handoff, HandoffSections, Node, NodeId, NodeKind, Relation,
     Timestamp,
 };
 use crate::{Error, Result};
@@ -155,20 +155,7 @@ fn imported_facts(
     for name in &front.projects {
         // Eywa knows a project by name only; its path stays unknown.
         let project = NodeId::project(&format!("eywa:{name}"));
-        entities.push(Node {
-            id: project,
-            name: name.clone(),
-            kind: NodeKind::Entity(Entity {
-                entity_type: EntityType::Project,
-                aliases: Vec::new(),
-                path: None,
-            }),
-            content: None,
-            properties: Default::default(),
-            created_at: start,
-            updated_at: end,
-            doc_refs: Vec::new(),
-        });
+        entities.push(entity(EntityType::Project, project, name, None, start, end));
         let mut edge = Edge::new(id, Relation::Touched, project, start);
         edge.valid_to = Some(end);
         edges.push(edge);

@@ -200,7 +200,8 @@ pub fn spawned(parent: NodeId, child: &Node) -> Edge {
     edge
 }
 
-fn entity(
+/// An Entity node seen first at `first` and last at `last`.
+pub fn entity(
     entity_type: EntityType,
     id: NodeId,
     name: &str,

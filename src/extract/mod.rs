@@ -8,7 +8,7 @@ mod project;
 mod redact;
 mod scrub;
 
-pub use self::facts::{Origin, SessionFacts, episode_facts, spawned};
+pub use self::facts::{Origin, SessionFacts, entity, episode_facts, spawned};
 pub use self::handoff::{headline, substance};
 pub use self::handoff_doc::{
     HandoffDocError, HandoffFrontmatter, HandoffSections, IndexEntry, build_index, handoff_path,

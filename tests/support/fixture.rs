@@ -104,3 +104,23 @@ pub fn days_ago(days: i64) -> DateTime<Utc> {
         .unwrap()
         .and_utc()
 }
+
+/// Appends lines to a transcript, as Claude Code does while a session runs.
+pub fn append(path: &Path, lines: &[String]) {
+    use std::io::Write;
+    let mut file = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+    file.write_all((lines.join("\n") + "\n").as_bytes())
+        .unwrap();
+}
+
+/// The lines with `slug` set on each, as 2.0.5x+ writes them.
+pub fn with_slug(lines: Vec<String>, slug: &str) -> Vec<String> {
+    lines
+        .into_iter()
+        .map(|line| {
+            let mut v: serde_json::Value = serde_json::from_str(&line).unwrap();
+            v["slug"] = slug.into();
+            v.to_string()
+        })
+        .collect()
+}
