@@ -99,7 +99,7 @@ const GRAPH_VERSION: u32 = 1;
 pub fn graph_dir() -> std::path::PathBuf {
     use eywa::extract::SessionFacts;
     use eywa::graph::{Graph, SourceRecord};
-    use eywa::model::{Edge, EntityType, Episode, Node, NodeKind, Relation};
+    use eywa::model::{Edge, EntityType, Episode, Node, Relation};
 
     let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!(
         "target/bench-data/graph-{GRAPH_EPISODES}-v{GRAPH_VERSION}"
@@ -224,16 +224,7 @@ pub fn graph_dir() -> std::path::PathBuf {
             sections: Default::default(),
         };
         let facts = SessionFacts {
-            episode: Node {
-                id: episode_id,
-                name: "Synthetic session".to_owned(),
-                kind: NodeKind::Episode(Box::new(episode)),
-                content: None,
-                properties: Default::default(),
-                created_at: start,
-                updated_at: end,
-                doc_refs: Vec::new(),
-            },
+            episode: Node::from_episode(episode_id, "Synthetic session".to_owned(), episode),
             handoff: Some(handoff),
             entities,
             edges,

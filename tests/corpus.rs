@@ -17,16 +17,31 @@ fn linked_home(real_projects: &Path) -> tempfile::TempDir {
     home
 }
 
+/// Every line of a transcript that parses as JSON, read by the test itself.
+fn json_lines(path: &Path) -> impl Iterator<Item = serde_json::Value> {
+    let text = std::fs::read(path).unwrap();
+    let values: Vec<serde_json::Value> = text
+        .split(|b| *b == b'\n')
+        .filter_map(|line| serde_json::from_slice(line).ok())
+        .collect();
+    values.into_iter()
+}
+
+/// The corpus linked in as a Claude home and ingested into a temporary store. The home
+/// must outlive the engine.
+fn ingested(real: &Path) -> (tempfile::TempDir, Engine) {
+    let home = linked_home(real);
+    let engine = Engine::open(EngineConfig::temporary(home.path())).unwrap();
+    engine.ingest().unwrap();
+    (home, engine)
+}
+
 /// What the test itself reads from a main session file: whether it holds a user or
 /// assistant message, and the first `cwd` in file order.
 fn read_session(path: &Path) -> (bool, Option<String>) {
-    let text = std::fs::read(path).unwrap();
     let mut has_message = false;
     let mut first_cwd = None;
-    for line in text.split(|b| *b == b'\n') {
-        let Ok(v) = serde_json::from_slice::<serde_json::Value>(line) else {
-            continue;
-        };
+    for v in json_lines(path) {
         let kind = v.get("type").and_then(|t| t.as_str()).unwrap_or("");
         has_message |= kind == "user" || kind == "assistant";
         if first_cwd.is_none()
@@ -280,11 +295,7 @@ fn the_excerpt_files_ingest_without_panicking() {
 /// Paths a main session edited or created, read straight from its tool calls.
 fn changed_files(path: &Path) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
-    let text = std::fs::read(path).unwrap();
-    for line in text.split(|b| *b == b'\n') {
-        let Ok(v) = serde_json::from_slice::<serde_json::Value>(line) else {
-            continue;
-        };
+    for v in json_lines(path) {
         if v.get("type").and_then(|t| t.as_str()) != Some("assistant")
             || v.get("isSidechain").and_then(|s| s.as_bool()) == Some(true)
         {
@@ -313,9 +324,7 @@ fn files_edited_in_the_corpus_are_the_ones_its_tool_calls_name() {
     let Some(real) = support::shared("corpus/claude-code/real_projects") else {
         return;
     };
-    let home = linked_home(&real);
-    let engine = Engine::open(EngineConfig::temporary(home.path())).unwrap();
-    engine.ingest().unwrap();
+    let (_home, engine) = ingested(&real);
     let filter = EdgeFilter {
         direction: eywa::graph::Direction::Out,
         relations: vec![
@@ -352,11 +361,7 @@ fn files_edited_in_the_corpus_are_the_ones_its_tool_calls_name() {
 fn tool_calls_and_output_tokens(path: &Path) -> (u32, u64) {
     let mut tools = BTreeSet::new();
     let mut usage: BTreeMap<(String, String), u64> = BTreeMap::new();
-    let text = std::fs::read(path).unwrap();
-    for line in text.split(|b| *b == b'\n') {
-        let Ok(v) = serde_json::from_slice::<serde_json::Value>(line) else {
-            continue;
-        };
+    for v in json_lines(path) {
         if v.get("type").and_then(|t| t.as_str()) != Some("assistant")
             || v.get("isSidechain").and_then(|s| s.as_bool()) == Some(true)
         {
@@ -403,9 +408,7 @@ fn tool_calls_and_tokens_in_the_corpus_match_the_raw_lines() {
     let Some(real) = support::shared("corpus/claude-code/real_projects") else {
         return;
     };
-    let home = linked_home(&real);
-    let engine = Engine::open(EngineConfig::temporary(home.path())).unwrap();
-    engine.ingest().unwrap();
+    let (_home, engine) = ingested(&real);
     let mut checked = 0;
     for node in engine.graph().episodes().unwrap() {
         let Some(e) = node.episode().filter(|e| e.agent.is_none()) else {
@@ -428,9 +431,7 @@ fn seven_real_files_across_versions_pin_title_tools_and_subagents() {
     let Some(real) = support::shared("corpus/claude-code/real_projects") else {
         return;
     };
-    let home = linked_home(&real);
-    let engine = Engine::open(EngineConfig::temporary(home.path())).unwrap();
-    engine.ingest().unwrap();
+    let (_home, engine) = ingested(&real);
     let cases: [(&str, &str, u32, &[&str]); 7] = [
         // 1.0.24: 15 summary labels at the top all describe other files.
         (

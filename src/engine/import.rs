@@ -12,8 +12,7 @@ use crate::extract::{
 };
 use crate::graph::SourceRecord;
 use crate::model::{
-    Edge, EntityType, Episode, Handoff, HandoffSections, Node, NodeId, NodeKind, Relation,
-    Timestamp,
+    Edge, EntityType, Episode, Handoff, HandoffSections, Node, NodeId, Relation, Timestamp,
 };
 use crate::{Error, Result};
 
@@ -199,16 +198,7 @@ fn imported_facts(
         sections,
     };
     SessionFacts {
-        episode: Node {
-            id,
-            name: headline,
-            kind: NodeKind::Episode(Box::new(episode)),
-            content: None,
-            properties: Default::default(),
-            created_at: start,
-            updated_at: end,
-            doc_refs: Vec::new(),
-        },
+        episode: Node::from_episode(id, headline, episode),
         handoff: Some(handoff),
         entities,
         edges,

@@ -176,14 +176,9 @@ pub fn episode_facts(origin: Origin<'_>, t: &Transcript) -> Option<SessionFacts>
     properties.insert("tool_calls".to_owned(), t.tool_calls.to_string());
     let content = episode.agent.as_ref().and_then(|a| a.summary.clone());
     let episode = Node {
-        id: episode_id,
-        name: title,
-        kind: NodeKind::Episode(Box::new(episode)),
         content,
         properties,
-        created_at: start,
-        updated_at: end,
-        doc_refs: Vec::new(),
+        ..Node::from_episode(episode_id, title, episode)
     };
     Some(SessionFacts {
         episode,

@@ -52,6 +52,20 @@ impl NodeKind {
 }
 
 impl Node {
+    /// The node of an episode: created at its start, updated at its end.
+    pub fn from_episode(id: NodeId, name: String, episode: Episode) -> Node {
+        Node {
+            id,
+            name,
+            created_at: episode.start,
+            updated_at: episode.end,
+            kind: NodeKind::Episode(Box::new(episode)),
+            content: None,
+            properties: BTreeMap::new(),
+            doc_refs: Vec::new(),
+        }
+    }
+
     pub fn episode(&self) -> Option<&Episode> {
         match &self.kind {
             NodeKind::Episode(e) => Some(e),
