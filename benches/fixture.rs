@@ -207,6 +207,8 @@ pub fn graph_dir() -> std::path::PathBuf {
             agent: None,
             tokens: Default::default(),
             slug: None,
+            compactions: Vec::new(),
+            resumes: Vec::new(),
         };
         let handoff = Handoff {
             session_id: session_id.clone(),

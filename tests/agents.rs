@@ -136,10 +136,55 @@ fn nested_subagents_link_through_their_folder_and_meta() {
         "from the parent's call"
     );
     assert_eq!(agent.summary.as_deref(), Some(report().as_str()));
+    // The run as the parent's tool result reported it.
+    assert_eq!(agent.duration_ms, Some(420_000));
+    assert_eq!(agent.tokens, Some(1234));
     // The worktree belongs to the parent's project.
     assert_eq!(children[0].episode().unwrap().project, "app");
     // Agents have no handoff: `get` ranks sessions, as Eywa does.
     assert_eq!(engine.graph().handoffs().unwrap().len(), 1);
+    assert!(engine.graph().check().unwrap().is_empty());
+}
+
+#[test]
+fn workflow_agents_link_to_the_session_whose_folder_holds_them() {
+    let home = ClaudeHome::new();
+    write(
+        &home,
+        &format!("-w-app/{PARENT}.jsonl"),
+        &parent_lines("unused", false),
+    );
+    for id in ["w1aaaaaaaaaaaaaaa", "w2bbbbbbbbbbbbbbb"] {
+        write(
+            &home,
+            &format!("-w-app/{PARENT}/subagents/workflows/wf-review/agent-{id}.jsonl"),
+            &agent_lines(id, "/w/app", &report()),
+        );
+    }
+    // A workflow's journal is not a transcript.
+    write(
+        &home,
+        &format!("-w-app/{PARENT}/subagents/workflows/wf-review/journal.jsonl"),
+        &[r#"{"type":"step","name":"review"}"#.to_owned()],
+    );
+    let engine = Engine::open(EngineConfig::temporary(home.root())).unwrap();
+    let report_ = engine.ingest().unwrap();
+    assert_eq!(report_.agent_files_scanned, 2);
+    assert_eq!(report_.counts.sessions, 1);
+    let mut children: Vec<_> = spawned(&engine)
+        .into_iter()
+        .map(|n| n.episode().unwrap().agent.clone().unwrap())
+        .collect();
+    children.sort_by(|a, b| a.agent_id.cmp(&b.agent_id));
+    assert_eq!(children.len(), 2);
+    for (agent, id) in children
+        .iter()
+        .zip(["w1aaaaaaaaaaaaaaa", "w2bbbbbbbbbbbbbbb"])
+    {
+        assert_eq!(agent.agent_id, id);
+        assert_eq!(agent.layout, AgentLayout::Workflow);
+        assert_eq!(agent.parent_session.as_deref(), Some(PARENT));
+    }
     assert!(engine.graph().check().unwrap().is_empty());
 }
 

@@ -15,5 +15,6 @@ mod plans;
 mod secrets;
 mod sequences;
 mod temporal;
+mod transcripts;
 mod view;
 mod walks;

@@ -51,7 +51,8 @@ fn neighbors_filter_by_relation_and_direction() {
         .unwrap();
     let mut names: Vec<&str> = out.iter().map(|n| n.node.name.as_str()).collect();
     names.sort();
-    assert_eq!(names, ["Read", "shop"]);
+    // Its tool, its project, and the concept its prompt names.
+    assert_eq!(names, ["Read", "cart", "shop"]);
     let (_, touched) = engine
         .neighbors(
             "session:10000000",
@@ -87,8 +88,11 @@ fn walks_are_breadth_first_and_bounded() {
         .iter()
         .map(|s| (s.depth, s.node.kind.label()))
         .collect();
-    // blog ← its session → Read tool.
-    assert_eq!(depths, [(0, "Project"), (1, "Episode"), (2, "Tool")]);
+    // blog ← its session → its concept ("post") and the Read tool.
+    assert_eq!(
+        depths,
+        [(0, "Project"), (1, "Episode"), (2, "Concept"), (2, "Tool")]
+    );
     assert!(!walk.truncated);
     let three = engine.walk("tool:Read", 2, 3, &all).unwrap();
     assert_eq!(three.steps.len(), 3);

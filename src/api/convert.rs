@@ -85,6 +85,8 @@ impl From<Episode> for pb::Episode {
             agent,
             tokens,
             slug,
+            compactions,
+            resumes,
         } = e;
         let TokenUsage {
             input,
@@ -94,6 +96,16 @@ impl From<Episode> for pb::Episode {
         } = tokens;
         pb::Episode {
             slug: slug.unwrap_or_default(),
+            compactions: compactions
+                .into_iter()
+                .map(|c| pb::Compaction {
+                    at: c.at.map(timestamp),
+                    trigger: c.trigger.unwrap_or_default(),
+                    pre_tokens: c.pre_tokens,
+                    summary: c.summary.unwrap_or_default(),
+                })
+                .collect(),
+            resumes,
             input_tokens: input,
             output_tokens: output,
             cache_creation_tokens: cache_creation,
@@ -133,6 +145,9 @@ impl From<AgentInfo> for pb::AgentInfo {
             tool_use_id,
             layout,
             summary,
+            duration_ms,
+            tokens,
+            tool_uses,
         } = a;
         pb::AgentInfo {
             agent_id,
@@ -144,9 +159,13 @@ impl From<AgentInfo> for pb::AgentInfo {
                 AgentLayout::Inline => "inline",
                 AgentLayout::RootLevel => "root_level",
                 AgentLayout::Nested => "nested",
+                AgentLayout::Workflow => "workflow",
             }
             .to_owned(),
             summary: summary.unwrap_or_default(),
+            duration_ms,
+            tokens,
+            tool_uses,
         }
     }
 }
@@ -361,11 +380,13 @@ impl From<IngestReport> for pb::IngestResponse {
             agent_files_read,
             redacted,
             plans,
+            memory_files,
             counts,
             elapsed,
         } = report;
         pb::IngestResponse {
             plans,
+            memory_files,
             redacted: redacted
                 .iter()
                 .map(|(k, n)| (k.as_str().to_owned(), n))
@@ -410,9 +431,11 @@ impl From<pb::IngestResponse> for IngestReport {
             agents,
             redacted,
             plans,
+            memory_files,
         } = response;
         IngestReport {
             plans,
+            memory_files,
             redacted: RedactionCounts::from_names(&redacted),
             agent_files_scanned,
             agent_files_read,
@@ -501,8 +524,10 @@ impl From<Message> for pb::Message {
         let Message {
             uuid,
             role,
+            kind,
             timestamp: at,
             text,
+            tool_calls,
         } = m;
         pb::Message {
             uuid: uuid.unwrap_or_default(),
@@ -513,6 +538,17 @@ impl From<Message> for pb::Message {
             .to_owned(),
             timestamp: at.map(timestamp),
             text,
+            kind: kind.as_str().to_owned(),
+            tool_calls: tool_calls
+                .into_iter()
+                .map(|c| pb::ToolCall {
+                    id: c.id,
+                    name: c.name,
+                    input_json: c.input,
+                    result: c.result,
+                    is_error: c.is_error,
+                })
+                .collect(),
         }
     }
 }

@@ -1,3 +1,4 @@
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 
 /// A Claude Code home (`~/.claude`): the root of `projects/`, `plans/` and friends.
@@ -14,6 +15,8 @@ pub struct AgentFile {
     pub agent_id: String,
     /// The session folder it sits in (`<session>/subagents/`), for the nested layout.
     pub parent_session: Option<String>,
+    /// The workflow run it belongs to (`<session>/subagents/workflows/<run>/`).
+    pub workflow: Option<String>,
     /// `agent-<id>.meta.json` beside it, when present.
     pub meta: Option<PathBuf>,
 }
@@ -24,6 +27,21 @@ pub struct PlanFile {
     pub path: PathBuf,
     pub slug: String,
     pub agent_id: Option<String>,
+}
+
+/// What `sessions-index.json` says of a session.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct IndexEntry {
+    pub summary: Option<String>,
+    pub project_path: Option<String>,
+}
+
+/// A project memory file: `projects/<encoded cwd>/memory/<name>.md`.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct MemoryFile {
+    pub path: PathBuf,
+    /// The project folder's name (lossy: its project is found from the sessions beside it).
+    pub project_dir: String,
 }
 
 /// A main session transcript: `projects/<encoded cwd>/<session uuid>.jsonl`.
@@ -49,8 +67,73 @@ impl ClaudeDir {
         self.root.join("projects")
     }
 
-    /// Subagent files of both file layouts, sorted by path: `projects/*/agent-*.jsonl`
-    /// (2.0.x) and `projects/*/<session>/subagents/agent-*.jsonl` (2.1+).
+    /// `sessions-index.json` entries of every project folder, by session id. A missing or
+    /// unreadable index says nothing; it never fails an ingest (Q6: it is often stale).
+    pub fn session_index(&self) -> std::io::Result<HashMap<String, IndexEntry>> {
+        let mut out = HashMap::new();
+        for project in std::fs::read_dir(self.projects_dir())? {
+            let path = project?.path().join("sessions-index.json");
+            let Ok(bytes) = std::fs::read(&path) else {
+                continue;
+            };
+            let Ok(index) = serde_json::from_slice::<serde_json::Value>(&bytes) else {
+                tracing::debug!(path = %path.display(), "sessions-index.json is not JSON");
+                continue;
+            };
+            let original = index.get("originalPath").and_then(|v| v.as_str());
+            let entries = index.get("entries").and_then(|e| e.as_array());
+            for entry in entries.into_iter().flatten() {
+                let text = |k: &str| {
+                    entry
+                        .get(k)
+                        .and_then(|v| v.as_str())
+                        .map(str::trim)
+                        .filter(|s| !s.is_empty())
+                        .map(str::to_owned)
+                };
+                let Some(id) = text("sessionId") else {
+                    continue;
+                };
+                out.insert(
+                    id,
+                    IndexEntry {
+                        summary: text("summary"),
+                        project_path: text("projectPath").or(original.map(str::to_owned)),
+                    },
+                );
+            }
+        }
+        Ok(out)
+    }
+
+    /// Project memory files: `projects/*/memory/*.md` (`MEMORY.md` and its topic files),
+    /// sorted by path.
+    pub fn memory_files(&self) -> std::io::Result<Vec<MemoryFile>> {
+        let mut files = Vec::new();
+        for project in std::fs::read_dir(self.projects_dir())? {
+            let project = project?;
+            let dir = project.path().join("memory");
+            if !dir.is_dir() {
+                continue;
+            }
+            let project_dir = project.file_name().to_string_lossy().into_owned();
+            for entry in std::fs::read_dir(&dir)? {
+                let path = entry?.path();
+                if path.is_file() && path.extension().is_some_and(|e| e == "md") {
+                    files.push(MemoryFile {
+                        path,
+                        project_dir: project_dir.clone(),
+                    });
+                }
+            }
+        }
+        files.sort();
+        Ok(files)
+    }
+
+    /// Subagent files of every layout, sorted by path: `projects/*/agent-*.jsonl`
+    /// (2.0.x), `projects/*/<session>/subagents/agent-*.jsonl` (2.1+) and workflow runs'
+    /// `projects/*/<session>/subagents/workflows/<run>/agent-*.jsonl`.
     pub fn agent_files(&self) -> std::io::Result<Vec<AgentFile>> {
         let mut files = Vec::new();
         for project in std::fs::read_dir(self.projects_dir())? {
@@ -65,12 +148,30 @@ impl ClaudeDir {
                     if subagents.is_dir() {
                         let parent = path.file_name().map(|n| n.to_string_lossy().into_owned());
                         for agent in std::fs::read_dir(&subagents)? {
-                            if let Some(file) = agent_file(agent?.path(), parent.clone()) {
+                            if let Some(file) = agent_file(agent?.path(), parent.clone(), None) {
                                 files.push(file);
                             }
                         }
+                        let workflows = subagents.join("workflows");
+                        if workflows.is_dir() {
+                            for run in std::fs::read_dir(&workflows)? {
+                                let run = run?.path();
+                                if !run.is_dir() {
+                                    continue;
+                                }
+                                let name =
+                                    run.file_name().map(|n| n.to_string_lossy().into_owned());
+                                for agent in std::fs::read_dir(&run)? {
+                                    if let Some(file) =
+                                        agent_file(agent?.path(), parent.clone(), name.clone())
+                                    {
+                                        files.push(file);
+                                    }
+                                }
+                            }
+                        }
                     }
-                } else if let Some(file) = agent_file(path, None) {
+                } else if let Some(file) = agent_file(path, None, None) {
                     files.push(file);
                 }
             }
@@ -151,7 +252,11 @@ impl ClaudeDir {
     }
 }
 
-fn agent_file(path: PathBuf, parent_session: Option<String>) -> Option<AgentFile> {
+fn agent_file(
+    path: PathBuf,
+    parent_session: Option<String>,
+    workflow: Option<String>,
+) -> Option<AgentFile> {
     let name = path.file_name()?.to_str()?;
     let agent_id = name
         .strip_prefix("agent-")?
@@ -166,5 +271,6 @@ fn agent_file(path: PathBuf, parent_session: Option<String>) -> Option<AgentFile
         path,
         agent_id,
         parent_session,
+        workflow,
     })
 }

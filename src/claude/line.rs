@@ -108,6 +108,44 @@ impl Line {
         self.str("parentUuid")
     }
 
+    /// The parent in conversation order: `parentUuid`, or for a `compact_boundary` (which
+    /// starts a new root) the `logicalParentUuid` it continues from.
+    pub fn chain_parent(&self) -> Option<&str> {
+        self.parent_uuid()
+            .or_else(|| self.str("logicalParentUuid"))
+            .filter(|p| !p.is_empty())
+    }
+
+    /// `subtype` of a `system` line (`compact_boundary`, `local_command`, …).
+    pub fn subtype(&self) -> Option<&str> {
+        self.str("subtype")
+    }
+
+    /// A `compact_boundary` line's metadata: what triggered it and the tokens before.
+    pub fn compact_boundary(&self) -> Option<CompactBoundary> {
+        if self.kind != LineKind::System || self.subtype() != Some("compact_boundary") {
+            return None;
+        }
+        let meta = self.value.get("compactMetadata");
+        let field = |k: &str| meta.and_then(|m| m.get(k));
+        Some(CompactBoundary {
+            trigger: field("trigger").and_then(Value::as_str).map(str::to_owned),
+            pre_tokens: field("preTokens").and_then(Value::as_u64),
+        })
+    }
+
+    /// The `toolUseResult` of a `Task`/`Agent` call's answer: how long the subagent ran,
+    /// the tokens it used and its tool calls.
+    pub fn agent_run(&self) -> AgentRun {
+        let result = self.value.get("toolUseResult").filter(|v| v.is_object());
+        let n = |k: &str| result.and_then(|r| r.get(k)).and_then(Value::as_u64);
+        AgentRun {
+            duration_ms: n("totalDurationMs"),
+            tokens: n("totalTokens"),
+            tool_uses: n("totalToolUseCount"),
+        }
+    }
+
     /// On a user line answering a `Task`/`Agent` call: the spawned agent's id and type
     /// (`toolUseResult.agentId`, `.agentType`).
     pub fn spawned_agent(&self) -> Option<(&str, Option<&str>)> {
@@ -170,6 +208,22 @@ impl Line {
     }
 }
 
+/// What a `compact_boundary` line says about its compaction.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct CompactBoundary {
+    /// `manual` (`/compact`) or `auto`.
+    pub trigger: Option<String>,
+    pub pre_tokens: Option<u64>,
+}
+
+/// A subagent's run as its parent's tool result reports it (2.0.x+).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct AgentRun {
+    pub duration_ms: Option<u64>,
+    pub tokens: Option<u64>,
+    pub tool_uses: Option<u64>,
+}
+
 /// Tokens of one API response.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Usage {
@@ -216,7 +270,11 @@ pub enum Block<'a> {
     },
     ToolResult {
         tool_use_id: Option<&'a str>,
+        content: &'a Value,
+        is_error: bool,
     },
+    /// A thinking block with text (redacted ones, `"thinking":""`, read as `Other`).
+    Thinking(&'a str),
     Other,
 }
 
@@ -237,9 +295,33 @@ impl<'a> Block<'a> {
             },
             Some("tool_result") => Block::ToolResult {
                 tool_use_id: v.get("tool_use_id").and_then(Value::as_str),
+                content: v.get("content").unwrap_or(&Value::Null),
+                is_error: v.get("is_error").and_then(Value::as_bool).unwrap_or(false),
             },
+            Some("thinking") => v
+                .get("thinking")
+                .and_then(Value::as_str)
+                .filter(|t| !t.trim().is_empty())
+                .map_or(Block::Other, Block::Thinking),
             _ => Block::Other,
         }
+    }
+}
+
+/// The text of a tool result's content: a string, or the text blocks of a list (Q2:
+/// images and `tool_reference` blocks carry no text), joined by newlines.
+pub fn result_text(content: &Value) -> String {
+    match content {
+        Value::String(s) => s.clone(),
+        Value::Array(items) => items
+            .iter()
+            .filter_map(|b| match b {
+                Value::String(s) => Some(s.as_str()),
+                _ => b.get("text").and_then(Value::as_str),
+            })
+            .collect::<Vec<_>>()
+            .join("\n"),
+        _ => String::new(),
     }
 }
 

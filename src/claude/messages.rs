@@ -1,8 +1,13 @@
+use std::collections::{HashMap, HashSet};
 use std::io::BufRead;
 
-use super::line::{Block, Line, LineKind};
-use super::transcript::prompt_of;
+use super::dag::{self, OwnedLink};
+use super::line::{Block, Line, LineKind, result_text};
+use super::transcript::{History, Mode, NoHistory, prompt_of};
 use crate::model::Timestamp;
+
+/// Characters kept of one tool call's input (as JSON) and of its result.
+const MAX_TOOL_CHARS: usize = 16_000;
 
 /// Who said a message.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
@@ -12,22 +17,75 @@ pub enum Role {
     Assistant,
 }
 
-/// A message of the conversation: what a person typed or the assistant wrote (tool calls,
-/// tool output and Claude Code's own wrappers left out).
+/// What a message is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum MessageKind {
+    /// What a person typed.
+    Prompt,
+    /// An assistant response line: its text and the tools it called.
+    Response,
+    /// The summary Claude Code wrote when it compacted the conversation (Q8).
+    CompactSummary,
+}
+
+impl MessageKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MessageKind::Prompt => "prompt",
+            MessageKind::Response => "response",
+            MessageKind::CompactSummary => "compact_summary",
+        }
+    }
+}
+
+/// A tool call paired with its result (seed 003's ToolCall).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ToolCall {
+    pub id: String,
+    pub name: String,
+    /// The call's input as JSON, cut at 16,000 characters.
+    pub input: String,
+    /// The text of the matching `tool_result`, cut at 16,000 characters; `None` when no
+    /// result was written (an interrupted call).
+    pub result: Option<String>,
+    pub is_error: bool,
+}
+
+/// A message of the conversation: what a person typed, what the assistant wrote and the
+/// tools it called, or a compact summary. Claude Code's own wrappers, meta lines and
+/// inline subagent lines are left out.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct Message {
     pub uuid: Option<String>,
     pub role: Role,
+    pub kind: MessageKind,
     pub timestamp: Option<Timestamp>,
     pub text: String,
+    pub tool_calls: Vec<ToolCall>,
 }
 
-/// The messages of a transcript in file order. Lines of one assistant response spread over
-/// several lines come out as separate messages, one per text block.
+/// The messages of a main transcript in conversation order (the `parentUuid` chain).
 pub fn read_messages(reader: impl std::io::Read) -> std::io::Result<Vec<Message>> {
+    read_messages_with(reader, "", Mode::Main, &NoHistory)
+}
+
+/// [`read_messages`] for a transcript of either mode, leaving out lines that `history`
+/// says another session wrote (the replayed part of a resumed session). Each assistant
+/// line is one message; lines repeating an earlier uuid are dropped.
+pub fn read_messages_with(
+    reader: impl std::io::Read,
+    session_id: &str,
+    mode: Mode,
+    history: &dyn History,
+) -> std::io::Result<Vec<Message>> {
     let mut reader = std::io::BufReader::with_capacity(256 * 1024, reader);
     let mut buf = Vec::new();
-    let mut out = Vec::new();
+    let mut out: Vec<(Option<usize>, usize, Message)> = Vec::new();
+    let mut links: Vec<OwnedLink> = Vec::new();
+    let mut seen: HashSet<String> = HashSet::new();
+    let mut calls: HashMap<String, (usize, usize)> = HashMap::new();
+    let agent = mode == Mode::Agent;
     loop {
         buf.clear();
         if reader.read_until(b'\n', &mut buf)? == 0 {
@@ -38,33 +96,161 @@ pub fn read_messages(reader: impl std::io::Read) -> std::io::Result<Vec<Message>
         };
         let timestamp = line.timestamp().and_then(Timestamp::parse);
         let uuid = line.uuid().map(str::to_owned);
+        if let Some(uuid) = &uuid {
+            if !seen.insert(uuid.clone()) || (!agent && history.owner(uuid, session_id).is_some()) {
+                continue;
+            }
+            if line.is_sidechain() && !agent {
+                continue;
+            }
+            links.push(OwnedLink::new(
+                uuid,
+                line.chain_parent(),
+                timestamp.map(|t| t.0),
+            ));
+        } else if line.is_sidechain() && !agent {
+            continue;
+        }
+        let anchor = links.len().checked_sub(1);
+        let message = |role, kind, text| Message {
+            uuid: uuid.clone(),
+            role,
+            kind,
+            timestamp,
+            text,
+            tool_calls: Vec::new(),
+        };
         match line.kind {
             LineKind::User => {
-                if let Some(text) = prompt_of(&line, false) {
-                    out.push(Message {
-                        uuid,
-                        role: Role::User,
-                        timestamp,
-                        text,
-                    });
+                let blocks = line.blocks();
+                for block in &blocks {
+                    if let Block::ToolResult {
+                        tool_use_id: Some(id),
+                        content,
+                        is_error,
+                    } = block
+                        && let Some(&(m, c)) = calls.get(*id)
+                    {
+                        let call = &mut out[m].2.tool_calls[c];
+                        call.result = Some(cut(result_text(content)));
+                        call.is_error = *is_error;
+                    }
+                }
+                if line.is_compact_summary() {
+                    let text = texts(&blocks).trim().to_owned();
+                    out.push((
+                        anchor,
+                        out.len(),
+                        message(Role::User, MessageKind::CompactSummary, text),
+                    ));
+                } else if let Some(text) = prompt_of(&line, agent) {
+                    out.push((
+                        anchor,
+                        out.len(),
+                        message(Role::User, MessageKind::Prompt, text),
+                    ));
                 }
             }
-            LineKind::Assistant if !line.is_sidechain() => {
-                for block in line.blocks() {
-                    if let Block::Text(text) = block
-                        && !text.trim().is_empty()
-                    {
-                        out.push(Message {
-                            uuid: uuid.clone(),
-                            role: Role::Assistant,
-                            timestamp,
-                            text: text.to_owned(),
+            LineKind::Assistant => {
+                let blocks = line.blocks();
+                let mut m = message(
+                    Role::Assistant,
+                    MessageKind::Response,
+                    texts(&blocks).trim().to_owned(),
+                );
+                for block in &blocks {
+                    if let Block::ToolUse { id, name, input } = block {
+                        let id = id.unwrap_or_default().to_owned();
+                        if !id.is_empty() {
+                            calls.insert(id.clone(), (out.len(), m.tool_calls.len()));
+                        }
+                        m.tool_calls.push(ToolCall {
+                            id,
+                            name: (*name).to_owned(),
+                            input: cut(input.to_string()),
+                            result: None,
+                            is_error: false,
                         });
                     }
+                }
+                if !m.text.is_empty() || !m.tool_calls.is_empty() {
+                    out.push((anchor, out.len(), m));
                 }
             }
             _ => {}
         }
     }
-    Ok(out)
+    let rank = dag::ranks_of(&links);
+    out.sort_by_key(|(anchor, seq, _)| (anchor.map_or(0, |a| rank[a].saturating_add(1)), *seq));
+    Ok(out.into_iter().map(|(_, _, m)| m).collect())
+}
+
+/// The text blocks of a message, joined by blank lines.
+fn texts(blocks: &[Block<'_>]) -> String {
+    blocks
+        .iter()
+        .filter_map(|b| match b {
+            Block::Text(t) if !t.trim().is_empty() => Some(*t),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n\n")
+}
+
+fn cut(mut s: String) -> String {
+    if let Some((i, _)) = s.char_indices().nth(MAX_TOOL_CHARS) {
+        s.truncate(i);
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn read(lines: &[&str]) -> Vec<Message> {
+        read_messages(lines.join("\n").as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn tool_calls_are_paired_with_their_results() {
+        let m = read(&[
+            r#"{"type":"user","uuid":"u1","message":{"content":"List the files"}}"#,
+            r#"{"type":"assistant","uuid":"a1","parentUuid":"u1","message":{"id":"m","content":[{"type":"text","text":"Looking."},{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"ls"}}]}}"#,
+            r#"{"type":"assistant","uuid":"a2","parentUuid":"a1","message":{"id":"m","content":[{"type":"tool_use","id":"t2","name":"Read","input":{"file_path":"/x"}}]}}"#,
+            r#"{"type":"user","uuid":"r1","parentUuid":"a2","toolUseResult":"Error: no such file","message":{"content":[{"type":"tool_result","tool_use_id":"t2","is_error":true,"content":"Error: no such file"}]}}"#,
+            r#"{"type":"user","uuid":"r2","parentUuid":"r1","message":{"content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"a.rs"},{"type":"image"},{"type":"text","text":"b.rs"}]}]}}"#,
+            r#"{"type":"assistant","uuid":"a3","parentUuid":"r2","message":{"id":"n","content":[{"type":"thinking","thinking":""},{"type":"text","text":"Two files."}]}}"#,
+        ]);
+        let kinds: Vec<_> = m.iter().map(|m| (m.kind, m.text.as_str())).collect();
+        assert_eq!(
+            kinds,
+            [
+                (MessageKind::Prompt, "List the files"),
+                (MessageKind::Response, "Looking."),
+                (MessageKind::Response, ""),
+                (MessageKind::Response, "Two files."),
+            ]
+        );
+        let bash = &m[1].tool_calls[0];
+        assert_eq!(bash.name, "Bash");
+        assert_eq!(bash.input, r#"{"command":"ls"}"#);
+        assert_eq!(bash.result.as_deref(), Some("a.rs\nb.rs"));
+        assert!(!bash.is_error);
+        let read = &m[2].tool_calls[0];
+        assert_eq!(read.result.as_deref(), Some("Error: no such file"));
+        assert!(read.is_error);
+    }
+
+    #[test]
+    fn messages_follow_the_chain_and_replays_within_a_file_are_dropped() {
+        let m = read(&[
+            r#"{"type":"assistant","uuid":"a1","parentUuid":"u1","timestamp":"2026-01-01T00:00:09Z","message":{"content":[{"type":"text","text":"second"}]}}"#,
+            r#"{"type":"user","uuid":"u1","timestamp":"2026-01-01T00:00:10Z","message":{"content":"first"}}"#,
+            r#"{"type":"user","uuid":"u1","timestamp":"2026-01-01T00:00:10Z","message":{"content":"first"}}"#,
+            r#"{"type":"user","uuid":"u2","parentUuid":"a1","isSidechain":true,"message":{"content":"agent prompt"}}"#,
+        ]);
+        let texts: Vec<_> = m.iter().map(|m| m.text.as_str()).collect();
+        assert_eq!(texts, ["first", "second"]);
+    }
 }

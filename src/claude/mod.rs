@@ -1,13 +1,16 @@
 //! The Claude Code on-disk format: where transcripts live and what their lines say.
 
+mod dag;
 mod discover;
 mod line;
 mod messages;
 mod transcript;
 
-pub use self::discover::{AgentFile, ClaudeDir, PlanFile, SessionFile};
-pub use self::line::{Block, Line, LineKind, Usage};
-pub use self::messages::{Message, Role, read_messages};
+pub use self::dag::{Link, order as chain_order};
+pub use self::discover::{AgentFile, ClaudeDir, IndexEntry, MemoryFile, PlanFile, SessionFile};
+pub use self::line::{AgentRun, Block, CompactBoundary, Line, LineKind, Usage, result_text};
+pub use self::messages::{Message, MessageKind, Role, ToolCall, read_messages, read_messages_with};
 pub use self::transcript::{
-    FileUse, Mode, Spawn, ToolUse, Transcript, read_transcript, read_transcript_from,
+    FileUse, History, Mode, NoHistory, Spawn, ToolUse, Transcript, read_transcript,
+    read_transcript_from, read_transcript_with,
 };

@@ -1,9 +1,10 @@
-use std::collections::{BTreeMap, HashMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::io::BufRead;
 use std::path::Path;
 
+use super::dag::{self, OwnedLink};
 use super::line::{Block, Line, LineKind, Usage};
-use crate::model::Timestamp;
+use crate::model::{Compaction, Timestamp};
 
 /// Prompts kept per session for extraction (the first ones say what the session was for).
 const MAX_PROMPTS: usize = 64;
@@ -13,6 +14,12 @@ const MAX_TEXT_CHARS: usize = 4_000;
 const MAX_ASSISTANT_CHARS: usize = 64_000;
 /// A pause longer than this between two lines counts as time away, not work.
 const IDLE_GAP_MS: i64 = 30 * 60 * 1000;
+/// Characters kept of one compact summary, and compactions kept per session.
+const MAX_COMPACT_CHARS: usize = 16_000;
+const MAX_COMPACTIONS: usize = 32;
+/// Candidates kept for "the last …" choices made in conversation order (final report,
+/// todo list): the last ones in file order, ranked by the chain at the end.
+const TAIL: usize = 8;
 
 /// Whether a file is a main session (whose `isSidechain` lines are inline subagent runs)
 /// or a subagent's own transcript (all of whose lines are `isSidechain`).
@@ -22,6 +29,28 @@ pub enum Mode {
     Agent,
 }
 
+/// What is known of other transcripts while one is read: who first wrote a message uuid
+/// (a resumed session replays its predecessor's lines under the same uuids, Q9), and the
+/// `summary` labels other files gave to a leaf uuid (Q5).
+pub trait History {
+    /// The session that owns `uuid`, when it is not the one being read.
+    fn owner(&self, uuid: &str, reading: &str) -> Option<String>;
+    /// The label a `summary` line anywhere gave to the leaf `uuid`.
+    fn label(&self, uuid: &str) -> Option<String>;
+}
+
+/// No other transcripts: every line is the file's own.
+pub struct NoHistory;
+
+impl History for NoHistory {
+    fn owner(&self, _: &str, _: &str) -> Option<String> {
+        None
+    }
+    fn label(&self, _: &str) -> Option<String> {
+        None
+    }
+}
+
 /// A subagent a session started: from the result of its `Task`/`Agent` call.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Spawn {
@@ -29,6 +58,11 @@ pub struct Spawn {
     pub tool_use_id: Option<String>,
     pub agent_type: Option<String>,
     pub description: Option<String>,
+    /// What the tool result reported of the run (`totalDurationMs`, `totalTokens`,
+    /// `totalToolUseCount`).
+    pub duration_ms: Option<u64>,
+    pub tokens: Option<u64>,
+    pub tool_uses: Option<u64>,
 }
 
 /// Characters kept of a subagent's final report.
@@ -44,6 +78,8 @@ pub struct FileUse {
     pub created: bool,
     pub first: Option<Timestamp>,
     pub last: Option<Timestamp>,
+    /// uuid of the line whose tool call first showed the use (evidence).
+    pub evidence: Option<String>,
 }
 
 /// Files tracked per session at most (a session that touched more keeps the first).
@@ -53,18 +89,29 @@ const MAX_FILES: usize = 2_000;
 #[derive(Debug, Clone, PartialEq)]
 pub struct ToolUse {
     pub count: u32,
+    /// Calls whose result came back with `is_error`.
+    pub errors: u32,
     pub first: Option<Timestamp>,
     pub last: Option<Timestamp>,
+    /// uuid of the line of the first call (evidence).
+    pub evidence: Option<String>,
 }
 
 /// What one transcript file says, read in one streaming pass. Text is capped so that a
-/// 25 MB session costs little memory.
+/// 25 MB session costs little memory. Choices of "first" and "last" follow the
+/// conversation's `parentUuid` chain, not file order.
 #[derive(Debug, Clone, Default)]
 pub struct Transcript {
     pub session_id: String,
     pub lines: u64,
     /// Lines that are not JSON objects: garbage, or half-written by a running session.
     pub skipped_lines: u64,
+    /// Lines whose uuid an earlier line of the file already had (replays within a file).
+    pub duplicate_lines: u64,
+    /// Lines replayed from another session (a resume): not counted as this session's.
+    pub replayed_lines: u64,
+    /// Sessions whose lines this one replays: the sessions it resumes.
+    pub resumes: BTreeSet<String>,
     pub bytes: u64,
     pub first_ts: Option<Timestamp>,
     pub last_ts: Option<Timestamp>,
@@ -82,8 +129,11 @@ pub struct Transcript {
     pub assistant_lines: u32,
     /// Distinct assistant API responses.
     pub assistant_responses: u32,
-    /// Real prompts: a person typing, not tool results, meta lines or command wrappers.
+    /// Real prompts, in conversation order: a person typing, not tool results, meta
+    /// lines or command wrappers.
     pub prompts: Vec<String>,
+    /// uuid of the line of each kept prompt.
+    pub prompt_uuids: Vec<Option<String>>,
     pub prompt_count: u32,
     pub assistant_text: Vec<String>,
     pub tools: BTreeMap<String, ToolUse>,
@@ -95,8 +145,13 @@ pub struct Transcript {
     pub usage: Usage,
     /// The conversation's slug, shared by its resumed sessions.
     pub slug: Option<String>,
-    /// `summary` labels whose `leafUuid` is a message of this file.
+    /// `summary` labels of this conversation's messages, from this file or any other, in
+    /// the conversation order of the message they label.
     pub summaries: Vec<String>,
+    /// `summary` labels this file gives to messages it does not hold: (leafUuid, label).
+    pub foreign_labels: Vec<(String, String)>,
+    /// Compactions, in order; the conversation has `compactions.len() + 1` segments.
+    pub compactions: Vec<Compaction>,
     /// Subagents this session started.
     pub spawns: Vec<Spawn>,
     /// `agentId` of the lines (subagent transcripts).
@@ -113,12 +168,23 @@ pub struct Transcript {
     pub files: BTreeMap<String, FileUse>,
     /// The last todo list written (`TodoWrite`): (content, status).
     pub todos: Vec<(String, String)>,
+    /// The last assistant text in conversation order (its stated next steps, if any).
+    pub last_text: Option<String>,
+    /// uuids of the lines this file wrote itself (main files; replays left out).
+    pub uuids: Vec<String>,
+    /// The title `sessions-index.json` gives the session, when the index lists it.
+    pub index_summary: Option<String>,
 }
 
 impl Transcript {
     /// A session holds at least one user or assistant message.
     pub fn has_messages(&self) -> bool {
         self.user_lines + self.assistant_lines > 0
+    }
+
+    /// Segments of the conversation: one more than its compactions.
+    pub fn segments(&self) -> u32 {
+        u32::try_from(self.compactions.len()).unwrap_or(u32::MAX) + 1
     }
 }
 
@@ -133,6 +199,17 @@ pub fn read_transcript_from(
     reader: impl std::io::Read,
     session_id: &str,
     mode: Mode,
+) -> std::io::Result<Transcript> {
+    read_transcript_with(reader, session_id, mode, &NoHistory)
+}
+
+/// [`read_transcript_from`], telling lines replayed from other sessions apart and
+/// resolving labels other files gave to this one's messages.
+pub fn read_transcript_with(
+    reader: impl std::io::Read,
+    session_id: &str,
+    mode: Mode,
+    history: &dyn History,
 ) -> std::io::Result<Transcript> {
     let mut reader = std::io::BufReader::with_capacity(256 * 1024, reader);
     let mut acc = Accumulator::new(session_id, mode);
@@ -150,20 +227,37 @@ pub fn read_transcript_from(
         }
         acc.t.lines += 1;
         match Line::parse(bytes) {
-            Some(line) => acc.add(&line),
+            Some(line) => acc.add(&line, history),
             None => acc.t.skipped_lines += 1,
         }
     }
-    Ok(acc.finish())
+    Ok(acc.finish(history))
+}
+
+/// Where something was said: the chain link of its line (or the last link before it, for
+/// lines without a uuid) and its file position, to rank it in conversation order.
+#[derive(Debug, Clone, Copy)]
+struct Place {
+    link: Option<usize>,
+    seq: u64,
 }
 
 struct Accumulator {
     t: Transcript,
     response_ids: HashSet<String>,
-    tool_use_ids: HashSet<String>,
-    uuids: HashSet<String>,
-    /// `(label, leafUuid)` of every summary line, resolved against `uuids` at the end.
+    /// Tool calls by tool_use id → tool name (to pair results with calls).
+    tool_use_ids: HashMap<String, String>,
+    /// The chain of this file's own lines, and each uuid's position in it.
+    links: Vec<OwnedLink>,
+    link_of: HashMap<Box<str>, usize>,
+    /// Every uuid seen in the file, replayed ones included (duplicates are dropped).
+    seen: HashSet<Box<str>>,
+    /// `(label, leafUuid)` of every summary line.
     summary_lines: Vec<(String, String)>,
+    prompts: Vec<(Place, String)>,
+    reports: Vec<(Place, String)>,
+    texts: Vec<(Place, String)>,
+    todo_lists: Vec<(Place, Vec<(String, String)>)>,
     assistant_chars: usize,
     timestamps: Vec<i64>,
     mode: Mode,
@@ -191,21 +285,51 @@ impl Accumulator {
             runs: Vec::new(),
             run_of: HashMap::new(),
             response_ids: HashSet::new(),
-            tool_use_ids: HashSet::new(),
-            uuids: HashSet::new(),
+            tool_use_ids: HashMap::new(),
+            links: Vec::new(),
+            link_of: HashMap::new(),
+            seen: HashSet::new(),
             summary_lines: Vec::new(),
+            prompts: Vec::new(),
+            reports: Vec::new(),
+            texts: Vec::new(),
+            todo_lists: Vec::new(),
             assistant_chars: 0,
             timestamps: Vec::new(),
         }
     }
 
-    fn add(&mut self, line: &Line) {
+    /// The place of the line being read: its own link, or the last one before it.
+    fn place(&self) -> Place {
+        Place {
+            link: self.links.len().checked_sub(1),
+            seq: self.t.lines,
+        }
+    }
+
+    fn add(&mut self, line: &Line, history: &dyn History) {
+        if let Some(uuid) = line.uuid() {
+            if !self.seen.insert(uuid.into()) {
+                self.t.duplicate_lines += 1;
+                return;
+            }
+            if self.mode == Mode::Main
+                && let Some(owner) = history.owner(uuid, &self.t.session_id)
+            {
+                self.t.replayed_lines += 1;
+                self.t.resumes.insert(owner);
+                return;
+            }
+        }
         if self.mode == Mode::Main && line.is_sidechain() {
-            self.add_inline(line);
+            self.add_inline(line, history);
             return;
         }
+        let ts = line.timestamp().and_then(Timestamp::parse);
         if let Some(uuid) = line.uuid() {
-            self.uuids.insert(uuid.to_owned());
+            self.link_of.insert(uuid.into(), self.links.len());
+            self.links
+                .push(OwnedLink::new(uuid, line.chain_parent(), ts.map(|t| t.0)));
         }
         if self.t.agent_id.is_none() {
             self.t.agent_id = line.agent_id().map(str::to_owned);
@@ -216,7 +340,6 @@ impl Accumulator {
         if self.t.slug.is_none() {
             self.t.slug = line.slug().map(str::to_owned);
         }
-        let ts = line.timestamp().and_then(Timestamp::parse);
         if let Some(ts) = ts {
             self.timestamps.push(ts.0);
             // Timestamps are not monotonic in file order: keep the extremes.
@@ -235,8 +358,20 @@ impl Accumulator {
             self.t.version = Some(v.to_owned());
         }
         match &line.kind {
-            LineKind::User => self.add_user(line),
+            LineKind::User => self.add_user(line, ts),
             LineKind::Assistant => self.add_assistant(line, ts),
+            LineKind::System => {
+                if let Some(boundary) = line.compact_boundary()
+                    && self.t.compactions.len() < MAX_COMPACTIONS
+                {
+                    self.t.compactions.push(Compaction {
+                        at: ts,
+                        trigger: boundary.trigger,
+                        pre_tokens: boundary.pre_tokens,
+                        summary: None,
+                    });
+                }
+            }
             LineKind::Summary => {
                 if let Some((label, Some(leaf))) = line.summary() {
                     self.summary_lines.push((label.to_owned(), leaf.to_owned()));
@@ -252,13 +387,13 @@ impl Accumulator {
                     self.t.ai_title = Some(title.trim().to_owned());
                 }
             }
-            LineKind::System | LineKind::Other(_) => {}
+            LineKind::Other(_) => {}
         }
     }
 
     /// Routes a sidechain line of a main file to its inline run: the run of its parent,
     /// or a new run when its parent is not a sidechain line.
-    fn add_inline(&mut self, line: &Line) {
+    fn add_inline(&mut self, line: &Line, history: &dyn History) {
         let run = match line.parent_uuid().and_then(|p| self.run_of.get(p)) {
             Some(&run) => run,
             None => {
@@ -273,15 +408,29 @@ impl Accumulator {
         if let Some(uuid) = line.uuid() {
             self.run_of.insert(uuid.to_owned(), run);
         }
-        self.runs[run].t.lines += 1;
-        self.runs[run].add(line);
+        let acc = &mut self.runs[run];
+        acc.t.lines += 1;
+        acc.add(line, history);
     }
 
-    fn add_user(&mut self, line: &Line) {
+    fn add_user(&mut self, line: &Line, ts: Option<Timestamp>) {
         self.t.user_lines += 1;
+        let blocks = line.blocks();
+        for block in &blocks {
+            if let Block::ToolResult {
+                tool_use_id: Some(id),
+                is_error: true,
+                ..
+            } = block
+                && let Some(name) = self.tool_use_ids.get(*id)
+                && let Some(tool) = self.t.tools.get_mut(name)
+            {
+                tool.errors += 1;
+            }
+        }
         if let Some((agent_id, agent_type)) = line.spawned_agent() {
-            let tool_use_id = line.blocks().into_iter().find_map(|b| match b {
-                Block::ToolResult { tool_use_id } => tool_use_id.map(str::to_owned),
+            let tool_use_id = blocks.iter().find_map(|b| match b {
+                Block::ToolResult { tool_use_id, .. } => tool_use_id.map(str::to_owned),
                 _ => None,
             });
             let (call_type, description) = tool_use_id
@@ -289,20 +438,56 @@ impl Accumulator {
                 .and_then(|id| self.task_calls.get(id).cloned())
                 .unwrap_or_default();
             if !self.t.spawns.iter().any(|s| s.agent_id == agent_id) {
+                let run = line.agent_run();
                 self.t.spawns.push(Spawn {
                     agent_id: agent_id.to_owned(),
                     tool_use_id,
                     agent_type: agent_type.map(str::to_owned).or(call_type),
                     description,
+                    duration_ms: run.duration_ms,
+                    tokens: run.tokens,
+                    tool_uses: run.tool_uses,
                 });
             }
+        }
+        if line.is_compact_summary() {
+            let text = blocks
+                .iter()
+                .filter_map(|b| match b {
+                    Block::Text(t) => Some(*t),
+                    _ => None,
+                })
+                .collect::<Vec<_>>()
+                .join("\n");
+            let text = truncate_chars(text.trim(), MAX_COMPACT_CHARS);
+            // The summary belongs to the boundary just before it; older files write the
+            // summary alone.
+            let open = self
+                .t
+                .compactions
+                .last()
+                .is_some_and(|c| c.summary.is_none());
+            if open {
+                if let Some(c) = self.t.compactions.last_mut() {
+                    c.summary = Some(text);
+                }
+            } else if self.t.compactions.len() < MAX_COMPACTIONS {
+                self.t.compactions.push(Compaction {
+                    at: ts,
+                    summary: Some(text),
+                    ..Compaction::default()
+                });
+            }
+            return;
         }
         let Some(prompt) = prompt_of(line, self.mode == Mode::Agent) else {
             return;
         };
         self.t.prompt_count += 1;
-        if self.t.prompts.len() < MAX_PROMPTS {
-            self.t.prompts.push(truncate_chars(&prompt, MAX_TEXT_CHARS));
+        if self.prompts.len() < MAX_PROMPTS {
+            let place = self.place();
+            self.prompts
+                .push((place, truncate_chars(&prompt, MAX_TEXT_CHARS)));
         }
     }
 
@@ -331,12 +516,24 @@ impl Accumulator {
                 *self.t.models.entry(model.to_owned()).or_default() += 1;
             }
         }
+        let place = self.place();
+        let uuid = line.uuid();
         for block in line.blocks() {
             match block {
                 Block::Text(text) if self.mode == Mode::Agent || !line.is_sidechain() => {
-                    if text.chars().count() >= MIN_SUMMARY_CHARS {
-                        self.t.final_report = Some(truncate_chars(text, MAX_SUMMARY_CHARS));
+                    if text.trim().is_empty() {
+                        continue;
                     }
+                    if text.chars().count() >= MIN_SUMMARY_CHARS {
+                        push_tail(
+                            &mut self.reports,
+                            (place, truncate_chars(text, MAX_SUMMARY_CHARS)),
+                        );
+                    }
+                    push_tail(
+                        &mut self.texts,
+                        (place, truncate_chars(text, MAX_TEXT_CHARS)),
+                    );
                     if self.assistant_chars < MAX_ASSISTANT_CHARS {
                         let kept = truncate_chars(text, MAX_TEXT_CHARS);
                         self.assistant_chars += kept.len();
@@ -344,11 +541,11 @@ impl Accumulator {
                     }
                 }
                 Block::ToolUse { id, name, input } => {
-                    self.note_files(name, input, ts);
+                    self.note_files(name, input, ts, uuid);
                     if name == "TodoWrite"
                         && let Some(todos) = input.get("todos").and_then(|t| t.as_array())
                     {
-                        self.t.todos = todos
+                        let list = todos
                             .iter()
                             .filter_map(|t| {
                                 let content = t.get("content")?.as_str()?.to_owned();
@@ -356,6 +553,7 @@ impl Accumulator {
                                 Some((content, status.to_owned()))
                             })
                             .collect();
+                        push_tail(&mut self.todo_lists, (place, list));
                     }
                     if matches!(name, "Task" | "Agent")
                         && let Some(id) = id
@@ -368,15 +566,20 @@ impl Accumulator {
                         );
                     }
                     if let Some(id) = id
-                        && !self.tool_use_ids.insert(id.to_owned())
+                        && self
+                            .tool_use_ids
+                            .insert(id.to_owned(), name.to_owned())
+                            .is_some()
                     {
                         continue;
                     }
                     self.t.tool_calls += 1;
                     let tool = self.t.tools.entry(name.to_owned()).or_insert(ToolUse {
                         count: 0,
+                        errors: 0,
                         first: None,
                         last: None,
+                        evidence: uuid.map(str::to_owned),
                     });
                     tool.count += 1;
                     if let Some(ts) = ts {
@@ -390,7 +593,13 @@ impl Accumulator {
     }
 
     /// Records the file a Read/Edit/Write-style call names.
-    fn note_files(&mut self, tool: &str, input: &serde_json::Value, ts: Option<Timestamp>) {
+    fn note_files(
+        &mut self,
+        tool: &str,
+        input: &serde_json::Value,
+        ts: Option<Timestamp>,
+        uuid: Option<&str>,
+    ) {
         let (read, edited, created) = match tool {
             "Read" | "NotebookRead" => (true, false, false),
             "Edit" | "MultiEdit" | "NotebookEdit" => (false, true, false),
@@ -408,6 +617,9 @@ impl Accumulator {
             return;
         }
         let file = self.t.files.entry(path.to_owned()).or_default();
+        if file.evidence.is_none() {
+            file.evidence = uuid.map(str::to_owned);
+        }
         file.read |= read;
         file.edited |= edited;
         file.created |= created;
@@ -417,14 +629,14 @@ impl Accumulator {
         }
     }
 
-    fn finish(mut self) -> Transcript {
+    fn finish(mut self, history: &dyn History) -> Transcript {
         self.t.usage = self
             .usage
             .values()
             .fold(self.loose_usage, |total, u| total + *u);
         self.t.inline_agents = std::mem::take(&mut self.runs)
             .into_iter()
-            .map(Accumulator::finish)
+            .map(|run| run.finish(history))
             .filter(Transcript::has_messages)
             .collect();
         self.timestamps.sort_unstable();
@@ -433,15 +645,58 @@ impl Accumulator {
             .windows(2)
             .map(|w| (w[1] - w[0]).min(IDLE_GAP_MS))
             .sum();
-        let uuids = &self.uuids;
-        self.t.summaries = self
-            .summary_lines
-            .into_iter()
-            .filter(|(_, leaf)| uuids.contains(leaf))
-            .map(|(label, _)| label)
+
+        // Conversation order: every choice of first or last is made by the chain.
+        let rank = dag::ranks_of(&self.links);
+        let key = |p: &Place| (p.link.map_or(0, |l| rank[l].saturating_add(1)), p.seq);
+        self.prompts.sort_by_key(|(p, _)| key(p));
+        self.t.prompt_uuids = self
+            .prompts
+            .iter()
+            .map(|(p, _)| p.link.map(|l| self.links[l].uuid.to_string()))
             .collect();
+        self.t.prompts = self.prompts.into_iter().map(|(_, text)| text).collect();
+        self.t.final_report = last_of(self.reports, key).map(|(_, text)| text);
+        self.t.last_text = last_of(self.texts, key).map(|(_, text)| text);
+        if let Some((_, todos)) = last_of(self.todo_lists, key) {
+            self.t.todos = todos;
+        }
+
+        // Labels: those of this file and those other files gave, ordered by their leaf.
+        let mut labels: Vec<(usize, String)> = Vec::new();
+        for (label, leaf) in self.summary_lines {
+            match self.link_of.get(leaf.as_str()) {
+                Some(&l) => labels.push((rank[l], label)),
+                None => self.t.foreign_labels.push((leaf, label)),
+            }
+        }
+        for (uuid, &l) in &self.link_of {
+            if let Some(label) = history.label(uuid)
+                && !labels.iter().any(|(_, known)| *known == label)
+            {
+                labels.push((rank[l], label));
+            }
+        }
+        labels.sort();
+        self.t.summaries = labels.into_iter().map(|(_, label)| label).collect();
+        if self.mode == Mode::Main {
+            self.t.uuids = self.links.iter().map(|l| l.uuid.to_string()).collect();
+        }
         self.t
     }
+}
+
+/// The item that comes last in conversation order.
+fn last_of<T, K: Ord>(items: Vec<(Place, T)>, key: impl Fn(&Place) -> K) -> Option<(Place, T)> {
+    items.into_iter().max_by_key(|(p, _)| key(p))
+}
+
+/// Keeps the last [`TAIL`] items pushed.
+fn push_tail<T>(items: &mut Vec<T>, item: T) {
+    if items.len() == TAIL {
+        items.remove(0);
+    }
+    items.push(item);
 }
 
 /// Blocks Claude Code inserts into typed prompts (reminders, IDE context): removed.

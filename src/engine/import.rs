@@ -181,6 +181,8 @@ fn imported_facts(
         agent: None,
         tokens: Default::default(),
         slug: None,
+        compactions: Vec::new(),
+        resumes: Vec::new(),
     };
     let handoff = Handoff {
         session_id: format!("eywa:{short}"),

@@ -1,3 +1,4 @@
+use std::collections::{BTreeSet, HashMap};
 use std::io::{Read, Write};
 use std::time::{Duration, Instant, UNIX_EPOCH};
 
@@ -7,7 +8,10 @@ use eywa_storage::{Batch, BlobInfo};
 use serde::Serialize;
 
 use super::Engine;
-use crate::claude::{AgentFile, Mode, PlanFile, SessionFile, Transcript, read_transcript_from};
+use crate::claude::{
+    AgentFile, History, IndexEntry, MemoryFile, Mode, PlanFile, SessionFile, Transcript,
+    read_transcript_with,
+};
 use crate::extract::{
     Origin, RedactionCounts, SessionFacts, build_index, episode_facts, handoff_path, redact,
     render_markdown, scrub, spawned,
@@ -39,6 +43,8 @@ pub struct IngestReport {
     pub redacted: RedactionCounts,
     /// Plan files found (`plans/*.md`).
     pub plans: u64,
+    /// Project memory files found (`projects/*/memory/*.md`).
+    pub memory_files: u64,
     /// Counts of the store after the run.
     pub counts: Counts,
     #[serde(serialize_with = "seconds")]
@@ -79,7 +85,10 @@ impl Engine {
         if !projects.is_dir() {
             return Err(Error::ClaudeDirMissing { path: projects });
         }
-        let files = self.claude.session_files().map_err(Error::io(&projects))?;
+        let mut files = self.claude.session_files().map_err(Error::io(&projects))?;
+        // Oldest first: a resumed session replays lines its predecessor wrote, and the
+        // first writer of a message owns it.
+        files.sort_by_cached_key(|f| (modified_ms(&f.path), f.path.clone()));
         let mut report = IngestReport {
             files_scanned: files.len() as u64,
             files_read: 0,
@@ -90,10 +99,15 @@ impl Engine {
             agent_files_read: 0,
             redacted: RedactionCounts::default(),
             plans: 0,
+            memory_files: 0,
             counts: Counts::default(),
             elapsed: Duration::ZERO,
         };
-        let mut run = Run::default();
+        let mut run = Run {
+            labels: self.graph.labels()?,
+            index: self.claude.session_index().map_err(Error::io(&projects))?,
+            ..Run::default()
+        };
         let agents = self.claude.agent_files().map_err(Error::io(&projects))?;
         let total = (files.len() + agents.len()) as u64;
         let mut done = 0;
@@ -108,7 +122,7 @@ impl Engine {
         };
         // Parents first: an agent file then finds its parent and the call that started it.
         for file in &files {
-            match self.ingest_file(file, &mut run) {
+            match self.ingest_file(file, &mut run, false) {
                 Ok(FileOutcome::Unchanged) => report.files_unchanged += 1,
                 Ok(FileOutcome::Read { episode }) => {
                     report.files_read += 1;
@@ -121,6 +135,12 @@ impl Engine {
                 Err(other) => return Err(other),
             }
             tick(&run);
+        }
+        // Sessions that later files gave new summary labels: read again for their titles.
+        for session in std::mem::take(&mut run.relabel) {
+            if let Err(e) = self.relabel(&session, &files, &mut run) {
+                tracing::warn!(session, error = %e, "cannot re-read a relabelled session");
+            }
         }
         report.agent_files_scanned = agents.len() as u64;
         for file in &agents {
@@ -150,6 +170,18 @@ impl Engine {
             }
         }
         report.plans = plans.len() as u64;
+        let memories = self.claude.memory_files().map_err(Error::io(&projects))?;
+        for memory in &memories {
+            match self.ingest_memory(memory, &files, &mut run) {
+                Ok(_) => {}
+                Err(Error::Io { path, source }) => {
+                    tracing::warn!(path = %path.display(), error = %source, "cannot read memory file");
+                    report.files_failed += 1;
+                }
+                Err(other) => return Err(other),
+            }
+        }
+        report.memory_files = memories.len() as u64;
         report.redacted = std::mem::take(&mut run.redacted);
         let sequenced = self.graph.derive_sequences()?;
         if sequenced > 0 {
@@ -214,23 +246,86 @@ impl Engine {
     ) -> Result<(Transcript, BlobInfo)> {
         let source = std::fs::File::open(path).map_err(Error::io(path))?;
         let mut archive = self.graph.store().blobs().writer()?;
-        let transcript = read_transcript_from(Tee::new(source, &mut archive), name, mode)
+        let history = RunHistory {
+            graph: &self.graph,
+            labels: &run.labels,
+        };
+        let transcript = read_transcript_with(Tee::new(source, &mut archive), name, mode, &history)
             .map_err(Error::io(path))?;
         let blob = archive.finish()?;
         run.bytes_read += blob.raw_len;
         Ok((transcript, blob))
     }
 
-    fn ingest_file(&self, file: &SessionFile, run: &mut Run) -> Result<FileOutcome> {
+    /// A main session file, read when new or changed (or when `force`d).
+    fn ingest_file(&self, file: &SessionFile, run: &mut Run, force: bool) -> Result<FileOutcome> {
         let changed = self.unchanged(&file.path)?;
-        if changed.same {
+        if changed.same && !force {
             return Ok(FileOutcome::Unchanged);
         }
-        let (mut transcript, blob) =
+        let (transcript, blob) =
             self.read_archived(&file.path, &file.session_id, Mode::Main, run)?;
-        run.redacted.add(&scrub(&mut transcript));
         let path = file.path.to_string_lossy().into_owned();
-        let session = file.session_id.as_str();
+        self.write_main(&file.session_id, path, transcript, blob, &changed, run)
+    }
+
+    /// Reads a session again because a later file labelled one of its messages: from its
+    /// file, or from the archive when Claude Code has deleted the file.
+    fn relabel(&self, session: &str, files: &[SessionFile], run: &mut Run) -> Result<()> {
+        if let Some(file) = files.iter().find(|f| f.session_id == session) {
+            self.ingest_file(file, run, true)?;
+            return Ok(());
+        }
+        let Some(record) = self
+            .graph
+            .sources()?
+            .into_iter()
+            .find(|s| s.session_id == session && !s.agent)
+        else {
+            return Ok(());
+        };
+        let Some(hash) = record.archive.clone() else {
+            return Ok(());
+        };
+        let store = self.graph.store();
+        let (Some(reader), Some(blob)) = (store.blobs().open(&hash)?, store.blob_info(&hash)?)
+        else {
+            return Ok(());
+        };
+        let history = RunHistory {
+            graph: &self.graph,
+            labels: &run.labels,
+        };
+        let transcript = read_transcript_with(reader, session, Mode::Main, &history)
+            .map_err(Error::io(&record.path))?;
+        let changed = Changed {
+            same: true,
+            modified_ms: record.modified_ms,
+            known: Some(record.clone()),
+        };
+        self.write_main(session, record.path, transcript, blob, &changed, run)?;
+        Ok(())
+    }
+
+    /// Builds and writes the facts of a main session's transcript.
+    fn write_main(
+        &self,
+        session: &str,
+        path: String,
+        mut transcript: Transcript,
+        blob: BlobInfo,
+        changed: &Changed,
+        run: &mut Run,
+    ) -> Result<FileOutcome> {
+        if let Some(entry) = run.index.get(session) {
+            transcript.index_summary = entry.summary.clone();
+            if transcript.cwds.is_empty()
+                && let Some(project) = &entry.project_path
+            {
+                transcript.cwds.push(project.clone());
+            }
+        }
+        run.redacted.add(&scrub(&mut transcript));
         let main = episode_facts(
             Origin {
                 session_id: session,
@@ -251,6 +346,9 @@ impl Engine {
                     tool_use_id: None,
                     layout: AgentLayout::Inline,
                     summary: None,
+                    duration_ms: None,
+                    tokens: None,
+                    tool_uses: None,
                 };
                 let origin = Origin {
                     session_id: &run.session_id,
@@ -280,7 +378,7 @@ impl Engine {
             path,
             len: blob.raw_len,
             modified_ms: changed.modified_ms,
-            session_id: file.session_id.clone(),
+            session_id: session.to_owned(),
             lines: transcript.lines,
             skipped_lines: transcript.skipped_lines,
             episode: facts.first().map(|f| f.episode.id),
@@ -294,8 +392,21 @@ impl Engine {
         let mut batch = Batch::new();
         batch.put_blob(&blob)?;
         Graph::put_spawns(&mut batch, session, &transcript.spawns)?;
+        Graph::put_message_owner(&mut batch, session, &transcript.uuids)?;
+        for (leaf, label) in &transcript.foreign_labels {
+            if run.labels.get(leaf) == Some(label) {
+                continue;
+            }
+            Graph::put_label(&mut batch, leaf, label)?;
+            run.labels.insert(leaf.clone(), label.clone());
+            if let Some(owner) = self.graph.message_owner(leaf)?
+                && owner != session
+            {
+                run.relabel.insert(owner);
+            }
+        }
         self.graph.write_session(batch, &facts, &record)?;
-        self.retire_archive(changed.known, &blob)?;
+        self.retire_archive(changed.known.clone(), &blob)?;
         if let Some(handoff) = facts.first().and_then(|f| f.handoff.as_ref()) {
             self.write_handoff_file(handoff)?;
         }
@@ -338,12 +449,15 @@ impl Engine {
             tool_use_id: meta
                 .tool_use_id
                 .or(spawn.as_ref().and_then(|s| s.tool_use_id.clone())),
-            layout: if file.parent_session.is_some() {
-                AgentLayout::Nested
-            } else {
-                AgentLayout::RootLevel
+            layout: match (&file.parent_session, &file.workflow) {
+                (Some(_), Some(_)) => AgentLayout::Workflow,
+                (Some(_), None) => AgentLayout::Nested,
+                (None, _) => AgentLayout::RootLevel,
             },
             summary: None,
+            duration_ms: spawn.as_ref().and_then(|s| s.duration_ms),
+            tokens: spawn.as_ref().and_then(|s| s.tokens),
+            tool_uses: spawn.as_ref().and_then(|s| s.tool_uses),
         };
         let origin = Origin {
             session_id: &name,
@@ -488,6 +602,95 @@ impl Engine {
         Ok(FileOutcome::Read { episode: true })
     }
 
+    /// A project memory file (`projects/<dir>/memory/*.md`): a Document, its text redacted
+    /// and its bytes archived, with HAS_MEMORY from the project that the sessions in the
+    /// same folder worked in (the folder name is never decoded, Q16).
+    fn ingest_memory(
+        &self,
+        memory: &MemoryFile,
+        files: &[SessionFile],
+        run: &mut Run,
+    ) -> Result<FileOutcome> {
+        let changed = self.unchanged(&memory.path)?;
+        if changed.same {
+            return Ok(FileOutcome::Unchanged);
+        }
+        let bytes = std::fs::read(&memory.path).map_err(Error::io(&memory.path))?;
+        let blob = self.graph.store().blobs().put_bytes(&bytes)?;
+        run.bytes_read += blob.raw_len;
+        let text = redact(&String::from_utf8_lossy(&bytes), &mut run.redacted).into_owned();
+        let path = memory.path.to_string_lossy().into_owned();
+        let name = memory
+            .path
+            .file_name()
+            .map_or_else(|| path.clone(), |n| n.to_string_lossy().into_owned());
+        let mut project = None;
+        for file in files
+            .iter()
+            .rev()
+            .filter(|f| f.project_dir == memory.project_dir)
+        {
+            if let Some(node) = self.graph.node(NodeId::episode(&file.session_id))?
+                && let Some(episode) = node.episode()
+                && !episode.project_path.is_empty()
+            {
+                project = Some((episode.project.clone(), episode.project_path.clone()));
+                break;
+            }
+        }
+        let at = Timestamp(changed.modified_ms);
+        let mut properties = std::collections::BTreeMap::new();
+        properties.insert("kind".to_owned(), "memory".to_owned());
+        if let Some((name, _)) = &project {
+            properties.insert("project".to_owned(), name.clone());
+        }
+        let doc = Node {
+            id: NodeId::memory_doc(&path),
+            name: match &project {
+                Some((project, _)) => format!("{project} {name}"),
+                None => name,
+            },
+            kind: NodeKind::Document(Document {
+                mime: "md".to_owned(),
+                path: path.clone(),
+                hash: blob.hash.clone(),
+            }),
+            content: Some(text.chars().take(MAX_PLAN_CHARS).collect()),
+            properties,
+            created_at: at,
+            updated_at: at,
+            doc_refs: Vec::new(),
+        };
+        let edges = project
+            .iter()
+            .map(|(_, path)| Edge::new(NodeId::project(path), Relation::HasMemory, doc.id, at))
+            .collect();
+        let facts = SessionFacts {
+            episode: doc,
+            handoff: None,
+            entities: Vec::new(),
+            edges,
+        };
+        let record = SourceRecord {
+            path,
+            len: blob.raw_len,
+            modified_ms: changed.modified_ms,
+            session_id: format!("memory:{}", memory.project_dir),
+            lines: 0,
+            skipped_lines: 0,
+            episode: None,
+            archive: Some(blob.hash.clone()),
+            agent: false,
+            agents: 0,
+        };
+        let mut batch = Batch::new();
+        batch.put_blob(&blob)?;
+        self.graph
+            .write_session(batch, std::slice::from_ref(&facts), &record)?;
+        self.retire_archive(changed.known, &blob)?;
+        Ok(FileOutcome::Read { episode: false })
+    }
+
     /// Drops the previous archive of a source once a new one replaced it.
     fn retire_archive(&self, known: Option<SourceRecord>, blob: &BlobInfo) -> Result<()> {
         match known.and_then(|k| k.archive) {
@@ -529,6 +732,43 @@ fn has_plan(episode: NodeId, plan: &Node) -> Edge {
 struct Run {
     redacted: RedactionCounts,
     bytes_read: u64,
+    /// Every `summary` label known, by leaf uuid (stored ones and this run's).
+    labels: HashMap<String, String>,
+    /// Sessions a file of this run gave a new label: to read again.
+    relabel: BTreeSet<String>,
+    /// `sessions-index.json` entries, by session id.
+    index: HashMap<String, IndexEntry>,
+}
+
+/// What other transcripts said, as the store and this run know it.
+pub(super) struct RunHistory<'a> {
+    pub(super) graph: &'a Graph,
+    pub(super) labels: &'a HashMap<String, String>,
+}
+
+impl History for RunHistory<'_> {
+    fn owner(&self, uuid: &str, reading: &str) -> Option<String> {
+        match self.graph.message_owner(uuid) {
+            Ok(owner) => owner.filter(|o| o != reading),
+            Err(e) => {
+                tracing::warn!(error = %e, "cannot look up a message's session");
+                None
+            }
+        }
+    }
+
+    fn label(&self, uuid: &str) -> Option<String> {
+        self.labels.get(uuid).cloned()
+    }
+}
+
+/// A file's modification time in ms since the epoch (0 when unknown).
+fn modified_ms(path: &Path) -> i64 {
+    std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
 }
 
 struct Changed {

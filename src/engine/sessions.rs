@@ -2,7 +2,8 @@ use std::sync::Arc;
 use std::time::UNIX_EPOCH;
 
 use super::Engine;
-use crate::claude::{Message, read_messages};
+use super::ingest::RunHistory;
+use crate::claude::{Message, Mode, read_messages_with};
 use crate::extract::{RedactionCounts, redact};
 use crate::graph::SourceRecord;
 use crate::model::{Handoff, Node, NodeId};
@@ -67,17 +68,29 @@ impl Engine {
                 .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
             m.len() == source.len && modified == source.modified_ms
         });
+        let no_labels = std::collections::HashMap::new();
+        let history = RunHistory {
+            graph: &self.graph,
+            labels: &no_labels,
+        };
+        let session = source.session_id.as_str();
+        let read = |reader: Box<dyn std::io::Read>| {
+            read_messages_with(reader, session, Mode::Main, &history)
+        };
         let (messages, from_archive) = match (live, &source.archive) {
             (Some(_), _) => {
                 let file = std::fs::File::open(&source.path).map_err(Error::io(&source.path))?;
-                (read_messages(file).map_err(Error::io(&source.path))?, false)
+                (
+                    read(Box::new(file)).map_err(Error::io(&source.path))?,
+                    false,
+                )
             }
             (None, Some(hash)) => {
                 let reader = self.graph.store().blobs().open(hash)?.ok_or_else(|| {
                     Error::NotFound(format!("the archive of session `{reference}` is missing"))
                 })?;
                 (
-                    read_messages(reader).map_err(Error::io(&source.path))?,
+                    read(Box::new(reader)).map_err(Error::io(&source.path))?,
                     true,
                 )
             }
@@ -92,8 +105,17 @@ impl Engine {
         let messages = messages
             .into_iter()
             .map(|mut m| {
-                if let std::borrow::Cow::Owned(clean) = redact(&m.text, &mut ignored) {
-                    m.text = clean;
+                let mut clean = |s: &mut String| {
+                    if let std::borrow::Cow::Owned(clean) = redact(s, &mut ignored) {
+                        *s = clean;
+                    }
+                };
+                clean(&mut m.text);
+                for call in &mut m.tool_calls {
+                    clean(&mut call.input);
+                    if let Some(result) = &mut call.result {
+                        clean(result);
+                    }
                 }
                 m
             })

@@ -7,8 +7,8 @@ use super::handoff::first_sentence;
 use super::{ProjectPath, headline, keywords, project_of, substance};
 use crate::claude::Transcript;
 use crate::model::{
-    AgentInfo, Edge, Entity, EntityType, Episode, Handoff, HandoffSections, Node, NodeId, NodeKind,
-    Relation, Timestamp, TokenUsage,
+    AgentInfo, DocRef, Edge, Entity, EntityType, Episode, Handoff, HandoffSections, Node, NodeId,
+    NodeKind, Relation, Timestamp, TokenUsage,
 };
 
 /// Everything one transcript contributes to the graph.
@@ -100,6 +100,8 @@ pub fn episode_facts(origin: Origin<'_>, t: &Transcript) -> Option<SessionFacts>
             cache_read: t.usage.cache_read,
         },
         slug: t.slug.clone(),
+        compactions: t.compactions.clone(),
+        resumes: t.resumes.iter().cloned().collect(),
     };
     let sections = sections(t, &projects);
     let handoff = episode.agent.is_none().then(|| Handoff {
@@ -134,12 +136,40 @@ pub fn episode_facts(origin: Origin<'_>, t: &Transcript) -> Option<SessionFacts>
         edge.valid_to = Some(end);
         edges.push(edge);
     }
+    let evidence = |uuid: Option<&String>| -> Vec<DocRef> {
+        uuid.map(|u| DocRef {
+            doc_id: episode_id,
+            chunk_id: format!("msg:{u}"),
+            score: 1.0,
+        })
+        .into_iter()
+        .collect()
+    };
     for (name, usage) in &t.tools {
         let id = NodeId::tool(name);
         let (first, last) = (usage.first.unwrap_or(start), usage.last.unwrap_or(end));
         entities.push(entity(EntityType::Tool, id, name, None, first, last));
         let mut edge = Edge::new(episode_id, Relation::Used, id, first);
         edge.valid_to = Some(last);
+        edge.evidence = evidence(usage.evidence.as_ref());
+        edges.push(edge);
+    }
+    // Concepts: the session's keywords, each evidenced by the first prompt that says it.
+    let concepts = handoff
+        .as_ref()
+        .map(|h| h.keywords.clone())
+        .unwrap_or_else(|| keywords(t, &projects));
+    for term in &concepts {
+        let id = NodeId::concept(term);
+        entities.push(entity(EntityType::Concept, id, term, None, start, end));
+        let mut edge = Edge::new(episode_id, Relation::Mentions, id, start);
+        edge.valid_to = Some(end);
+        let said = t
+            .prompts
+            .iter()
+            .position(|p| p.to_lowercase().contains(term.as_str()))
+            .and_then(|i| t.prompt_uuids.get(i).and_then(Option::as_ref));
+        edge.evidence = evidence(said);
         edges.push(edge);
     }
 
@@ -158,6 +188,7 @@ pub fn episode_facts(origin: Origin<'_>, t: &Transcript) -> Option<SessionFacts>
         for (_, relation) in uses.into_iter().filter(|(did, _)| *did) {
             let mut edge = Edge::new(episode_id, relation, id, first);
             edge.valid_to = Some(last);
+            edge.evidence = evidence(usage.evidence.as_ref());
             edges.push(edge);
         }
         if let Some(project) = project {
@@ -255,18 +286,140 @@ fn sections(t: &Transcript, projects: &[ProjectPath]) -> HandoffSections {
             }
         })
         .collect();
-    let open_threads = t
+    let mut open_threads: Vec<String> = t
         .todos
         .iter()
         .filter(|(_, status)| status != "completed")
         .map(|(content, _)| content.clone())
         .collect();
+    for step in t.last_text.as_deref().map(next_steps).unwrap_or_default() {
+        if open_threads.len() >= OPEN_THREADS {
+            break;
+        }
+        if !open_threads.contains(&step) {
+            open_threads.push(step);
+        }
+    }
     HandoffSections {
         what_happened,
-        insights: Vec::new(),
+        insights: insights(t),
         key_files,
         open_threads,
     }
+}
+
+/// Open threads kept at most.
+const OPEN_THREADS: usize = 10;
+/// Insights kept at most, and characters of one.
+const INSIGHTS: usize = 3;
+const INSIGHT_CHARS: usize = 240;
+
+/// Phrases that mark a finding in assistant prose, with the topic they give it.
+const INSIGHT_CUES: [(&str, &str); 9] = [
+    ("root cause", "Root cause"),
+    ("the bug was", "Bug"),
+    ("the issue was", "Issue"),
+    ("the problem was", "Problem"),
+    ("turns out", "Finding"),
+    ("it turned out", "Finding"),
+    ("the fix is", "Fix"),
+    ("the fix was", "Fix"),
+    ("lesson", "Lesson"),
+];
+
+/// Findings the assistant stated (a root cause, what the bug was, what turned out to be
+/// true), first ones first: sentences of its prose that carry one of [`INSIGHT_CUES`].
+/// Deterministic and quoted, not paraphrased.
+fn insights(t: &Transcript) -> Vec<(String, String)> {
+    let mut out: Vec<(String, String)> = Vec::new();
+    for text in &t.assistant_text {
+        for sentence in sentences(text) {
+            let lowered = sentence.to_lowercase();
+            let Some((_, topic)) = INSIGHT_CUES.iter().find(|(cue, _)| lowered.contains(cue))
+            else {
+                continue;
+            };
+            let explanation: String = sentence.chars().take(INSIGHT_CHARS).collect();
+            if out.iter().all(|(_, e)| *e != explanation) {
+                out.push(((*topic).to_owned(), explanation));
+            }
+            if out.len() == INSIGHTS {
+                return out;
+            }
+        }
+    }
+    out
+}
+
+/// Sentences of prose: split at `.`, `!` or `?` before whitespace and at line ends, with
+/// markdown bullets and emphasis markers trimmed.
+fn sentences(text: &str) -> impl Iterator<Item = &str> {
+    text.lines().flat_map(|line| {
+        let mut out = Vec::new();
+        let mut rest = line.trim();
+        while !rest.is_empty() {
+            let bytes = rest.as_bytes();
+            let end = (0..bytes.len())
+                .find(|&i| {
+                    matches!(bytes[i], b'.' | b'!' | b'?')
+                        && bytes.get(i + 1).is_none_or(|n| n.is_ascii_whitespace())
+                })
+                .map_or(rest.len(), |i| i + 1);
+            let sentence = rest[..end]
+                .trim_start_matches(['-', '*', '#', ' ', '>'])
+                .trim();
+            if sentence.len() > 12 {
+                out.push(sentence);
+            }
+            rest = rest[end..].trim_start();
+        }
+        out
+    })
+}
+
+/// The next steps the last assistant message stated: the items of a list under a line
+/// that names them ("Next steps", "Remaining", "TODO", "Follow-up"…).
+fn next_steps(text: &str) -> Vec<String> {
+    const HEADINGS: [&str; 7] = [
+        "next step",
+        "remaining",
+        "todo",
+        "to do",
+        "follow-up",
+        "follow up",
+        "still to",
+    ];
+    let mut out = Vec::new();
+    let mut inside = false;
+    for line in text.lines() {
+        let trimmed = line.trim();
+        let lowered = trimmed.to_lowercase();
+        let is_item = trimmed.starts_with(['-', '*']) || starts_numbered(trimmed);
+        if !is_item {
+            let heading = lowered.trim_start_matches(['#', '*', ' ']);
+            inside =
+                HEADINGS.iter().any(|h| heading.starts_with(h)) || (inside && trimmed.is_empty());
+            continue;
+        }
+        if inside {
+            let item = trimmed
+                .trim_start_matches(|c: char| {
+                    c.is_ascii_digit() || matches!(c, '-' | '*' | '.' | ')')
+                })
+                .trim()
+                .trim_start_matches("[ ]")
+                .trim();
+            if !item.is_empty() {
+                out.push(item.chars().take(160).collect());
+            }
+        }
+    }
+    out
+}
+
+fn starts_numbered(line: &str) -> bool {
+    let digits = line.bytes().take_while(u8::is_ascii_digit).count();
+    digits > 0 && matches!(line.as_bytes().get(digits), Some(b'.' | b')'))
 }
 
 /// A tool's path made absolute against the session's cwd when it is relative.

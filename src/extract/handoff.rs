@@ -3,15 +3,17 @@ use crate::claude::Transcript;
 /// Words a headline keeps at most (seed 000: "action-oriented, 5-10 words").
 const HEADLINE_WORDS: usize = 10;
 
-/// The session's headline: a custom title (`/rename`), else the last AI title, else a
-/// summary label of this file, else the first sentence of the first real prompt, at most
-/// ten words.
+/// The session's headline: a custom title (`/rename`), else the last AI title, else the
+/// `summary` label of the conversation's latest labelled message (from any file), else the
+/// title `sessions-index.json` gives it, else the first sentence of the first real prompt,
+/// at most ten words.
 pub fn headline(t: &Transcript) -> String {
     let source = t
         .custom_title
         .as_deref()
         .or(t.ai_title.as_deref())
         .or(t.summaries.last().map(String::as_str))
+        .or(t.index_summary.as_deref())
         .or(t.prompts.first().map(String::as_str))
         .unwrap_or("");
     let sentence = first_sentence(source);

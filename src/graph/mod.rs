@@ -3,6 +3,7 @@
 //! in-memory petgraph view for walks; hot caches for node and edge payloads.
 
 mod check;
+mod history;
 mod keys;
 mod read;
 mod snapshot;

@@ -49,6 +49,12 @@ pub struct SpawnRecord {
     pub tool_use_id: Option<String>,
     pub agent_type: Option<String>,
     pub description: Option<String>,
+    #[serde(default)]
+    pub duration_ms: Option<u64>,
+    #[serde(default)]
+    pub tokens: Option<u64>,
+    #[serde(default)]
+    pub tool_uses: Option<u64>,
 }
 
 /// A batch being assembled, with what the view and caches learn once it lands.
@@ -161,7 +167,7 @@ impl Graph {
         if projects.is_empty() {
             return Ok(0);
         }
-        let mut sessions: Vec<(i64, NodeId, Option<String>)> = Vec::new();
+        let mut sessions: Vec<(i64, NodeId, Option<String>, Vec<String>)> = Vec::new();
         let mut desired: HashMap<NodeId, Vec<Edge>> = HashMap::new();
         for &project in &projects {
             let mut chain: Vec<(i64, NodeId)> = Vec::new();
@@ -171,8 +177,8 @@ impl Graph {
                     continue;
                 };
                 chain.push((start, id));
-                if !sessions.iter().any(|(_, s, _)| *s == id) {
-                    sessions.push((start, id, episode.slug.clone()));
+                if !sessions.iter().any(|(_, s, _, _)| *s == id) {
+                    sessions.push((start, id, episode.slug.clone(), episode.resumes.clone()));
                 }
             }
             chain.sort();
@@ -184,13 +190,29 @@ impl Graph {
         }
         sessions.sort();
         let mut last_of_slug: HashMap<&str, NodeId> = HashMap::new();
-        for (start, id, slug) in &sessions {
-            desired.entry(*id).or_default();
+        for (start, id, slug, resumes) in &sessions {
+            let wanted = desired.entry(*id).or_default();
             if let Some(slug) = slug.as_deref()
                 && let Some(previous) = last_of_slug.insert(slug, *id)
             {
-                let edge = Edge::new(*id, Relation::Continues, previous, Timestamp(*start));
-                desired.entry(*id).or_default().push(edge);
+                wanted.push(Edge::new(
+                    *id,
+                    Relation::Continues,
+                    previous,
+                    Timestamp(*start),
+                ));
+            }
+            // A resume replays the lines of the session it continues (Q9).
+            for resumed in resumes {
+                let edge = Edge::new(
+                    *id,
+                    Relation::Continues,
+                    NodeId::episode(resumed),
+                    Timestamp(*start),
+                );
+                if !wanted.iter().any(|e| e.id == edge.id) {
+                    wanted.push(edge);
+                }
             }
         }
         let mut changed = 0;
@@ -239,6 +261,9 @@ impl Graph {
                 tool_use_id: spawn.tool_use_id.clone(),
                 agent_type: spawn.agent_type.clone(),
                 description: spawn.description.clone(),
+                duration_ms: spawn.duration_ms,
+                tokens: spawn.tokens,
+                tool_uses: spawn.tool_uses,
             };
             batch.put(Keyspace::Docs, key, &record)?;
         }

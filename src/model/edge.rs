@@ -25,6 +25,8 @@ pub enum Relation {
     Follows,
     /// Episode → Document.
     HasPlan,
+    /// Project → Document: the project's memory file (`memory/MEMORY.md`).
+    HasMemory,
     /// File → Project.
     PartOf,
     /// Memory → Entity.
@@ -34,7 +36,7 @@ pub enum Relation {
 }
 
 impl Relation {
-    pub const ALL: [Relation; 13] = [
+    pub const ALL: [Relation; 14] = [
         Relation::Touched,
         Relation::Read,
         Relation::Edited,
@@ -48,6 +50,7 @@ impl Relation {
         Relation::PartOf,
         Relation::About,
         Relation::DerivedFrom,
+        Relation::HasMemory,
     ];
 
     pub fn as_str(self) -> &'static str {
@@ -62,6 +65,7 @@ impl Relation {
             Relation::Continues => "CONTINUES",
             Relation::Follows => "FOLLOWS",
             Relation::HasPlan => "HAS_PLAN",
+            Relation::HasMemory => "HAS_MEMORY",
             Relation::PartOf => "PART_OF",
             Relation::About => "ABOUT",
             Relation::DerivedFrom => "DERIVED_FROM",
@@ -84,6 +88,7 @@ impl Relation {
             Relation::PartOf => 11,
             Relation::About => 12,
             Relation::DerivedFrom => 13,
+            Relation::HasMemory => 14,
         }
     }
 

@@ -55,6 +55,11 @@ impl NodeId {
         NodeId(derive("plan", stem))
     }
 
+    /// A project memory Document, from its file's path.
+    pub fn memory_doc(path: &str) -> Self {
+        NodeId(derive("memory-doc", path))
+    }
+
     /// The handoff Document of a session.
     pub fn handoff(session_id: &str) -> Self {
         NodeId(derive("handoff", session_id))

@@ -10,7 +10,7 @@ pub use self::edge::{DocRef, Edge, Relation};
 pub use self::handoff::{Handoff, HandoffSections};
 pub use self::ids::{EdgeId, NodeId};
 pub use self::node::{
-    AgentInfo, AgentLayout, DecayState, Document, Entity, EntityType, Episode, Memory, MemoryType,
-    Node, NodeKind, TokenUsage,
+    AgentInfo, AgentLayout, Compaction, DecayState, Document, Entity, EntityType, Episode, Memory,
+    MemoryType, Node, NodeKind, TokenUsage,
 };
 pub use self::time::Timestamp;

@@ -126,6 +126,28 @@ pub struct Episode {
     /// The conversation's slug, shared by its resumed sessions.
     #[serde(default)]
     pub slug: Option<String>,
+    /// Compactions, in order: the conversation has one segment more than it has these.
+    #[serde(default)]
+    pub compactions: Vec<Compaction>,
+    /// Sessions whose lines this one replays (it resumes them).
+    #[serde(default)]
+    pub resumes: Vec<String>,
+}
+
+/// One compaction (Q8): where a new segment of the conversation starts, and the summary
+/// Claude Code wrote of everything before it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Compaction {
+    #[serde(default)]
+    pub at: Option<Timestamp>,
+    /// `manual` or `auto`; `None` for a compact summary without its boundary line.
+    #[serde(default)]
+    pub trigger: Option<String>,
+    #[serde(default)]
+    pub pre_tokens: Option<u64>,
+    /// The `isCompactSummary` text ("This session is being continued…").
+    #[serde(default)]
+    pub summary: Option<String>,
 }
 
 /// Token counts of a session.
@@ -146,6 +168,8 @@ pub enum AgentLayout {
     RootLevel,
     /// ≥ 2.1: `projects/<dir>/<session>/subagents/agent-<id>.jsonl` with a `.meta.json`.
     Nested,
+    /// A workflow run's agent: `<session>/subagents/workflows/<run>/agent-<id>.jsonl`.
+    Workflow,
 }
 
 /// What is known of a subagent run.
@@ -166,6 +190,13 @@ pub struct AgentInfo {
     /// Its final report (the last assistant text of at least 200 characters).
     #[serde(default)]
     pub summary: Option<String>,
+    /// What the parent's tool result reported of the run: wall time, tokens, tool calls.
+    #[serde(default)]
+    pub duration_ms: Option<u64>,
+    #[serde(default)]
+    pub tokens: Option<u64>,
+    #[serde(default)]
+    pub tool_uses: Option<u64>,
 }
 
 impl Episode {

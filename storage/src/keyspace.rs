@@ -28,11 +28,14 @@ pub enum Keyspace {
     Blobs,
     /// `relation tag | src id | dst id | edge id` → ().
     EdgesByRelation,
+    /// Transcript messages across files: `u | message uuid` → the session that first wrote
+    /// it (a resumed session replays it), `l | leaf uuid` → the `summary` label given to it.
+    Messages,
 }
 
 impl Keyspace {
     /// Every keyspace, in the order their trees are opened.
-    pub const ALL: [Keyspace; 13] = [
+    pub const ALL: [Keyspace; 14] = [
         Keyspace::Nodes,
         Keyspace::Edges,
         Keyspace::Docs,
@@ -46,6 +49,7 @@ impl Keyspace {
         Keyspace::Sources,
         Keyspace::Blobs,
         Keyspace::EdgesByRelation,
+        Keyspace::Messages,
     ];
 
     /// The sled tree name.
@@ -64,6 +68,7 @@ impl Keyspace {
             Keyspace::Sources => "sources",
             Keyspace::Blobs => "blobs",
             Keyspace::EdgesByRelation => "edges_by_relation",
+            Keyspace::Messages => "messages",
         }
     }
 

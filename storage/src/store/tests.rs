@@ -171,6 +171,7 @@ fn keyspace_names_are_pinned_and_distinct() {
             "sources",
             "blobs",
             "edges_by_relation",
+            "messages",
         ]
     );
     for (i, keyspace) in Keyspace::ALL.iter().enumerate() {
