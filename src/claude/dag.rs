@@ -7,44 +7,35 @@
 
 use std::collections::HashMap;
 
+/// A message uuid as a 128-bit key: the UUID's own bits when it parses as one (every real
+/// transcript), else a 128-bit FNV-1a hash of the text. Stable across runs and builds.
+pub fn uuid_key(uuid: &str) -> u128 {
+    if let Ok(parsed) = uuid::Uuid::try_parse(uuid) {
+        return parsed.as_u128();
+    }
+    const OFFSET: u128 = 0x6c62272e07bb014262b821756295c58d;
+    const PRIME: u128 = 0x0000000001000000000000000000013B;
+    uuid.bytes()
+        .fold(OFFSET, |h, b| (h ^ u128::from(b)).wrapping_mul(PRIME))
+}
+
 /// One line of the chain: its uuid, its parent's, and its time.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Link<'a> {
-    pub uuid: &'a str,
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub struct Link {
+    pub uuid: u128,
     /// `parentUuid`, or for a `compact_boundary` its `logicalParentUuid`.
-    pub parent: Option<&'a str>,
+    pub parent: Option<u128>,
     pub timestamp: Option<i64>,
 }
 
-/// A [`Link`] that owns its strings, for readers that collect the chain as they stream.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct OwnedLink {
-    pub uuid: Box<str>,
-    pub parent: Option<Box<str>>,
-    pub timestamp: Option<i64>,
-}
-
-impl OwnedLink {
+impl Link {
     pub fn new(uuid: &str, parent: Option<&str>, timestamp: Option<i64>) -> Self {
-        OwnedLink {
-            uuid: uuid.into(),
-            parent: parent.map(Into::into),
+        Link {
+            uuid: uuid_key(uuid),
+            parent: parent.map(uuid_key),
             timestamp,
         }
     }
-}
-
-/// [`ranks`] of owned links.
-pub fn ranks_of(links: &[OwnedLink]) -> Vec<usize> {
-    let borrowed: Vec<Link> = links
-        .iter()
-        .map(|l| Link {
-            uuid: &l.uuid,
-            parent: l.parent.as_deref(),
-            timestamp: l.timestamp,
-        })
-        .collect();
-    ranks(&borrowed)
 }
 
 /// The positions of `links` in conversation order.
@@ -53,14 +44,15 @@ pub fn ranks_of(links: &[OwnedLink]) -> Vec<usize> {
 /// repeats an earlier one is left out (the caller dedupes replays first, so this only
 /// guards the walk); a cycle, which no root reaches, is entered at its earliest line and
 /// broken there.
-pub fn order(links: &[Link<'_>]) -> Vec<usize> {
-    let mut index: HashMap<&str, usize> = HashMap::with_capacity(links.len());
+pub fn order(links: &[Link]) -> Vec<usize> {
+    let mut index: HashMap<u128, usize> = HashMap::with_capacity(links.len());
     let mut duplicate = vec![false; links.len()];
     for (i, link) in links.iter().enumerate() {
-        if index.contains_key(link.uuid) {
-            duplicate[i] = true;
-        } else {
-            index.insert(link.uuid, i);
+        match index.entry(link.uuid) {
+            std::collections::hash_map::Entry::Occupied(_) => duplicate[i] = true,
+            std::collections::hash_map::Entry::Vacant(slot) => {
+                slot.insert(i);
+            }
         }
     }
     let key = |i: usize| (links[i].timestamp.unwrap_or(i64::MAX), i);
@@ -70,7 +62,7 @@ pub fn order(links: &[Link<'_>]) -> Vec<usize> {
         if duplicate[i] {
             continue;
         }
-        match link.parent.and_then(|p| index.get(p)) {
+        match link.parent.and_then(|p| index.get(&p)) {
             Some(&p) if p != i => children[p].push(i),
             _ => roots.push(i),
         }
@@ -109,7 +101,7 @@ pub fn order(links: &[Link<'_>]) -> Vec<usize> {
 }
 
 /// The rank of each position in conversation order (`usize::MAX` for left-out duplicates).
-pub fn ranks(links: &[Link<'_>]) -> Vec<usize> {
+pub fn ranks(links: &[Link]) -> Vec<usize> {
     let mut rank = vec![usize::MAX; links.len()];
     for (r, i) in order(links).into_iter().enumerate() {
         rank[i] = r;
@@ -121,12 +113,8 @@ pub fn ranks(links: &[Link<'_>]) -> Vec<usize> {
 mod tests {
     use super::*;
 
-    fn link<'a>(uuid: &'a str, parent: Option<&'a str>, ts: i64) -> Link<'a> {
-        Link {
-            uuid,
-            parent,
-            timestamp: Some(ts),
-        }
+    fn link(uuid: &str, parent: Option<&str>, ts: i64) -> Link {
+        Link::new(uuid, parent, Some(ts))
     }
 
     #[test]
@@ -190,16 +178,22 @@ mod tests {
     }
 
     #[test]
+    fn uuids_are_their_own_bits_and_other_ids_hash_stably() {
+        let id = "6f1d0c2e-8a4b-4c3d-9e2f-0a1b2c3d4e5f";
+        assert_eq!(uuid_key(id), 0x6f1d0c2e_8a4b_4c3d_9e2f_0a1b2c3d4e5f);
+        assert_eq!(uuid_key("u1"), uuid_key("u1"));
+        assert_ne!(uuid_key("u1"), uuid_key("u2"));
+        // FNV-1a 128 of the empty string is its offset basis.
+        assert_eq!(uuid_key(""), 0x6c62272e07bb014262b821756295c58d);
+    }
+
+    #[test]
     fn deep_chains_do_not_overflow_the_stack() {
         let names: Vec<String> = (0..200_000).map(|i| format!("u{i}")).collect();
         let links: Vec<Link> = names
             .iter()
             .enumerate()
-            .map(|(i, n)| Link {
-                uuid: n,
-                parent: i.checked_sub(1).map(|p| names[p].as_str()),
-                timestamp: None,
-            })
+            .map(|(i, n)| Link::new(n, i.checked_sub(1).map(|p| names[p].as_str()), None))
             .collect();
         let out = order(&links);
         assert_eq!(out.len(), links.len());

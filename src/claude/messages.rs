@@ -1,7 +1,7 @@
 use std::collections::{HashMap, HashSet};
 use std::io::BufRead;
 
-use super::dag::{self, OwnedLink};
+use super::dag::{self, Link, uuid_key};
 use super::line::{Block, Line, LineKind, result_text};
 use super::transcript::{History, Mode, NoHistory, prompt_of};
 use crate::model::Timestamp;
@@ -82,8 +82,8 @@ pub fn read_messages_with(
     let mut reader = std::io::BufReader::with_capacity(256 * 1024, reader);
     let mut buf = Vec::new();
     let mut out: Vec<(Option<usize>, usize, Message)> = Vec::new();
-    let mut links: Vec<OwnedLink> = Vec::new();
-    let mut seen: HashSet<String> = HashSet::new();
+    let mut links: Vec<Link> = Vec::new();
+    let mut seen: HashSet<u128> = HashSet::new();
     let mut calls: HashMap<String, (usize, usize)> = HashMap::new();
     let agent = mode == Mode::Agent;
     loop {
@@ -97,17 +97,14 @@ pub fn read_messages_with(
         let timestamp = line.timestamp().and_then(Timestamp::parse);
         let uuid = line.uuid().map(str::to_owned);
         if let Some(uuid) = &uuid {
-            if !seen.insert(uuid.clone()) || (!agent && history.owner(uuid, session_id).is_some()) {
+            let key = uuid_key(uuid);
+            if !seen.insert(key) || (!agent && history.owner(key, session_id).is_some()) {
                 continue;
             }
             if line.is_sidechain() && !agent {
                 continue;
             }
-            links.push(OwnedLink::new(
-                uuid,
-                line.chain_parent(),
-                timestamp.map(|t| t.0),
-            ));
+            links.push(Link::new(uuid, line.chain_parent(), timestamp.map(|t| t.0)));
         } else if line.is_sidechain() && !agent {
             continue;
         }
@@ -180,7 +177,7 @@ pub fn read_messages_with(
             _ => {}
         }
     }
-    let rank = dag::ranks_of(&links);
+    let rank = dag::ranks(&links);
     out.sort_by_key(|(anchor, seq, _)| (anchor.map_or(0, |a| rank[a].saturating_add(1)), *seq));
     Ok(out.into_iter().map(|(_, _, m)| m).collect())
 }

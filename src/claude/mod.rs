@@ -6,7 +6,7 @@ mod line;
 mod messages;
 mod transcript;
 
-pub use self::dag::{Link, order as chain_order};
+pub use self::dag::{Link, order as chain_order, uuid_key};
 pub use self::discover::{AgentFile, ClaudeDir, IndexEntry, MemoryFile, PlanFile, SessionFile};
 pub use self::line::{AgentRun, Block, CompactBoundary, Line, LineKind, Usage, result_text};
 pub use self::messages::{Message, MessageKind, Role, ToolCall, read_messages, read_messages_with};

@@ -2,7 +2,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use std::io::BufRead;
 use std::path::Path;
 
-use super::dag::{self, OwnedLink};
+use super::dag::{self, Link, uuid_key};
 use super::line::{Block, Line, LineKind, Usage};
 use crate::model::{Compaction, Timestamp};
 
@@ -33,20 +33,20 @@ pub enum Mode {
 /// (a resumed session replays its predecessor's lines under the same uuids, Q9), and the
 /// `summary` labels other files gave to a leaf uuid (Q5).
 pub trait History {
-    /// The session that owns `uuid`, when it is not the one being read.
-    fn owner(&self, uuid: &str, reading: &str) -> Option<String>;
+    /// The session that owns `uuid` (a [`uuid_key`]), when it is not the one being read.
+    fn owner(&self, uuid: u128, reading: &str) -> Option<String>;
     /// The label a `summary` line anywhere gave to the leaf `uuid`.
-    fn label(&self, uuid: &str) -> Option<String>;
+    fn label(&self, uuid: u128) -> Option<String>;
 }
 
 /// No other transcripts: every line is the file's own.
 pub struct NoHistory;
 
 impl History for NoHistory {
-    fn owner(&self, _: &str, _: &str) -> Option<String> {
+    fn owner(&self, _: u128, _: &str) -> Option<String> {
         None
     }
-    fn label(&self, _: &str) -> Option<String> {
+    fn label(&self, _: u128) -> Option<String> {
         None
     }
 }
@@ -170,8 +170,9 @@ pub struct Transcript {
     pub todos: Vec<(String, String)>,
     /// The last assistant text in conversation order (its stated next steps, if any).
     pub last_text: Option<String>,
-    /// uuids of the lines this file wrote itself (main files; replays left out).
-    pub uuids: Vec<String>,
+    /// uuids ([`uuid_key`]s) of the lines this file wrote itself (main files; replays
+    /// left out).
+    pub uuids: Vec<u128>,
     /// The title `sessions-index.json` gives the session, when the index lists it.
     pub index_summary: Option<String>,
 }
@@ -248,13 +249,14 @@ struct Accumulator {
     /// Tool calls by tool_use id → tool name (to pair results with calls).
     tool_use_ids: HashMap<String, String>,
     /// The chain of this file's own lines, and each uuid's position in it.
-    links: Vec<OwnedLink>,
-    link_of: HashMap<Box<str>, usize>,
+    links: Vec<Link>,
+    link_of: HashMap<u128, usize>,
     /// Every uuid seen in the file, replayed ones included (duplicates are dropped).
-    seen: HashSet<Box<str>>,
+    seen: HashSet<u128>,
     /// `(label, leafUuid)` of every summary line.
     summary_lines: Vec<(String, String)>,
-    prompts: Vec<(Place, String)>,
+    /// Prompts: where, what, and the uuid of the line (evidence).
+    prompts: Vec<(Place, String, Option<String>)>,
     reports: Vec<(Place, String)>,
     texts: Vec<(Place, String)>,
     todo_lists: Vec<(Place, Vec<(String, String)>)>,
@@ -308,13 +310,14 @@ impl Accumulator {
     }
 
     fn add(&mut self, line: &Line, history: &dyn History) {
-        if let Some(uuid) = line.uuid() {
-            if !self.seen.insert(uuid.into()) {
+        let key = line.uuid().map(uuid_key);
+        if let Some(key) = key {
+            if !self.seen.insert(key) {
                 self.t.duplicate_lines += 1;
                 return;
             }
             if self.mode == Mode::Main
-                && let Some(owner) = history.owner(uuid, &self.t.session_id)
+                && let Some(owner) = history.owner(key, &self.t.session_id)
             {
                 self.t.replayed_lines += 1;
                 self.t.resumes.insert(owner);
@@ -326,10 +329,13 @@ impl Accumulator {
             return;
         }
         let ts = line.timestamp().and_then(Timestamp::parse);
-        if let Some(uuid) = line.uuid() {
-            self.link_of.insert(uuid.into(), self.links.len());
-            self.links
-                .push(OwnedLink::new(uuid, line.chain_parent(), ts.map(|t| t.0)));
+        if let Some(key) = key {
+            self.link_of.insert(key, self.links.len());
+            self.links.push(Link {
+                uuid: key,
+                parent: line.chain_parent().map(uuid_key),
+                timestamp: ts.map(|t| t.0),
+            });
         }
         if self.t.agent_id.is_none() {
             self.t.agent_id = line.agent_id().map(str::to_owned);
@@ -486,8 +492,11 @@ impl Accumulator {
         self.t.prompt_count += 1;
         if self.prompts.len() < MAX_PROMPTS {
             let place = self.place();
-            self.prompts
-                .push((place, truncate_chars(&prompt, MAX_TEXT_CHARS)));
+            self.prompts.push((
+                place,
+                truncate_chars(&prompt, MAX_TEXT_CHARS),
+                line.uuid().map(str::to_owned),
+            ));
         }
     }
 
@@ -647,15 +656,13 @@ impl Accumulator {
             .sum();
 
         // Conversation order: every choice of first or last is made by the chain.
-        let rank = dag::ranks_of(&self.links);
+        let rank = dag::ranks(&self.links);
         let key = |p: &Place| (p.link.map_or(0, |l| rank[l].saturating_add(1)), p.seq);
-        self.prompts.sort_by_key(|(p, _)| key(p));
-        self.t.prompt_uuids = self
-            .prompts
-            .iter()
-            .map(|(p, _)| p.link.map(|l| self.links[l].uuid.to_string()))
-            .collect();
-        self.t.prompts = self.prompts.into_iter().map(|(_, text)| text).collect();
+        self.prompts.sort_by_key(|(p, _, _)| key(p));
+        for (_, text, uuid) in self.prompts {
+            self.t.prompts.push(text);
+            self.t.prompt_uuids.push(uuid);
+        }
         self.t.final_report = last_of(self.reports, key).map(|(_, text)| text);
         self.t.last_text = last_of(self.texts, key).map(|(_, text)| text);
         if let Some((_, todos)) = last_of(self.todo_lists, key) {
@@ -665,13 +672,13 @@ impl Accumulator {
         // Labels: those of this file and those other files gave, ordered by their leaf.
         let mut labels: Vec<(usize, String)> = Vec::new();
         for (label, leaf) in self.summary_lines {
-            match self.link_of.get(leaf.as_str()) {
+            match self.link_of.get(&uuid_key(&leaf)) {
                 Some(&l) => labels.push((rank[l], label)),
                 None => self.t.foreign_labels.push((leaf, label)),
             }
         }
         for (uuid, &l) in &self.link_of {
-            if let Some(label) = history.label(uuid)
+            if let Some(label) = history.label(*uuid)
                 && !labels.iter().any(|(_, known)| *known == label)
             {
                 labels.push((rank[l], label));
@@ -680,7 +687,7 @@ impl Accumulator {
         labels.sort();
         self.t.summaries = labels.into_iter().map(|(_, label)| label).collect();
         if self.mode == Mode::Main {
-            self.t.uuids = self.links.iter().map(|l| l.uuid.to_string()).collect();
+            self.t.uuids = self.links.iter().map(|l| l.uuid).collect();
         }
         self.t
     }

@@ -1,5 +1,6 @@
 use std::collections::{BTreeSet, HashMap};
 use std::io::{Read, Write};
+use std::sync::RwLock;
 use std::time::{Duration, Instant, UNIX_EPOCH};
 
 use std::path::Path;
@@ -8,9 +9,10 @@ use eywa_storage::{Batch, BlobInfo};
 use serde::Serialize;
 
 use super::Engine;
+use super::owners::Owners;
 use crate::claude::{
     AgentFile, History, IndexEntry, MemoryFile, Mode, PlanFile, SessionFile, Transcript,
-    read_transcript_with,
+    read_transcript_with, uuid_key,
 };
 use crate::extract::{
     Origin, RedactionCounts, SessionFacts, build_index, episode_facts, handoff_path, redact,
@@ -103,6 +105,7 @@ impl Engine {
             counts: Counts::default(),
             elapsed: Duration::ZERO,
         };
+        self.load_owners()?;
         let mut run = Run {
             labels: self.graph.labels()?,
             index: self.claude.session_index().map_err(Error::io(&projects))?,
@@ -247,7 +250,7 @@ impl Engine {
         let source = std::fs::File::open(path).map_err(Error::io(path))?;
         let mut archive = self.graph.store().blobs().writer()?;
         let history = RunHistory {
-            graph: &self.graph,
+            owners: &self.owners,
             labels: &run.labels,
         };
         let transcript = read_transcript_with(Tee::new(source, &mut archive), name, mode, &history)
@@ -293,7 +296,7 @@ impl Engine {
             return Ok(());
         };
         let history = RunHistory {
-            graph: &self.graph,
+            owners: &self.owners,
             labels: &run.labels,
         };
         let transcript = read_transcript_with(reader, session, Mode::Main, &history)
@@ -392,20 +395,30 @@ impl Engine {
         let mut batch = Batch::new();
         batch.put_blob(&blob)?;
         Graph::put_spawns(&mut batch, session, &transcript.spawns)?;
-        Graph::put_message_owner(&mut batch, session, &transcript.uuids)?;
+        Graph::put_session_uuids(&mut batch, session, &transcript.uuids);
         for (leaf, label) in &transcript.foreign_labels {
-            if run.labels.get(leaf) == Some(label) {
+            let key = uuid_key(leaf);
+            if run.labels.get(&key) == Some(label) {
                 continue;
             }
             Graph::put_label(&mut batch, leaf, label)?;
-            run.labels.insert(leaf.clone(), label.clone());
-            if let Some(owner) = self.graph.message_owner(leaf)?
+            run.labels.insert(key, label.clone());
+            let owners = self.owners.read().unwrap_or_else(|p| p.into_inner());
+            if let Some(owner) = owners.as_ref().and_then(|o| o.owner(key))
                 && owner != session
             {
-                run.relabel.insert(owner);
+                run.relabel.insert(owner.to_owned());
             }
         }
         self.graph.write_session(batch, &facts, &record)?;
+        if let Some(owners) = self
+            .owners
+            .write()
+            .unwrap_or_else(|p| p.into_inner())
+            .as_mut()
+        {
+            owners.record(session, &transcript.uuids);
+        }
         self.retire_archive(changed.known.clone(), &blob)?;
         if let Some(handoff) = facts.first().and_then(|f| f.handoff.as_ref()) {
             self.write_handoff_file(handoff)?;
@@ -733,7 +746,7 @@ struct Run {
     redacted: RedactionCounts,
     bytes_read: u64,
     /// Every `summary` label known, by leaf uuid (stored ones and this run's).
-    labels: HashMap<String, String>,
+    labels: HashMap<u128, String>,
     /// Sessions a file of this run gave a new label: to read again.
     relabel: BTreeSet<String>,
     /// `sessions-index.json` entries, by session id.
@@ -742,23 +755,22 @@ struct Run {
 
 /// What other transcripts said, as the store and this run know it.
 pub(super) struct RunHistory<'a> {
-    pub(super) graph: &'a Graph,
-    pub(super) labels: &'a HashMap<String, String>,
+    pub(super) owners: &'a RwLock<Option<Owners>>,
+    pub(super) labels: &'a HashMap<u128, String>,
 }
 
 impl History for RunHistory<'_> {
-    fn owner(&self, uuid: &str, reading: &str) -> Option<String> {
-        match self.graph.message_owner(uuid) {
-            Ok(owner) => owner.filter(|o| o != reading),
-            Err(e) => {
-                tracing::warn!(error = %e, "cannot look up a message's session");
-                None
-            }
-        }
+    fn owner(&self, uuid: u128, reading: &str) -> Option<String> {
+        let owners = self.owners.read().unwrap_or_else(|p| p.into_inner());
+        owners
+            .as_ref()?
+            .owner(uuid)
+            .filter(|o| *o != reading)
+            .map(str::to_owned)
     }
 
-    fn label(&self, uuid: &str) -> Option<String> {
-        self.labels.get(uuid).cloned()
+    fn label(&self, uuid: u128) -> Option<String> {
+        self.labels.get(&uuid).cloned()
     }
 }
 

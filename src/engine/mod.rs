@@ -2,6 +2,7 @@
 
 mod import;
 mod ingest;
+mod owners;
 mod query;
 mod sessions;
 mod stats;
@@ -74,6 +75,8 @@ pub struct Engine {
     results: GenerationalCache<String, Arc<GetOutcome>>,
     /// One ingest at a time.
     ingest_lock: Mutex<()>,
+    /// Who wrote each message uuid; loaded on first use.
+    owners: RwLock<Option<owners::Owners>>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -108,7 +111,26 @@ impl Engine {
                 NonZeroUsize::new(RESULT_CACHE_ENTRIES).expect("positive"),
             ),
             ingest_lock: Mutex::new(()),
+            owners: RwLock::new(None),
         })
+    }
+
+    /// Loads who wrote each message uuid, once.
+    fn load_owners(&self) -> Result<()> {
+        if self
+            .owners
+            .read()
+            .unwrap_or_else(|p| p.into_inner())
+            .is_some()
+        {
+            return Ok(());
+        }
+        let loaded = owners::Owners::load(&self.graph)?;
+        let mut slot = self.owners.write().unwrap_or_else(|p| p.into_inner());
+        if slot.is_none() {
+            *slot = Some(loaded);
+        }
+        Ok(())
     }
 
     pub fn graph(&self) -> &Graph {

@@ -68,9 +68,10 @@ impl Engine {
                 .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
             m.len() == source.len && modified == source.modified_ms
         });
+        self.load_owners()?;
         let no_labels = std::collections::HashMap::new();
         let history = RunHistory {
-            graph: &self.graph,
+            owners: &self.owners,
             labels: &no_labels,
         };
         let session = source.session_id.as_str();
