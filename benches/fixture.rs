@@ -242,6 +242,8 @@ pub fn graph_dir() -> std::path::PathBuf {
             archive: None,
             agent: false,
             agents: 0,
+            archive_tail: Vec::new(),
+            state: None,
         };
         graph
             .write_session(

@@ -282,7 +282,8 @@ fn graph_and_stats_commands_print_human_and_json() {
 
     let stats = env.json(&["stats", "--json"]);
     assert_eq!(stats["counts"]["episodes"], 2);
-    assert_eq!(stats["tiers"]["blobs"], 2);
+    // Two archives and their read states.
+    assert_eq!(stats["tiers"]["blobs"], 4);
     let human = env.eywa().args(["stats"]).output().unwrap();
     let text = String::from_utf8(human.stdout).unwrap();
     assert!(text.contains("cold:") && text.contains("hot:"), "{text}");

@@ -3,6 +3,7 @@
 mod support;
 
 mod agents;
+mod append;
 mod archive;
 mod cli;
 mod corpus;

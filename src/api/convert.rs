@@ -381,12 +381,14 @@ impl From<IngestReport> for pb::IngestResponse {
             redacted,
             plans,
             memory_files,
+            bytes_read,
             counts,
             elapsed,
         } = report;
         pb::IngestResponse {
             plans,
             memory_files,
+            bytes_read,
             redacted: redacted
                 .iter()
                 .map(|(k, n)| (k.as_str().to_owned(), n))
@@ -432,10 +434,12 @@ impl From<pb::IngestResponse> for IngestReport {
             redacted,
             plans,
             memory_files,
+            bytes_read,
         } = response;
         IngestReport {
             plans,
             memory_files,
+            bytes_read,
             redacted: RedactionCounts::from_names(&redacted),
             agent_files_scanned,
             agent_files_read,

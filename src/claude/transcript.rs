@@ -23,7 +23,7 @@ const TAIL: usize = 8;
 
 /// Whether a file is a main session (whose `isSidechain` lines are inline subagent runs)
 /// or a subagent's own transcript (all of whose lines are `isSidechain`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum Mode {
     Main,
     Agent,
@@ -52,7 +52,7 @@ impl History for NoHistory {
 }
 
 /// A subagent a session started: from the result of its `Task`/`Agent` call.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub struct Spawn {
     pub agent_id: String,
     pub tool_use_id: Option<String>,
@@ -71,7 +71,7 @@ const MAX_SUMMARY_CHARS: usize = 8_000;
 const MIN_SUMMARY_CHARS: usize = 200;
 
 /// What a session did with one file, from its tool calls.
-#[derive(Debug, Clone, Default, PartialEq)]
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct FileUse {
     pub read: bool,
     pub edited: bool,
@@ -86,7 +86,7 @@ pub struct FileUse {
 const MAX_FILES: usize = 2_000;
 
 /// How often a session used one tool, and when.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ToolUse {
     pub count: u32,
     /// Calls whose result came back with `is_error`.
@@ -100,7 +100,7 @@ pub struct ToolUse {
 /// What one transcript file says, read in one streaming pass. Text is capped so that a
 /// 25 MB session costs little memory. Choices of "first" and "last" follow the
 /// conversation's `parentUuid` chain, not file order.
-#[derive(Debug, Clone, Default)]
+#[derive(Debug, Clone, Default, serde::Serialize, serde::Deserialize)]
 pub struct Transcript {
     pub session_id: String,
     pub lines: u64,
@@ -212,14 +212,46 @@ pub fn read_transcript_with(
     mode: Mode,
     history: &dyn History,
 ) -> std::io::Result<Transcript> {
+    read_resumable(reader, session_id, mode, history, None).map(|(t, _)| t)
+}
+
+/// Where a read of a transcript stopped: the reader's state after the last complete line
+/// and the byte offset just past it. Reading on from there (the file appended to) gives
+/// what reading the whole file again would.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub struct ReadPoint {
+    state: Accumulator,
+    pub offset: u64,
+}
+
+/// Reads a transcript from the start, or on from `from` with `reader` positioned at
+/// `from.offset`; returns the transcript and where to go on from next time. A last line
+/// without its newline (Claude Code still writing it) is read, but the returned point
+/// stops before it, so it is read again, whole, next time.
+pub fn read_resumable(
+    reader: impl std::io::Read,
+    session_id: &str,
+    mode: Mode,
+    history: &dyn History,
+    from: Option<ReadPoint>,
+) -> std::io::Result<(Transcript, ReadPoint)> {
     let mut reader = std::io::BufReader::with_capacity(256 * 1024, reader);
-    let mut acc = Accumulator::new(session_id, mode);
+    let (mut acc, mut offset) = match from {
+        Some(point) => (point.state, point.offset),
+        None => (Accumulator::new(session_id, mode), 0),
+    };
+    let mut partial = None;
     let mut buf = Vec::with_capacity(64 * 1024);
     loop {
         buf.clear();
         let n = reader.read_until(b'\n', &mut buf)?;
         if n == 0 {
             break;
+        }
+        if buf.last() == Some(&b'\n') {
+            offset += n as u64;
+        } else {
+            partial = Some(acc.clone());
         }
         acc.t.bytes += n as u64;
         let bytes = buf.trim_ascii();
@@ -232,17 +264,22 @@ pub fn read_transcript_with(
             None => acc.t.skipped_lines += 1,
         }
     }
-    Ok(acc.finish(history))
+    let point = ReadPoint {
+        state: partial.unwrap_or_else(|| acc.clone()),
+        offset,
+    };
+    Ok((acc.finish(history), point))
 }
 
 /// Where something was said: the chain link of its line (or the last link before it, for
 /// lines without a uuid) and its file position, to rank it in conversation order.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, serde::Serialize, serde::Deserialize)]
 struct Place {
     link: Option<usize>,
     seq: u64,
 }
 
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 struct Accumulator {
     t: Transcript,
     response_ids: HashSet<String>,
@@ -891,6 +928,41 @@ mod tests {
         assert_eq!(t.skipped_lines, 2);
         assert!(t.has_messages());
         assert_eq!(t.cwds, ["/w/p"]);
+    }
+
+    /// Reading a file whole and reading it in two goes (cut anywhere, even mid-line, the
+    /// read point stored as MessagePack in between) give the same transcript.
+    #[test]
+    fn reading_on_from_a_read_point_matches_reading_whole() {
+        let lines = [
+            r#"{"type":"summary","summary":"Label","leafUuid":"a2"}"#,
+            r#"{"type":"user","uuid":"u1","timestamp":"2026-01-01T00:00:00Z","cwd":"/w/p","message":{"content":"Fix the parser"}}"#,
+            r#"{"type":"assistant","uuid":"a1","parentUuid":"u1","requestId":"r1","timestamp":"2026-01-01T00:00:05Z","message":{"id":"m1","model":"claude-x","usage":{"input_tokens":3,"output_tokens":1},"content":[{"type":"tool_use","id":"t1","name":"Edit","input":{"file_path":"/w/p/a.rs"}}]}}"#,
+            r#"{"type":"user","uuid":"r1","parentUuid":"a1","message":{"content":[{"type":"tool_result","tool_use_id":"t1","is_error":true,"content":"no"}]}}"#,
+            r#"{"type":"user","uuid":"s1","parentUuid":"r1","isSidechain":true,"message":{"content":"agent task"}}"#,
+            r#"{"type":"system","subtype":"compact_boundary","uuid":"b1","parentUuid":null,"logicalParentUuid":"r1","compactMetadata":{"trigger":"auto","preTokens":9}}"#,
+            r#"{"type":"user","uuid":"c1","parentUuid":"b1","isCompactSummary":true,"message":{"content":"This session is being continued."}}"#,
+            r#"{"type":"user","uuid":"u2","parentUuid":"c1","timestamp":"2026-01-01T00:09:00Z","message":{"content":"Now the lexer"}}"#,
+            r#"{"type":"assistant","uuid":"a2","parentUuid":"u2","requestId":"r2","message":{"id":"m2","usage":{"input_tokens":4,"output_tokens":8},"content":[{"type":"text","text":"Done with the lexer."}]}}"#,
+            r#"{"type":"ai-title","aiTitle":"Parser and lexer"}"#,
+        ];
+        let text = lines.join("\n") + "\n";
+        let whole = read_transcript_from(text.as_bytes(), "s", Mode::Main).unwrap();
+        let expected = format!("{whole:?}");
+        for cut in (0..text.len()).step_by(7) {
+            let (_, point) =
+                read_resumable(&text.as_bytes()[..cut], "s", Mode::Main, &NoHistory, None).unwrap();
+            let bytes = rmp_serde::to_vec(&point).unwrap();
+            let point: ReadPoint = rmp_serde::from_slice(&bytes).unwrap();
+            let rest = &text.as_bytes()[point.offset as usize..];
+            let (resumed, end) =
+                read_resumable(rest, "s", Mode::Main, &NoHistory, Some(point)).unwrap();
+            assert_eq!(format!("{resumed:?}"), expected, "cut at {cut}");
+            assert_eq!(end.offset, text.len() as u64);
+        }
+        assert_eq!(whole.summaries, ["Label"]);
+        assert_eq!(whole.compactions.len(), 1);
+        assert_eq!(whole.tools["Edit"].errors, 1);
     }
 
     #[test]

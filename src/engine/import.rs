@@ -111,6 +111,8 @@ impl Engine {
                 archive: None,
                 agent: false,
                 agents: 0,
+                archive_tail: Vec::new(),
+                state: None,
             };
             self.graph
                 .write_session(Batch::new(), std::slice::from_ref(&facts), &record)?;

@@ -1,15 +1,15 @@
 use std::collections::{BTreeSet, HashMap};
-use std::io::{Read, Write};
 use std::sync::RwLock;
 use std::time::{Duration, Instant, UNIX_EPOCH};
 
 use std::path::Path;
 
-use eywa_storage::{Batch, BlobInfo};
+use eywa_storage::Batch;
 use serde::Serialize;
 
 use super::Engine;
 use super::owners::Owners;
+use super::source::Archived;
 use crate::claude::{
     AgentFile, History, IndexEntry, MemoryFile, Mode, PlanFile, SessionFile, Transcript,
     read_transcript_with, uuid_key,
@@ -47,6 +47,9 @@ pub struct IngestReport {
     pub plans: u64,
     /// Project memory files found (`projects/*/memory/*.md`).
     pub memory_files: u64,
+    /// Bytes read from sources this run: whole files, or what was appended to a file
+    /// since the last run.
+    pub bytes_read: u64,
     /// Counts of the store after the run.
     pub counts: Counts,
     #[serde(serialize_with = "seconds")]
@@ -102,6 +105,7 @@ impl Engine {
             redacted: RedactionCounts::default(),
             plans: 0,
             memory_files: 0,
+            bytes_read: 0,
             counts: Counts::default(),
             elapsed: Duration::ZERO,
         };
@@ -186,6 +190,7 @@ impl Engine {
         }
         report.memory_files = memories.len() as u64;
         report.redacted = std::mem::take(&mut run.redacted);
+        report.bytes_read = run.bytes_read;
         let sequenced = self.graph.derive_sequences()?;
         if sequenced > 0 {
             tracing::debug!(edges = sequenced, "updated FOLLOWS and CONTINUES");
@@ -238,38 +243,22 @@ impl Engine {
         })
     }
 
-    /// Reads a transcript in one pass, parsed and archived (hashed, compressed) together,
-    /// so the archive is exactly what was parsed even while Claude Code appends.
-    fn read_archived(
-        &self,
-        path: &Path,
-        name: &str,
-        mode: Mode,
-        run: &mut Run,
-    ) -> Result<(Transcript, BlobInfo)> {
-        let source = std::fs::File::open(path).map_err(Error::io(path))?;
-        let mut archive = self.graph.store().blobs().writer()?;
-        let history = RunHistory {
-            owners: &self.owners,
-            labels: &run.labels,
-        };
-        let transcript = read_transcript_with(Tee::new(source, &mut archive), name, mode, &history)
-            .map_err(Error::io(path))?;
-        let blob = archive.finish()?;
-        run.bytes_read += blob.raw_len;
-        Ok((transcript, blob))
-    }
-
     /// A main session file, read when new or changed (or when `force`d).
     fn ingest_file(&self, file: &SessionFile, run: &mut Run, force: bool) -> Result<FileOutcome> {
         let changed = self.unchanged(&file.path)?;
         if changed.same && !force {
             return Ok(FileOutcome::Unchanged);
         }
-        let (transcript, blob) =
-            self.read_archived(&file.path, &file.session_id, Mode::Main, run)?;
+        let (transcript, archived) = self.read_source(
+            &file.path,
+            &file.session_id,
+            Mode::Main,
+            changed.known.as_ref(),
+            force,
+            run,
+        )?;
         let path = file.path.to_string_lossy().into_owned();
-        self.write_main(&file.session_id, path, transcript, blob, &changed, run)
+        self.write_main(&file.session_id, path, transcript, archived, &changed, run)
     }
 
     /// Reads a session again because a later file labelled one of its messages: from its
@@ -287,13 +276,15 @@ impl Engine {
         else {
             return Ok(());
         };
-        let Some(hash) = record.archive.clone() else {
+        let Some(reader) = self.archive_reader(&record)? else {
             return Ok(());
         };
-        let store = self.graph.store();
-        let (Some(reader), Some(blob)) = (store.blobs().open(&hash)?, store.blob_info(&hash)?)
-        else {
-            return Ok(());
+        let archived = Archived {
+            blobs: Vec::new(),
+            len: record.len,
+            archive: record.archive.clone(),
+            archive_tail: record.archive_tail.clone(),
+            state: None,
         };
         let history = RunHistory {
             owners: &self.owners,
@@ -306,7 +297,7 @@ impl Engine {
             modified_ms: record.modified_ms,
             known: Some(record.clone()),
         };
-        self.write_main(session, record.path, transcript, blob, &changed, run)?;
+        self.write_main(session, record.path, transcript, archived, &changed, run)?;
         Ok(())
     }
 
@@ -316,7 +307,7 @@ impl Engine {
         session: &str,
         path: String,
         mut transcript: Transcript,
-        blob: BlobInfo,
+        archived: Archived,
         changed: &Changed,
         run: &mut Run,
     ) -> Result<FileOutcome> {
@@ -377,23 +368,26 @@ impl Engine {
             }
             facts.insert(0, main);
         }
-        let record = SourceRecord {
+        let mut record = SourceRecord {
             path,
-            len: blob.raw_len,
+            len: 0,
             modified_ms: changed.modified_ms,
             session_id: session.to_owned(),
             lines: transcript.lines,
             skipped_lines: transcript.skipped_lines,
             episode: facts.first().map(|f| f.episode.id),
-            archive: Some(blob.hash.clone()),
+            archive: None,
             agent: false,
             agents: facts.len().saturating_sub(1) as u64,
+            archive_tail: Vec::new(),
+            state: None,
         };
+        archived.record(&mut record);
         if transcript.skipped_lines > 0 {
             tracing::debug!(path = %record.path, skipped = transcript.skipped_lines, "skipped malformed lines");
         }
         let mut batch = Batch::new();
-        batch.put_blob(&blob)?;
+        archived.put(&mut batch)?;
         Graph::put_spawns(&mut batch, session, &transcript.spawns)?;
         Graph::put_session_uuids(&mut batch, session, &transcript.uuids);
         for (leaf, label) in &transcript.foreign_labels {
@@ -419,7 +413,7 @@ impl Engine {
         {
             owners.record(session, &transcript.uuids);
         }
-        self.retire_archive(changed.known.clone(), &blob)?;
+        self.retire(changed.known.as_ref(), &archived)?;
         if let Some(handoff) = facts.first().and_then(|f| f.handoff.as_ref()) {
             self.write_handoff_file(handoff)?;
         }
@@ -437,7 +431,14 @@ impl Engine {
             return Ok(FileOutcome::Unchanged);
         }
         let name = format!("agent-{}", file.agent_id);
-        let (mut transcript, blob) = self.read_archived(&file.path, &name, Mode::Agent, run)?;
+        let (mut transcript, archived) = self.read_source(
+            &file.path,
+            &name,
+            Mode::Agent,
+            changed.known.as_ref(),
+            false,
+            run,
+        )?;
         run.redacted.add(&scrub(&mut transcript));
         let path = file.path.to_string_lossy().into_owned();
         let parent = file
@@ -492,22 +493,25 @@ impl Engine {
                 facts.edges.push(spawned(parent_id, &facts.episode));
             }
         }
-        let record = SourceRecord {
+        let mut record = SourceRecord {
             path,
-            len: blob.raw_len,
+            len: 0,
             modified_ms: changed.modified_ms,
             session_id: name,
             lines: transcript.lines,
             skipped_lines: transcript.skipped_lines,
             episode: facts.as_ref().map(|f| f.episode.id),
-            archive: Some(blob.hash.clone()),
+            archive: None,
             agent: true,
             agents: u64::from(facts.is_some()),
+            archive_tail: Vec::new(),
+            state: None,
         };
+        archived.record(&mut record);
         let mut batch = Batch::new();
-        batch.put_blob(&blob)?;
+        archived.put(&mut batch)?;
         self.graph.write_session(batch, facts.as_slice(), &record)?;
-        self.retire_archive(changed.known, &blob)?;
+        self.retire(changed.known.as_ref(), &archived)?;
         Ok(FileOutcome::Read {
             episode: facts.is_some(),
         })
@@ -606,12 +610,15 @@ impl Engine {
             archive: Some(blob.hash.clone()),
             agent: false,
             agents: 0,
+            archive_tail: Vec::new(),
+            state: None,
         };
+        let archived = Archived::whole(blob);
         let mut batch = Batch::new();
-        batch.put_blob(&blob)?;
+        archived.put(&mut batch)?;
         self.graph
             .write_session(batch, std::slice::from_ref(&facts), &record)?;
-        self.retire_archive(changed.known, &blob)?;
+        self.retire(changed.known.as_ref(), &archived)?;
         Ok(FileOutcome::Read { episode: true })
     }
 
@@ -695,40 +702,16 @@ impl Engine {
             archive: Some(blob.hash.clone()),
             agent: false,
             agents: 0,
+            archive_tail: Vec::new(),
+            state: None,
         };
+        let archived = Archived::whole(blob);
         let mut batch = Batch::new();
-        batch.put_blob(&blob)?;
+        archived.put(&mut batch)?;
         self.graph
             .write_session(batch, std::slice::from_ref(&facts), &record)?;
-        self.retire_archive(changed.known, &blob)?;
+        self.retire(changed.known.as_ref(), &archived)?;
         Ok(FileOutcome::Read { episode: false })
-    }
-
-    /// Drops the previous archive of a source once a new one replaced it.
-    fn retire_archive(&self, known: Option<SourceRecord>, blob: &BlobInfo) -> Result<()> {
-        match known.and_then(|k| k.archive) {
-            Some(old) if old != blob.hash => self.drop_archive_if_unused(&old),
-            _ => Ok(()),
-        }
-    }
-
-    /// Removes an archive no source refers to any more (a transcript that grew has a new
-    /// archive; the old one is history nothing points at).
-    fn drop_archive_if_unused(&self, hash: &str) -> Result<()> {
-        if self
-            .graph
-            .sources()?
-            .iter()
-            .any(|s| s.archive.as_deref() == Some(hash))
-        {
-            return Ok(());
-        }
-        let store = self.graph.store();
-        let mut batch = Batch::new();
-        batch.delete_blob(hash);
-        store.apply(batch)?;
-        store.blobs().delete(hash)?;
-        Ok(())
     }
 }
 
@@ -742,11 +725,11 @@ fn has_plan(episode: NodeId, plan: &Node) -> Edge {
 
 /// What one ingest run gathers as it goes.
 #[derive(Default)]
-struct Run {
+pub(super) struct Run {
     redacted: RedactionCounts,
-    bytes_read: u64,
+    pub(super) bytes_read: u64,
     /// Every `summary` label known, by leaf uuid (stored ones and this run's).
-    labels: HashMap<u128, String>,
+    pub(super) labels: HashMap<u128, String>,
     /// Sessions a file of this run gave a new label: to read again.
     relabel: BTreeSet<String>,
     /// `sessions-index.json` entries, by session id.
@@ -822,24 +805,4 @@ fn read_meta(path: &Path) -> AgentMeta {
 enum FileOutcome {
     Unchanged,
     Read { episode: bool },
-}
-
-/// Hands every byte read from `inner` to `sink` as well.
-struct Tee<R, W> {
-    inner: R,
-    sink: W,
-}
-
-impl<R, W> Tee<R, W> {
-    fn new(inner: R, sink: W) -> Self {
-        Tee { inner, sink }
-    }
-}
-
-impl<R: Read, W: Write> Read for Tee<R, W> {
-    fn read(&mut self, buf: &mut [u8]) -> std::io::Result<usize> {
-        let n = self.inner.read(buf)?;
-        self.sink.write_all(&buf[..n])?;
-        Ok(n)
-    }
 }

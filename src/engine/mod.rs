@@ -5,6 +5,7 @@ mod ingest;
 mod owners;
 mod query;
 mod sessions;
+mod source;
 mod stats;
 
 pub use self::import::ImportReport;

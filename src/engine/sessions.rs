@@ -86,14 +86,11 @@ impl Engine {
                     false,
                 )
             }
-            (None, Some(hash)) => {
-                let reader = self.graph.store().blobs().open(hash)?.ok_or_else(|| {
+            (None, Some(_)) => {
+                let reader = self.archive_reader(&source)?.ok_or_else(|| {
                     Error::NotFound(format!("the archive of session `{reference}` is missing"))
                 })?;
-                (
-                    read(Box::new(reader)).map_err(Error::io(&source.path))?,
-                    true,
-                )
+                (read(reader).map_err(Error::io(&source.path))?, true)
             }
             (None, None) => {
                 return Err(Error::NotFound(format!(

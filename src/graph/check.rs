@@ -104,13 +104,15 @@ impl Graph {
                     source.path
                 ));
             }
-            if let Some(hash) = &source.archive
-                && store.blob_info(hash)?.is_none()
-            {
-                problems.push(format!(
-                    "source {} names missing archive {hash}",
-                    source.path
-                ));
+            let blobs = source
+                .archive
+                .iter()
+                .chain(&source.archive_tail)
+                .chain(&source.state);
+            for hash in blobs {
+                if store.blob_info(hash)?.is_none() {
+                    problems.push(format!("source {} names missing blob {hash}", source.path));
+                }
             }
         }
         for entry in store.scan::<Handoff>(Keyspace::Docs, &[HANDOFF_PREFIX]) {

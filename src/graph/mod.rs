@@ -57,6 +57,13 @@ pub struct SourceRecord {
     /// Subagent episodes this file yielded (its own, or its inline runs).
     #[serde(default)]
     pub agents: u64,
+    /// Segments appended since the archive was written, in order (sha256 each): the file
+    /// is `archive` followed by these.
+    #[serde(default)]
+    pub archive_tail: Vec<String>,
+    /// The saved state of the last read (a blob), to go on from when the file grows.
+    #[serde(default)]
+    pub state: Option<String>,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]

@@ -1,0 +1,145 @@
+//! A transcript Claude Code appends to is read on from where the last read stopped: only
+//! the new bytes are parsed and archived, and the result is what reading it whole gives.
+
+use std::io::Write;
+use std::path::Path;
+
+use eywa::engine::{Engine, EngineConfig};
+use eywa::model::{Node, NodeId};
+
+use crate::support::fixture::{ClaudeHome, days_ago, session_lines};
+
+const ID: &str = "a9000000-0000-4000-8000-000000000001";
+
+fn lines(exchanges: &[(&str, &str)]) -> Vec<String> {
+    let mut lines = session_lines(ID, "/w/app", days_ago(1), exchanges);
+    // A tool call that edits a file, so files and tools change as the session grows.
+    for (i, line) in lines.iter_mut().enumerate() {
+        *line = line.replace(
+            "\"input\":{}",
+            &format!("\"input\":{{\"file_path\":\"/w/app/src/m{}.rs\"}}", i / 2),
+        );
+        *line = line.replace("\"name\":\"Read\"", "\"name\":\"Edit\"");
+    }
+    lines
+}
+
+fn append_raw(path: &Path, bytes: &str) {
+    let mut file = std::fs::OpenOptions::new().append(true).open(path).unwrap();
+    file.write_all(bytes.as_bytes()).unwrap();
+}
+
+/// What an episode says, without the times eywa recorded it at.
+fn summary(node: &Node) -> String {
+    let e = node.episode().unwrap();
+    format!(
+        "{} {} {} {} {} {} {:?} {:?} {}",
+        e.title,
+        e.prompts,
+        e.tool_calls,
+        e.user_messages,
+        e.assistant_messages,
+        e.start.0,
+        e.end,
+        e.tokens,
+        e.active_minutes
+    )
+}
+
+fn episode(engine: &Engine) -> Node {
+    (*engine.graph().node(NodeId::episode(ID)).unwrap().unwrap()).clone()
+}
+
+#[test]
+fn an_appended_transcript_is_read_from_where_the_last_read_stopped() {
+    let exchanges = [
+        ("Write the parser", "Written."),
+        ("Now the lexer", "Done."),
+        ("Add tests for both", "Added."),
+        ("Fix the flaky one", "Fixed."),
+    ];
+    let all = lines(&exchanges);
+    let home = ClaudeHome::new();
+    let path = home.write_raw(
+        "-w-app",
+        &format!("{ID}.jsonl"),
+        &(all[..2].join("\n") + "\n"),
+    );
+    let engine = Engine::open(EngineConfig::temporary(home.root())).unwrap();
+    let first = engine.ingest().unwrap();
+    assert_eq!(first.bytes_read, std::fs::metadata(&path).unwrap().len());
+
+    // Claude Code appends one exchange, then half a line (still writing it).
+    let grown = all[2..4].join("\n") + "\n";
+    let (half, rest) = all[4].split_at(all[4].len() / 2);
+    append_raw(&path, &grown);
+    append_raw(&path, half);
+    let second = engine.ingest().unwrap();
+    assert_eq!(second.files_read, 1);
+    assert_eq!(
+        second.bytes_read,
+        (grown.len() + half.len()) as u64,
+        "only the appended bytes are read"
+    );
+    assert_eq!(episode(&engine).episode().unwrap().prompts, 2);
+
+    // The line is finished and more follow: the half line is read again, whole, once.
+    append_raw(
+        &path,
+        &(rest.to_owned() + "\n" + &all[5..].join("\n") + "\n"),
+    );
+    let third = engine.ingest().unwrap();
+    assert_eq!(
+        third.bytes_read,
+        (rest.len() + 1 + all[5..].join("\n").len() + 1) as u64
+    );
+    let grown = episode(&engine);
+    assert_eq!(grown.episode().unwrap().prompts, 4);
+
+    // Exactly what a fresh store reading the whole file makes of it.
+    let fresh = Engine::open(EngineConfig::temporary(home.root())).unwrap();
+    fresh.ingest().unwrap();
+    assert_eq!(summary(&grown), summary(&episode(&fresh)));
+    let edges = |engine: &Engine| {
+        let mut names: Vec<String> = engine
+            .graph()
+            .neighbors(NodeId::episode(ID), &Default::default(), 1000)
+            .unwrap()
+            .into_iter()
+            .map(|n| format!("{} {}", n.edge.relation, n.node.name))
+            .collect();
+        names.sort();
+        names
+    };
+    assert_eq!(edges(&engine), edges(&fresh));
+    assert!(engine.graph().check().unwrap().is_empty());
+
+    // The archive is the base and the two segments: once the file is gone, the session
+    // is served from it, the same as from the file.
+    let live = engine.session(ID).unwrap().messages;
+    std::fs::remove_file(&path).unwrap();
+    let archived = engine.session(ID).unwrap();
+    assert!(archived.from_archive);
+    assert_eq!(archived.messages, live);
+}
+
+#[test]
+fn a_rewritten_transcript_is_read_whole_again() {
+    let home = ClaudeHome::new();
+    let first = lines(&[("Write the parser", "Written.")]);
+    let path = home.write_raw("-w-app", &format!("{ID}.jsonl"), &(first.join("\n") + "\n"));
+    let engine = Engine::open(EngineConfig::temporary(home.root())).unwrap();
+    engine.ingest().unwrap();
+    // Longer, but not an append: the start changed.
+    let other = lines(&[
+        ("Delete the parser", "Deleted."),
+        ("And the lexer", "Gone."),
+    ]);
+    std::fs::write(&path, other.join("\n") + "\n").unwrap();
+    let report = engine.ingest().unwrap();
+    assert_eq!(report.bytes_read, std::fs::metadata(&path).unwrap().len());
+    let e = episode(&engine);
+    assert_eq!(e.episode().unwrap().title, "Delete the parser");
+    assert_eq!(e.episode().unwrap().prompts, 2);
+    assert!(engine.graph().check().unwrap().is_empty());
+}
