@@ -82,9 +82,36 @@ fn planted_secrets_of_twelve_kinds_never_reach_the_store_or_an_answer() {
     let exchanges: Vec<(&str, &str)> = texts.iter().map(|t| (t.as_str(), t.as_str())).collect();
     let mut lines = session_lines(id, "/w/vault", days_ago(1), &exchanges);
     lines.push(json!({"type": "custom-title", "customTitle": format!("rotate {}", secrets[3].1), "sessionId": id}).to_string());
+    // Secrets in what else a transcript carries: a tool call's input and result, a todo
+    // list, a compact summary.
+    let stripe = &secrets[5].1;
+    lines.push(
+        json!({"type": "assistant", "uuid": "t-call", "sessionId": id, "cwd": "/w/vault",
+        "message": {"id": "msg_tools", "role": "assistant", "content": [
+            {"type": "tool_use", "id": "toolu_env", "name": "Bash",
+             "input": {"command": format!("export STRIPE_KEY={stripe}")}},
+            {"type": "tool_use", "id": "toolu_todo", "name": "TodoWrite",
+             "input": {"todos": [{"content": format!("rotate {stripe}"), "status": "pending"}]}}]}})
+        .to_string(),
+    );
+    lines.push(json!({"type": "user", "uuid": "t-result", "parentUuid": "t-call", "sessionId": id,
+        "message": {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "toolu_env", "content": format!("STRIPE_KEY={stripe}")}]}}).to_string());
+    lines.push(
+        json!({"type": "system", "subtype": "compact_boundary", "uuid": "t-b", "parentUuid": null,
+        "logicalParentUuid": "t-result", "sessionId": id, "compactMetadata": {"trigger": "auto"}})
+        .to_string(),
+    );
+    lines.push(json!({"type": "user", "uuid": "t-s", "parentUuid": "t-b", "sessionId": id, "isCompactSummary": true,
+        "message": {"role": "user", "content": format!("This session is being continued. The key was {}", secrets[0].1)}}).to_string());
     let path = home.root().join("projects/-w-vault");
-    std::fs::create_dir_all(&path).unwrap();
+    std::fs::create_dir_all(path.join("memory")).unwrap();
     std::fs::write(path.join(format!("{id}.jsonl")), lines.join("\n") + "\n").unwrap();
+    std::fs::write(
+        path.join("memory/MEMORY.md"),
+        format!("# Memory\n- deploy with {}\n", secrets[2].1),
+    )
+    .unwrap();
 
     let data = tempfile::tempdir().unwrap();
     let config = EngineConfig::new(data.path().join("eywa"), home.root());
@@ -107,6 +134,15 @@ fn planted_secrets_of_twelve_kinds_never_reach_the_store_or_an_answer() {
     if let Ok(snapshot) = std::fs::read(store.path().join("index/graph-view.bin")) {
         haystack.extend(snapshot);
     }
+    // The saved read states in the cold tier (the archives are the sources themselves).
+    let mut states = 0;
+    for source in engine.graph().sources().unwrap() {
+        if let Some(hash) = &source.state {
+            haystack.extend(store.blobs().read(hash).unwrap().unwrap());
+            states += 1;
+        }
+    }
+    assert_eq!(states, 1);
     // What the API serves: the handoff ranking and the session's messages.
     let got = engine
         .get_handoffs(
@@ -120,7 +156,9 @@ fn planted_secrets_of_twelve_kinds_never_reach_the_store_or_an_answer() {
     assert_eq!(got.hits.len(), 1);
     haystack.extend(format!("{:?}", got.hits).into_bytes());
     let session = engine.session(id).unwrap();
-    assert_eq!(session.messages.len(), texts.len() * 2);
+    // The exchanges, the tool-calling response and the compact summary.
+    assert_eq!(session.messages.len(), texts.len() * 2 + 2);
+    assert!(session.messages.iter().any(|m| !m.tool_calls.is_empty()));
     haystack.extend(format!("{:?} {:?}", session.messages, session.episode).into_bytes());
 
     let haystack = String::from_utf8_lossy(&haystack);

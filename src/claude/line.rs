@@ -116,6 +116,28 @@ impl Line {
             .filter(|p| !p.is_empty())
     }
 
+    /// The text of a `queue-operation` line with `operation: "remove"`: a message the
+    /// person typed while Claude worked, taken out of the queue to steer the turn (Q12).
+    /// Enqueued messages are not returned: they come back as ordinary user lines.
+    pub fn steering_text(&self) -> Option<String> {
+        if self.kind != LineKind::Other("queue-operation".to_owned())
+            || self.str("operation") != Some("remove")
+        {
+            return None;
+        }
+        match self.value.get("content")? {
+            Value::String(s) => Some(s.clone()),
+            Value::Array(items) => Some(
+                items
+                    .iter()
+                    .filter_map(|b| b.get("text").and_then(Value::as_str))
+                    .collect::<Vec<_>>()
+                    .join("\n"),
+            ),
+            _ => None,
+        }
+    }
+
     /// `subtype` of a `system` line (`compact_boundary`, `local_command`, …).
     pub fn subtype(&self) -> Option<&str> {
         self.str("subtype")

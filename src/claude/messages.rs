@@ -3,7 +3,7 @@ use std::io::BufRead;
 
 use super::dag::{self, Link, uuid_key};
 use super::line::{Block, Line, LineKind, result_text};
-use super::transcript::{History, Mode, NoHistory, prompt_of};
+use super::transcript::{History, Mode, NoHistory, prompt_of, real_prompt};
 use crate::model::Timestamp;
 
 /// Characters kept of one tool call's input (as JSON) and of its result.
@@ -172,6 +172,15 @@ pub fn read_messages_with(
                 }
                 if !m.text.is_empty() || !m.tool_calls.is_empty() {
                     out.push((anchor, out.len(), m));
+                }
+            }
+            LineKind::Other(_) => {
+                if let Some(text) = line.steering_text().as_deref().and_then(real_prompt) {
+                    out.push((
+                        anchor,
+                        out.len(),
+                        message(Role::User, MessageKind::Prompt, text),
+                    ));
                 }
             }
             _ => {}

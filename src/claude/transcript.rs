@@ -183,6 +183,36 @@ impl Transcript {
         self.user_lines + self.assistant_lines > 0
     }
 
+    /// Hands every piece of text the transcript keeps to `f` (to redact it): prompts,
+    /// assistant prose, the final report and last text, titles, summary labels, compact
+    /// summaries, todos, subagent descriptions, and the same in inline subagent runs.
+    pub fn visit_texts(&mut self, f: &mut dyn FnMut(&mut String)) {
+        self.prompts.iter_mut().for_each(&mut *f);
+        self.assistant_text.iter_mut().for_each(&mut *f);
+        self.summaries.iter_mut().for_each(&mut *f);
+        self.foreign_labels.iter_mut().for_each(|(_, l)| f(l));
+        self.todos.iter_mut().for_each(|(content, _)| f(content));
+        self.compactions
+            .iter_mut()
+            .filter_map(|c| c.summary.as_mut())
+            .for_each(&mut *f);
+        self.spawns
+            .iter_mut()
+            .filter_map(|s| s.description.as_mut())
+            .for_each(&mut *f);
+        let single = [
+            &mut self.final_report,
+            &mut self.last_text,
+            &mut self.index_summary,
+            &mut self.custom_title,
+            &mut self.ai_title,
+        ];
+        single.into_iter().flatten().for_each(&mut *f);
+        for run in &mut self.inline_agents {
+            run.visit_texts(f);
+        }
+    }
+
     /// Segments of the conversation: one more than its compactions.
     pub fn segments(&self) -> u32 {
         u32::try_from(self.compactions.len()).unwrap_or(u32::MAX) + 1
@@ -222,6 +252,13 @@ pub fn read_transcript_with(
 pub struct ReadPoint {
     state: Accumulator,
     pub offset: u64,
+}
+
+impl ReadPoint {
+    /// Hands every piece of text the saved state keeps to `f` (to redact it).
+    pub fn visit_texts(&mut self, f: &mut dyn FnMut(&mut String)) {
+        self.state.visit_texts(f);
+    }
 }
 
 /// Reads a transcript from the start, or on from `from` with `reader` positioned at
@@ -338,6 +375,27 @@ impl Accumulator {
         }
     }
 
+    fn visit_texts(&mut self, f: &mut dyn FnMut(&mut String)) {
+        self.t.visit_texts(f);
+        self.prompts.iter_mut().for_each(|(_, text, _)| f(text));
+        self.reports.iter_mut().for_each(|(_, text)| f(text));
+        self.texts.iter_mut().for_each(|(_, text)| f(text));
+        for (_, list) in &mut self.todo_lists {
+            list.iter_mut().for_each(|(content, _)| f(content));
+        }
+        self.summary_lines
+            .iter_mut()
+            .for_each(|(label, _)| f(label));
+        for (_, description) in self.task_calls.values_mut() {
+            if let Some(d) = description {
+                f(d);
+            }
+        }
+        for run in &mut self.runs {
+            run.visit_texts(f);
+        }
+    }
+
     /// The place of the line being read: its own link, or the last one before it.
     fn place(&self) -> Place {
         Place {
@@ -430,7 +488,11 @@ impl Accumulator {
                     self.t.ai_title = Some(title.trim().to_owned());
                 }
             }
-            LineKind::Other(_) => {}
+            LineKind::Other(_) => {
+                if let Some(text) = line.steering_text() {
+                    self.add_prompt_text(&text, line);
+                }
+            }
         }
     }
 
@@ -524,6 +586,14 @@ impl Accumulator {
             return;
         }
         let Some(prompt) = prompt_of(line, self.mode == Mode::Agent) else {
+            return;
+        };
+        self.add_prompt_text(&prompt, line);
+    }
+
+    /// Counts a real prompt, and keeps it while fewer than [`MAX_PROMPTS`] are kept.
+    fn add_prompt_text(&mut self, prompt: &str, line: &Line) {
+        let Some(prompt) = real_prompt(prompt) else {
             return;
         };
         self.t.prompt_count += 1;
@@ -789,7 +859,7 @@ pub(super) fn prompt_of(line: &Line, agent: bool) -> Option<String> {
 
 /// The text a person typed, with inserted blocks removed; `None` when the line is a
 /// command wrapper, a caveat, an interrupt marker or empty.
-fn real_prompt(text: &str) -> Option<String> {
+pub(super) fn real_prompt(text: &str) -> Option<String> {
     let mut text = text.to_owned();
     for tag in INSERTED_BLOCKS {
         text = strip_tag_blocks(&text, tag);
@@ -850,6 +920,26 @@ mod tests {
         ]);
         assert_eq!(t.user_lines, 7);
         assert_eq!(t.prompts, ["Fix the parser"]);
+    }
+
+    #[test]
+    fn steering_messages_taken_from_the_queue_are_prompts() {
+        let t = read(&[
+            r#"{"type":"user","uuid":"u1","message":{"content":"Refactor the cache"}}"#,
+            r#"{"type":"queue-operation","operation":"enqueue","content":[{"type":"text","text":"queued"}]}"#,
+            r#"{"type":"queue-operation","operation":"dequeue"}"#,
+            r#"{"type":"queue-operation","operation":"remove","content":"<system-reminder>x</system-reminder>actually keep the old API"}"#,
+            r#"{"type":"queue-operation","operation":"remove","content":[{"type":"text","text":"and skip the tests"}]}"#,
+        ]);
+        assert_eq!(
+            t.prompts,
+            [
+                "Refactor the cache",
+                "actually keep the old API",
+                "and skip the tests"
+            ]
+        );
+        assert_eq!(t.prompt_count, 3);
     }
 
     #[test]

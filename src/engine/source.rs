@@ -3,18 +3,20 @@
 //!
 //! A source's archive is a base blob (the file as first read whole) plus the segments
 //! appended since, in order; concatenated they are the file's bytes as read. After each
-//! read the reader's state is saved as a blob, with the last 4 KiB read, so that the next
-//! read can check the file still starts with what was read (it was appended to, not
-//! rewritten) and go on from the saved offset.
+//! read the reader's state is saved as a blob (its texts redacted), with a hash of the
+//! last 4 KiB read, so that the next read can check the file still holds what was read
+//! (it was appended to, not rewritten) and go on from the saved offset.
 
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
 use eywa_storage::{Batch, BlobInfo, BlobWriter};
+use sha2::{Digest, Sha256};
 
 use super::Engine;
 use super::ingest::{Run, RunHistory};
 use crate::claude::{Mode, ReadPoint, Transcript, read_resumable};
+use crate::extract::scrub_read_point;
 use crate::graph::SourceRecord;
 use crate::{Error, Result};
 
@@ -83,8 +85,9 @@ struct SavedRead {
     version: u32,
     /// Bytes of the file read (the archive's length).
     len: u64,
-    /// The last bytes read, up to [`TAIL_BYTES`].
-    tail: Vec<u8>,
+    /// sha256 of the last bytes read (up to [`TAIL_BYTES`]) and how many there were.
+    tail_hash: Vec<u8>,
+    tail_len: u64,
     point: ReadPoint,
 }
 
@@ -113,7 +116,7 @@ impl Engine {
         let mut writer = blobs.writer()?;
         let appended = resume.is_some();
         let (start, archived_len, tail, point) = match resume {
-            Some(saved) => (saved.point.offset, saved.len, saved.tail, Some(saved.point)),
+            Some((saved, tail)) => (saved.point.offset, saved.len, tail, Some(saved.point)),
             None => (0, 0, Vec::new(), None),
         };
         file.seek(SeekFrom::Start(start)).map_err(Error::io(path))?;
@@ -138,10 +141,13 @@ impl Engine {
             }
             None => (Some(segment.hash.clone()), Vec::new()),
         };
+        let mut point = point;
+        scrub_read_point(&mut point);
         let saved = SavedRead {
             version: STATE_VERSION,
             len,
-            tail,
+            tail_hash: Sha256::digest(&tail).to_vec(),
+            tail_len: tail.len() as u64,
             point,
         };
         let state = blobs.put_bytes(&rmp_serde::to_vec(&saved).expect("a read state encodes"))?;
@@ -157,10 +163,11 @@ impl Engine {
         ))
     }
 
-    /// The saved state to go on from, when the file was only appended to since: it is
-    /// longer, it still holds the bytes last read before the saved length, its archive has
-    /// room for another segment, and the state decodes. Anything else reads it whole.
-    fn resume_point(&self, path: &Path, known: &SourceRecord) -> Option<SavedRead> {
+    /// The saved state to go on from, and the bytes last read, when the file was only
+    /// appended to since: it is longer, it still holds the bytes last read before the
+    /// saved length, its archive has room for another segment, and the state decodes.
+    /// Anything else reads it whole.
+    fn resume_point(&self, path: &Path, known: &SourceRecord) -> Option<(SavedRead, Vec<u8>)> {
         let hash = known.state.as_deref()?;
         known.archive.as_ref()?;
         if known.archive_tail.len() >= MAX_SEGMENTS {
@@ -182,11 +189,11 @@ impl Engine {
             return None;
         }
         let mut file = std::fs::File::open(path).ok()?;
-        let at = saved.len - saved.tail.len() as u64;
+        let at = saved.len.checked_sub(saved.tail_len)?;
         file.seek(SeekFrom::Start(at)).ok()?;
-        let mut now = vec![0; saved.tail.len()];
+        let mut now = vec![0; usize::try_from(saved.tail_len).ok()?];
         file.read_exact(&mut now).ok()?;
-        (now == saved.tail).then_some(saved)
+        (Sha256::digest(&now).as_slice() == saved.tail_hash).then_some((saved, now))
     }
 
     /// The archived bytes of a source: its base and appended segments, in order.

@@ -460,3 +460,64 @@ fn project_names(projects: &[ProjectPath]) -> Vec<String> {
     }
     names
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn insights_quote_the_findings_the_assistant_stated() {
+        let t = Transcript {
+            assistant_text: vec![
+                "Let me look at the logs.".into(),
+                "Found it. The root cause is a race between the writer and the flush. \
+                 I will fix it now."
+                    .into(),
+                "- It turned out the cache was never invalidated on rename.\n\
+                 All tests pass."
+                    .into(),
+                "The root cause is a race between the writer and the flush.".into(),
+            ],
+            ..Transcript::default()
+        };
+        assert_eq!(
+            insights(&t),
+            [
+                (
+                    "Root cause".to_owned(),
+                    "The root cause is a race between the writer and the flush.".to_owned()
+                ),
+                (
+                    "Finding".to_owned(),
+                    "It turned out the cache was never invalidated on rename.".to_owned()
+                ),
+            ]
+        );
+    }
+
+    #[test]
+    fn next_steps_are_the_items_under_a_heading_that_names_them() {
+        let text = "Done: the parser.\n\n## Next steps\n1. Wire the lexer\n2) Add fuzzing\n\n- [ ] Update the docs\n\nThat is all.\n- not a step";
+        assert_eq!(
+            next_steps(text),
+            ["Wire the lexer", "Add fuzzing", "Update the docs"]
+        );
+        assert!(next_steps("- a list\n- with no heading").is_empty());
+    }
+
+    #[test]
+    fn open_threads_are_unfinished_todos_then_stated_next_steps() {
+        let t = Transcript {
+            prompts: vec!["Build it".into()],
+            todos: vec![
+                ("Write code".into(), "completed".into()),
+                ("Write tests".into(), "in_progress".into()),
+            ],
+            last_text: Some("Remaining:\n- Write tests\n- Release 1.2".into()),
+            ..Transcript::default()
+        };
+        let s = sections(&t, &[]);
+        assert_eq!(s.open_threads, ["Write tests", "Release 1.2"]);
+        assert_eq!(s.what_happened, ["Build it"]);
+    }
+}
