@@ -317,7 +317,6 @@ const TREE_VERSION: u32 = 1;
 /// with code-sized outputs, progress and snapshot noise, and now and then a large
 /// base64 image. Generated once, reused after.
 pub fn claude_tree() -> (std::path::PathBuf, u64) {
-    use serde_json::json;
     use std::io::Write;
 
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!(
@@ -338,8 +337,6 @@ pub fn claude_tree() -> (std::path::PathBuf, u64) {
     }
     let _ = std::fs::remove_dir_all(&root);
     let mut rng = Rng::new(99);
-    let code = "fn handle(request: &Request) -> Result<Response, Error> {\n    let user = request.user()?;\n    if !user.can(\"write\") { return Err(Error::Forbidden); }\n    Ok(Response::ok(render(&user)))\n}\n";
-    let image = "iVBORw0KGgoAAAANSUhEUgAA".repeat(8_000);
     for s in 0..TREE_SESSIONS {
         let project = word(rng.skewed(40));
         let cwd = format!("/home/dev/{project}");
@@ -349,49 +346,71 @@ pub fn claude_tree() -> (std::path::PathBuf, u64) {
         let mut out = std::io::BufWriter::new(
             std::fs::File::create(dir.join(format!("{id}.jsonl"))).unwrap(),
         );
-        let mut t = Timestamp::parse("2026-06-01").unwrap().0 + i64::from(s) * 3_600_000;
-        let mut bytes = 0usize;
-        let mut turn = 0u32;
-        while bytes < 2_000_000 {
-            turn += 1;
-            t += 20_000;
-            let ts = Timestamp(t).to_rfc3339();
-            let mut lines = vec![
-                json!({"type": "user", "uuid": format!("{id}-u{turn}"), "sessionId": id, "cwd": cwd,
-                "gitBranch": "main", "version": "2.1.17", "timestamp": ts,
-                "message": {"role": "user", "content": format!("Please refactor the {} handler and add tests for {}", word(rng.below(5_000)), word(rng.below(5_000)))}}),
-            ];
-            let msg = format!("msg_{id}_{turn}");
-            lines.push(json!({"type": "assistant", "uuid": format!("{id}-t{turn}"), "sessionId": id, "cwd": cwd, "timestamp": ts, "requestId": format!("req_{turn}"),
-                "message": {"id": msg, "role": "assistant", "model": "claude-opus-4-6", "usage": {"input_tokens": 1200, "output_tokens": 40},
-                    "content": [{"type": "thinking", "thinking": "Let me look at the handler first. ".repeat(20), "signature": "EqoBCkgIARABGAIiQ"}]}}));
-            lines.push(json!({"type": "assistant", "uuid": format!("{id}-x{turn}"), "sessionId": id, "cwd": cwd, "timestamp": ts, "requestId": format!("req_{turn}"),
-                "message": {"id": msg, "role": "assistant", "model": "claude-opus-4-6", "usage": {"input_tokens": 1200, "output_tokens": 400},
-                    "content": [{"type": "tool_use", "id": format!("toolu_{id}_{turn}"), "name": "Read", "input": {"file_path": format!("{cwd}/src/{}.rs", word(rng.below(300)))}}]}}));
-            lines.push(json!({"type": "user", "uuid": format!("{id}-r{turn}"), "sessionId": id, "cwd": cwd, "timestamp": ts,
-                "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": format!("toolu_{id}_{turn}"), "content": code.repeat(20 + rng.below(60) as usize)}]},
-                "toolUseResult": {"type": "text", "file": {"numLines": 400}}}));
-            lines.push(json!({"type": "progress", "uuid": format!("{id}-p{turn}"), "sessionId": id, "timestamp": ts, "data": {"type": "hook_progress", "hookName": "PostToolUse"}}));
-            lines.push(json!({"type": "assistant", "uuid": format!("{id}-a{turn}"), "sessionId": id, "cwd": cwd, "timestamp": ts, "requestId": format!("req_{turn}b"),
-                "message": {"id": format!("{msg}b"), "role": "assistant", "model": "claude-opus-4-6", "usage": {"input_tokens": 2000, "output_tokens": 300},
-                    "content": [{"type": "text", "text": format!("I refactored {} and added three tests. ", word(rng.below(5_000))).repeat(6)}]}}));
-            if turn.is_multiple_of(7) {
-                lines.push(json!({"type": "file-history-snapshot", "messageId": msg, "isSnapshotUpdate": false, "snapshot": {"trackedFileBackups": {}}}));
-            }
-            if rng.below(40) == 0 {
-                lines.push(json!({"type": "user", "uuid": format!("{id}-i{turn}"), "sessionId": id, "cwd": cwd, "timestamp": ts,
-                    "message": {"role": "user", "content": [{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": image}}, {"type": "text", "text": "see this"}]}}));
-            }
-            for line in lines {
-                let text = line.to_string();
-                bytes += text.len() + 1;
-                writeln!(out, "{text}").unwrap();
-            }
-        }
+        let start = Timestamp::parse("2026-06-01").unwrap().0 + i64::from(s) * 3_600_000;
+        let mut turn = 0;
+        session_turns(&mut out, &mut rng, &id, &cwd, start, &mut turn, 2_000_000);
         out.flush().unwrap();
     }
     std::fs::write(&done, "").unwrap();
     (root.clone(), size(&root))
+}
+
+/// Writes turns of a synthetic session to `out` until `target` bytes: a typed prompt, an
+/// assistant response split over thinking and tool_use lines sharing a message id, a tool
+/// result of code, a hook progress line, a text answer, now and then a snapshot line and a
+/// ~190 KB base64 image. `turn` carries on across calls (unique uuids).
+pub fn session_turns(
+    out: &mut impl std::io::Write,
+    rng: &mut Rng,
+    id: &str,
+    cwd: &str,
+    start_ms: i64,
+    turn: &mut u32,
+    target: usize,
+) -> usize {
+    use serde_json::json;
+
+    let code = "fn handle(request: &Request) -> Result<Response, Error> {\n    let user = request.user()?;\n    if !user.can(\"write\") { return Err(Error::Forbidden); }\n    Ok(Response::ok(render(&user)))\n}\n";
+    let image = "iVBORw0KGgoAAAANSUhEUgAA".repeat(8_000);
+    let mut bytes = 0usize;
+    while bytes < target {
+        *turn += 1;
+        let turn = *turn;
+        let t = start_ms + i64::from(turn) * 20_000;
+        let ts = Timestamp(t).to_rfc3339();
+        let mut lines = vec![
+            json!({"type": "user", "uuid": format!("{id}-u{turn}"), "sessionId": id, "cwd": cwd,
+            "gitBranch": "main", "version": "2.1.17", "timestamp": ts,
+            "message": {"role": "user", "content": format!("Please refactor the {} handler and add tests for {}", word(rng.below(5_000)), word(rng.below(5_000)))}}),
+        ];
+        let msg = format!("msg_{id}_{turn}");
+        lines.push(json!({"type": "assistant", "uuid": format!("{id}-t{turn}"), "sessionId": id, "cwd": cwd, "timestamp": ts, "requestId": format!("req_{turn}"),
+            "message": {"id": msg, "role": "assistant", "model": "claude-opus-4-6", "usage": {"input_tokens": 1200, "output_tokens": 40},
+                "content": [{"type": "thinking", "thinking": "Let me look at the handler first. ".repeat(20), "signature": "EqoBCkgIARABGAIiQ"}]}}));
+        lines.push(json!({"type": "assistant", "uuid": format!("{id}-x{turn}"), "sessionId": id, "cwd": cwd, "timestamp": ts, "requestId": format!("req_{turn}"),
+            "message": {"id": msg, "role": "assistant", "model": "claude-opus-4-6", "usage": {"input_tokens": 1200, "output_tokens": 400},
+                "content": [{"type": "tool_use", "id": format!("toolu_{id}_{turn}"), "name": "Read", "input": {"file_path": format!("{cwd}/src/{}.rs", word(rng.below(300)))}}]}}));
+        lines.push(json!({"type": "user", "uuid": format!("{id}-r{turn}"), "sessionId": id, "cwd": cwd, "timestamp": ts,
+            "message": {"role": "user", "content": [{"type": "tool_result", "tool_use_id": format!("toolu_{id}_{turn}"), "content": code.repeat(20 + rng.below(60) as usize)}]},
+            "toolUseResult": {"type": "text", "file": {"numLines": 400}}}));
+        lines.push(json!({"type": "progress", "uuid": format!("{id}-p{turn}"), "sessionId": id, "timestamp": ts, "data": {"type": "hook_progress", "hookName": "PostToolUse"}}));
+        lines.push(json!({"type": "assistant", "uuid": format!("{id}-a{turn}"), "sessionId": id, "cwd": cwd, "timestamp": ts, "requestId": format!("req_{turn}b"),
+            "message": {"id": format!("{msg}b"), "role": "assistant", "model": "claude-opus-4-6", "usage": {"input_tokens": 2000, "output_tokens": 300},
+                "content": [{"type": "text", "text": format!("I refactored {} and added three tests. ", word(rng.below(5_000))).repeat(6)}]}}));
+        if turn.is_multiple_of(7) {
+            lines.push(json!({"type": "file-history-snapshot", "messageId": msg, "isSnapshotUpdate": false, "snapshot": {"trackedFileBackups": {}}}));
+        }
+        if rng.below(40) == 0 {
+            lines.push(json!({"type": "user", "uuid": format!("{id}-i{turn}"), "sessionId": id, "cwd": cwd, "timestamp": ts,
+                "message": {"role": "user", "content": [{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": image}}, {"type": "text", "text": "see this"}]}}));
+        }
+        for line in lines {
+            let text = line.to_string();
+            bytes += text.len() + 1;
+            writeln!(out, "{text}").unwrap();
+        }
+    }
+    bytes
 }
 
 /// Peak resident memory of this process so far (VmHWM), in MiB.

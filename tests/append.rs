@@ -143,3 +143,54 @@ fn a_rewritten_transcript_is_read_whole_again() {
     assert_eq!(e.episode().unwrap().prompts, 2);
     assert!(engine.graph().check().unwrap().is_empty());
 }
+
+#[test]
+fn many_appends_keep_a_bounded_archive_that_reads_back_whole() {
+    let exchanges: Vec<(String, String)> = (0..45)
+        .map(|i| {
+            (
+                format!("Step {i} of the migration"),
+                format!("Step {i} done."),
+            )
+        })
+        .collect();
+    let pairs: Vec<(&str, &str)> = exchanges
+        .iter()
+        .map(|(p, a)| (p.as_str(), a.as_str()))
+        .collect();
+    let all = lines(&pairs);
+    let home = ClaudeHome::new();
+    let path = home.write_raw(
+        "-w-app",
+        &format!("{ID}.jsonl"),
+        &(all[..2].join("\n") + "\n"),
+    );
+    let engine = Engine::open(EngineConfig::temporary(home.root())).unwrap();
+    engine.ingest().unwrap();
+    for pair in all[2..].chunks(2) {
+        let bytes = pair.join("\n") + "\n";
+        append_raw(&path, &bytes);
+        let report = engine.ingest().unwrap();
+        assert_eq!(report.bytes_read, bytes.len() as u64);
+        let source = engine
+            .graph()
+            .source(&path.to_string_lossy())
+            .unwrap()
+            .unwrap();
+        assert!(
+            source.archive_tail.len() <= 32,
+            "{}",
+            source.archive_tail.len()
+        );
+    }
+    assert_eq!(episode(&engine).episode().unwrap().prompts, 45);
+    let store = engine.graph().store();
+    assert!(store.orphan_blobs().unwrap().is_empty());
+    assert!(engine.graph().check().unwrap().is_empty());
+    let live = engine.session(ID).unwrap().messages;
+    std::fs::remove_file(&path).unwrap();
+    let archived = engine.session(ID).unwrap();
+    assert!(archived.from_archive);
+    assert_eq!(archived.messages.len(), 90);
+    assert_eq!(archived.messages, live);
+}

@@ -285,6 +285,7 @@ impl Engine {
             archive: record.archive.clone(),
             archive_tail: record.archive_tail.clone(),
             state: None,
+            dropped: Vec::new(),
         };
         let history = RunHistory {
             owners: &self.owners,

@@ -22,8 +22,8 @@ use crate::{Error, Result};
 
 /// Bytes at the end of what was read kept to recognize an appended file.
 const TAIL_BYTES: usize = 4096;
-/// Appended segments after which a source is read whole again (and its archive becomes
-/// one blob again).
+/// Appended segments a source keeps at most: past this they are merged into one (the
+/// archive's base, the file as first read, stays).
 const MAX_SEGMENTS: usize = 32;
 /// Version of the saved read state; a state of another version is ignored.
 const STATE_VERSION: u32 = 1;
@@ -39,6 +39,8 @@ pub(super) struct Archived {
     pub archive: Option<String>,
     pub archive_tail: Vec<String>,
     pub state: Option<String>,
+    /// Blobs this read wrote but does not keep (segments merged into one).
+    pub dropped: Vec<String>,
 }
 
 impl Archived {
@@ -50,6 +52,7 @@ impl Archived {
             archive_tail: Vec::new(),
             state: None,
             blobs: vec![blob],
+            dropped: Vec::new(),
         }
     }
 
@@ -133,13 +136,21 @@ impl Engine {
         let segment = writer.finish()?;
         run.bytes_read += segment.raw_len;
         let len = archived_len + segment.raw_len;
+        let mut written = vec![segment];
+        let mut dropped = Vec::new();
         let (archive, archive_tail) = match known.filter(|_| appended) {
             Some(known) => {
                 let mut segments = known.archive_tail.clone();
-                segments.push(segment.hash.clone());
+                segments.push(written[0].hash.clone());
+                if segments.len() > MAX_SEGMENTS {
+                    let merged = self.merge_segments(&segments)?;
+                    dropped.push(written[0].hash.clone());
+                    segments = vec![merged.hash.clone()];
+                    written = vec![merged];
+                }
                 (known.archive.clone(), segments)
             }
-            None => (Some(segment.hash.clone()), Vec::new()),
+            None => (Some(written[0].hash.clone()), Vec::new()),
         };
         let mut point = point;
         scrub_read_point(&mut point);
@@ -158,21 +169,32 @@ impl Engine {
                 archive,
                 archive_tail,
                 state: Some(state.hash.clone()),
-                blobs: vec![segment, state],
+                blobs: written.into_iter().chain([state]).collect(),
+                dropped,
             },
         ))
     }
 
+    /// One blob holding the segments' bytes in order.
+    fn merge_segments(&self, segments: &[String]) -> Result<BlobInfo> {
+        let blobs = self.graph.store().blobs();
+        let mut writer = blobs.writer()?;
+        for hash in segments {
+            let mut reader = blobs
+                .open(hash)?
+                .ok_or_else(|| Error::NotFound(format!("archive segment {hash} is missing")))?;
+            std::io::copy(&mut reader, &mut writer)
+                .map_err(Error::io(blobs.path().to_path_buf()))?;
+        }
+        Ok(writer.finish()?)
+    }
+
     /// The saved state to go on from, and the bytes last read, when the file was only
     /// appended to since: it is longer, it still holds the bytes last read before the
-    /// saved length, its archive has room for another segment, and the state decodes.
-    /// Anything else reads it whole.
+    /// saved length, and the state decodes. Anything else reads it whole.
     fn resume_point(&self, path: &Path, known: &SourceRecord) -> Option<(SavedRead, Vec<u8>)> {
         let hash = known.state.as_deref()?;
         known.archive.as_ref()?;
-        if known.archive_tail.len() >= MAX_SEGMENTS {
-            return None;
-        }
         let len = std::fs::metadata(path).ok()?.len();
         if len <= known.len {
             return None;
@@ -221,6 +243,9 @@ impl Engine {
     /// Drops the blobs a source referred to before this read and no longer does, unless
     /// another source still refers to them.
     pub(super) fn retire(&self, known: Option<&SourceRecord>, now: &Archived) -> Result<()> {
+        for hash in &now.dropped {
+            self.drop_blob_if_unused(hash)?;
+        }
         let Some(known) = known else {
             return Ok(());
         };
