@@ -18,6 +18,9 @@ pub enum Error {
     InvalidArgument(String),
     #[error("{0}")]
     NotFound(String),
+    /// The full-text index failed (its files are damaged, or the disk is full).
+    #[error("text index: {0}")]
+    Index(String),
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

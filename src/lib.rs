@@ -28,6 +28,7 @@ pub mod engine;
 mod error;
 pub mod extract;
 pub mod graph;
+pub mod index;
 pub mod model;
 pub mod retrieve;
 pub mod server;

@@ -577,3 +577,66 @@ fn sessions_and_stats_rpcs() {
         "{caches:?}"
     );
 }
+
+#[test]
+fn search_rpc_groups_per_session_and_refuses_bad_requests() {
+    let Some(f) = Fixture::start() else { return };
+    let response = f
+        .call(
+            "eywa.v1.Retrieval/Search",
+            r#"{"query": "tokenizer emoji", "limit": 5}"#,
+        )
+        .json();
+    let hits = response["hits"].as_array().unwrap();
+    // C says both words; no other session says "emoji".
+    assert_eq!(hits[0]["sessionId"], C);
+    assert_eq!(hits[0]["shortId"], &C[..8]);
+    assert_eq!(hits[0]["project"], "webapp");
+    assert_eq!(hits[0]["resumeCommand"], format!("claude --resume {C}"));
+    assert!(hits[0]["snippet"].as_str().unwrap().contains("**emoji**"));
+    // Two days ago at noon: one or two days, by the time of day the test runs.
+    let age = hits[0]["age"].as_str().unwrap();
+    assert!(["1 day ago", "2 days ago"].contains(&age), "{age}");
+    let sessions: Vec<&str> = hits
+        .iter()
+        .map(|h| h["sessionId"].as_str().unwrap())
+        .collect();
+    let mut unique = sessions.clone();
+    unique.sort();
+    unique.dedup();
+    assert_eq!(unique.len(), sessions.len(), "one hit per session");
+
+    let only = f
+        .call(
+            "eywa.v1.Retrieval/Search",
+            r#"{"query": "benchmarks", "types": ["user_message"], "projects": ["tokenizer-lab"]}"#,
+        )
+        .json();
+    assert_eq!(ids_of(&only), [B]);
+    assert_eq!(only["hits"][0]["type"], "user_message");
+
+    assert_status(
+        &f.call(
+            "eywa.v1.Retrieval/Search",
+            r#"{"query": "x", "types": ["emails"]}"#,
+        ),
+        "InvalidArgument",
+    );
+    assert_status(
+        &f.call("eywa.v1.Retrieval/Search", r#"{"query": "  "}"#),
+        "InvalidArgument",
+    );
+    assert_status(
+        &f.call("eywa.v1.Retrieval/Search", r#"{"query": "x", "limit": 0}"#),
+        "InvalidArgument",
+    );
+}
+
+fn ids_of(response: &Value) -> Vec<String> {
+    response["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["sessionId"].as_str().unwrap().to_owned())
+        .collect()
+}

@@ -73,6 +73,11 @@ fn planted_texts(s: &[(&'static str, String)]) -> Vec<String> {
     ]
 }
 
+/// Documents the session must have put in the text index: every prompt and answer.
+fn texts_min() -> usize {
+    24
+}
+
 #[test]
 fn planted_secrets_of_twelve_kinds_never_reach_the_store_or_an_answer() {
     let secrets = secrets();
@@ -143,6 +148,10 @@ fn planted_secrets_of_twelve_kinds_never_reach_the_store_or_an_answer() {
         }
     }
     assert_eq!(states, 1);
+    // Every document of the text index.
+    let indexed = engine.text_index().texts(100_000).unwrap();
+    assert!(indexed.len() > texts_min(), "{}", indexed.len());
+    haystack.extend(indexed.join("\n").into_bytes());
     // What the API serves: the handoff ranking and the session's messages.
     let got = engine
         .get_handoffs(

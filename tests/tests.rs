@@ -13,6 +13,7 @@ mod handoffs;
 mod import;
 mod ingest;
 mod plans;
+mod search;
 mod secrets;
 mod sequences;
 mod temporal;

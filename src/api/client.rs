@@ -4,7 +4,7 @@
 use tonic::transport::Channel;
 
 use super::pb;
-use crate::engine::{GetOutcome, IngestReport};
+use crate::engine::{GetOutcome, IngestReport, SearchHit, SearchRequest};
 use crate::retrieve::GetOptions;
 
 #[derive(Debug, Clone)]
@@ -38,6 +38,40 @@ impl RemoteClient {
         };
         let response = self.retrieval.get_handoffs(request).await?.into_inner();
         response.try_into()
+    }
+
+    /// Searches the server's text index.
+    pub async fn search(
+        &mut self,
+        request: &SearchRequest,
+    ) -> Result<Vec<SearchHit>, tonic::Status> {
+        let time = |t: Option<crate::model::Timestamp>| t.map(super::convert::timestamp);
+        let request = pb::SearchRequest {
+            query: request.query.clone(),
+            types: request.kinds.clone(),
+            projects: request.projects.clone(),
+            since: time(request.since),
+            until: time(request.until),
+            limit: Some(i32::try_from(request.limit).unwrap_or(i32::MAX)),
+        };
+        let response = self.retrieval.search(request).await?.into_inner();
+        Ok(response
+            .hits
+            .into_iter()
+            .map(|h| SearchHit {
+                session_id: h.session_id,
+                title: h.title,
+                project: h.project,
+                score: h.score as f32,
+                kind: h.r#type,
+                snippet: h.snippet,
+                timestamp: h.timestamp.map_or(crate::model::Timestamp(0), |t| {
+                    crate::model::Timestamp(t.seconds * 1000 + i64::from(t.nanos / 1_000_000))
+                }),
+                agent: (!h.agent.is_empty()).then_some(h.agent),
+                matches: h.matches,
+            })
+            .collect())
     }
 
     /// Asks the server to ingest its Claude dir.

@@ -25,6 +25,54 @@ pub fn resume_command(session_id: &str) -> String {
     format!("claude --resume {session_id}")
 }
 
+/// A search hit for the wire, its age told against `now`.
+pub fn search_hit(hit: crate::engine::SearchHit, now: Timestamp) -> pb::SearchHit {
+    let crate::engine::SearchHit {
+        session_id,
+        title,
+        project,
+        score,
+        kind,
+        snippet,
+        timestamp: at,
+        agent,
+        matches,
+    } = hit;
+    pb::SearchHit {
+        short_id: session_id.chars().take(8).collect(),
+        resume_command: if session_id.is_empty() {
+            String::new()
+        } else {
+            resume_command(&session_id)
+        },
+        session_id,
+        title,
+        project,
+        score: f64::from(score),
+        r#type: kind,
+        snippet,
+        timestamp: Some(timestamp(at)),
+        age: age(at, now),
+        agent: agent.unwrap_or_default(),
+        matches,
+    }
+}
+
+/// How long before `now` a moment was, as people say it: "just now", "5 minutes ago",
+/// "3 days ago", "2 months ago".
+pub fn age(at: Timestamp, now: Timestamp) -> String {
+    let seconds = (now.0 - at.0).max(0) / 1000;
+    let (n, unit) = match seconds {
+        s if s < 60 => return "just now".to_owned(),
+        s if s < 3600 => (s / 60, "minute"),
+        s if s < 86_400 => (s / 3600, "hour"),
+        s if s < 30 * 86_400 => (s / 86_400, "day"),
+        s if s < 365 * 86_400 => (s / (30 * 86_400), "month"),
+        s => (s / (365 * 86_400), "year"),
+    };
+    format!("{n} {unit}{} ago", if n == 1 { "" } else { "s" })
+}
+
 impl From<Node> for pb::Node {
     fn from(node: Node) -> pb::Node {
         let Node {
@@ -643,5 +691,24 @@ impl From<TierStats> for pb::TierStats {
             blob_stored_bytes,
             compression_ratio,
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ages_read_as_people_say_them() {
+        let now = Timestamp(1_000_000_000_000);
+        let ago = |ms: i64| age(Timestamp(now.0 - ms), now);
+        assert_eq!(ago(-5_000), "just now");
+        assert_eq!(ago(59_000), "just now");
+        assert_eq!(ago(60_000), "1 minute ago");
+        assert_eq!(ago(3 * 3_600_000 + 5), "3 hours ago");
+        assert_eq!(ago(86_400_000), "1 day ago");
+        assert_eq!(ago(29 * 86_400_000), "29 days ago");
+        assert_eq!(ago(95 * 86_400_000), "3 months ago");
+        assert_eq!(ago(800 * 86_400_000), "2 years ago");
     }
 }

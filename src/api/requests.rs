@@ -4,7 +4,9 @@
 use tonic::Status;
 
 use super::pb;
-use crate::engine::{MAX_DAYS_BACK, MAX_DEPTH, MAX_LIMIT, parse_relations};
+use crate::engine::{
+    MAX_DAYS_BACK, MAX_DEPTH, MAX_LIMIT, MAX_SEARCH_LIMIT, SearchRequest, parse_relations,
+};
 use crate::graph::{AsOf, Direction, EdgeFilter};
 use crate::model::Timestamp;
 use crate::retrieve::{DEFAULT_DAYS_BACK, DEFAULT_LIMIT, GetOptions};
@@ -116,6 +118,35 @@ impl TryFrom<pb::GetHandoffsRequest> for GetQuery {
                 limit,
                 projects,
             },
+        })
+    }
+}
+
+impl TryFrom<pb::SearchRequest> for SearchRequest {
+    type Error = Status;
+
+    fn try_from(request: pb::SearchRequest) -> Result<Self, Status> {
+        let pb::SearchRequest {
+            query,
+            types,
+            projects,
+            since,
+            until,
+            limit,
+        } = request;
+        if query.trim().is_empty() {
+            return Err(Status::invalid_argument("query: give words to search for"));
+        }
+        if projects.iter().any(|p| p.trim().is_empty()) {
+            return Err(Status::invalid_argument("projects: empty project name"));
+        }
+        Ok(SearchRequest {
+            query,
+            kinds: types,
+            projects,
+            since: optional_time("since", since)?,
+            until: optional_time("until", until)?,
+            limit: count("limit", limit, 10, MAX_SEARCH_LIMIT)?,
         })
     }
 }

@@ -50,6 +50,21 @@ impl pb::retrieval_server::Retrieval for Retrieval {
         let outcome = blocking(&self.0, move |e| e.get_handoffs(&query, &options)).await?;
         Ok(Response::new((*outcome).clone().into()))
     }
+
+    async fn search(
+        &self,
+        request: Request<pb::SearchRequest>,
+    ) -> Result<Response<pb::SearchResponse>, Status> {
+        let search: crate::engine::SearchRequest = request.into_inner().try_into()?;
+        let hits = blocking(&self.0, move |e| e.search(&search)).await?;
+        let now = crate::model::Timestamp::now();
+        Ok(Response::new(pb::SearchResponse {
+            hits: hits
+                .into_iter()
+                .map(|h| super::convert::search_hit(h, now))
+                .collect(),
+        }))
+    }
 }
 
 struct Graph(Arc<Engine>);

@@ -10,7 +10,7 @@ impl From<Error> for Status {
             Error::NotFound(_) => Code::NotFound,
             Error::ClaudeDirMissing { .. } => Code::FailedPrecondition,
             Error::Storage(eywa_storage::Error::Locked { .. }) => Code::Unavailable,
-            Error::Storage(_) | Error::Io { .. } => Code::Internal,
+            Error::Storage(_) | Error::Io { .. } | Error::Index(_) => Code::Internal,
         };
         if code == Code::Internal {
             tracing::error!(error = %DisplayChain(&error), "internal error");

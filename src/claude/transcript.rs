@@ -65,6 +65,52 @@ pub struct Spawn {
     pub tool_uses: Option<u64>,
 }
 
+/// What a passage of a transcript is (seed 001's content types, and tool calls).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
+pub enum PassageKind {
+    UserMessage,
+    AssistantResponse,
+    CompactSummary,
+    ToolCall,
+}
+
+impl PassageKind {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            PassageKind::UserMessage => "user_message",
+            PassageKind::AssistantResponse => "assistant_response",
+            PassageKind::CompactSummary => "compact_summary",
+            PassageKind::ToolCall => "tool_call",
+        }
+    }
+}
+
+/// A piece of a transcript worth finding again by its words: a real prompt, an assistant
+/// text, a compact summary, or a tool call (its name and input, cut short).
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Passage {
+    pub kind: PassageKind,
+    /// The line it came from (with `seq`, the passage's identity within its file).
+    pub uuid: Option<String>,
+    /// Position of the line in the file, and of the passage among the line's.
+    pub seq: u64,
+    pub part: u32,
+    pub timestamp: Option<Timestamp>,
+    pub text: String,
+    /// For a message, the message before it (what it answers, or what answers it),
+    /// cut to [`MAX_CONTEXT_CHARS`].
+    pub context: Option<String>,
+    /// The inline subagent run it belongs to, for `isSidechain` lines of a main file.
+    pub agent: Option<String>,
+}
+
+/// Characters kept of one passage (longer texts keep their start).
+const MAX_PASSAGE_CHARS: usize = 8_000;
+/// Characters of the message before that a message's passage carries as context.
+const MAX_CONTEXT_CHARS: usize = 2_000;
+/// Characters kept of a tool call's input in its passage.
+const MAX_TOOL_INPUT_CHARS: usize = 400;
+
 /// Characters kept of a subagent's final report.
 const MAX_SUMMARY_CHARS: usize = 8_000;
 /// A final report is the last assistant text of at least this many characters (seed 001).
@@ -175,6 +221,11 @@ pub struct Transcript {
     pub uuids: Vec<u128>,
     /// The title `sessions-index.json` gives the session, when the index lists it.
     pub index_summary: Option<String>,
+    /// Passages of the lines read this time (all of them, or those appended since the
+    /// read point it went on from), inline subagent runs' included. Not part of a saved
+    /// read state.
+    #[serde(skip)]
+    pub passages: Vec<Passage>,
 }
 
 impl Transcript {
@@ -196,6 +247,12 @@ impl Transcript {
             .iter_mut()
             .filter_map(|c| c.summary.as_mut())
             .for_each(&mut *f);
+        for p in &mut self.passages {
+            f(&mut p.text);
+            if let Some(context) = &mut p.context {
+                f(context);
+            }
+        }
         self.spawns
             .iter_mut()
             .filter_map(|s| s.description.as_mut())
@@ -288,7 +345,7 @@ pub fn read_resumable(
         if buf.last() == Some(&b'\n') {
             offset += n as u64;
         } else {
-            partial = Some(acc.clone());
+            partial = Some(acc.snapshot());
         }
         acc.t.bytes += n as u64;
         let bytes = buf.trim_ascii();
@@ -302,7 +359,7 @@ pub fn read_resumable(
         }
     }
     let point = ReadPoint {
-        state: partial.unwrap_or_else(|| acc.clone()),
+        state: partial.unwrap_or_else(|| acc.snapshot()),
         offset,
     };
     Ok((acc.finish(history), point))
@@ -329,6 +386,8 @@ struct Accumulator {
     seen: HashSet<u128>,
     /// `(label, leafUuid)` of every summary line.
     summary_lines: Vec<(String, String)>,
+    /// The last message passage's text, the context of the next.
+    last_message: Option<String>,
     /// Prompts: where, what, and the uuid of the line (evidence).
     prompts: Vec<(Place, String, Option<String>)>,
     reports: Vec<(Place, String)>,
@@ -363,6 +422,7 @@ impl Accumulator {
             response_ids: HashSet::new(),
             tool_use_ids: HashMap::new(),
             links: Vec::new(),
+            last_message: None,
             link_of: HashMap::new(),
             seen: HashSet::new(),
             summary_lines: Vec::new(),
@@ -383,6 +443,9 @@ impl Accumulator {
         for (_, list) in &mut self.todo_lists {
             list.iter_mut().for_each(|(content, _)| f(content));
         }
+        if let Some(text) = &mut self.last_message {
+            f(text);
+        }
         self.summary_lines
             .iter_mut()
             .for_each(|(label, _)| f(label));
@@ -394,6 +457,59 @@ impl Accumulator {
         for run in &mut self.runs {
             run.visit_texts(f);
         }
+    }
+
+    /// A copy of the state to go on from, without the passages read so far (they are
+    /// handed out once, not saved).
+    fn snapshot(&mut self) -> Accumulator {
+        let passages = std::mem::take(&mut self.t.passages);
+        let runs: Vec<Vec<Passage>> = self
+            .runs
+            .iter_mut()
+            .map(|r| std::mem::take(&mut r.t.passages))
+            .collect();
+        let copy = self.clone();
+        self.t.passages = passages;
+        for (run, passages) in self.runs.iter_mut().zip(runs) {
+            run.t.passages = passages;
+        }
+        copy
+    }
+
+    /// Keeps a passage of the line being read.
+    fn passage(&mut self, kind: PassageKind, line: &Line, text: &str) {
+        let text = text.trim();
+        if text.is_empty() {
+            return;
+        }
+        let is_message = matches!(
+            kind,
+            PassageKind::UserMessage | PassageKind::AssistantResponse
+        );
+        let context = if is_message {
+            let text = truncate_chars(text, MAX_CONTEXT_CHARS);
+            self.last_message.replace(text)
+        } else {
+            None
+        };
+        let seq = self.t.lines;
+        let part = self
+            .t
+            .passages
+            .iter()
+            .rev()
+            .take_while(|p| p.seq == seq)
+            .count();
+        self.t.passages.push(Passage {
+            kind,
+            uuid: line.uuid().map(str::to_owned),
+            seq,
+            part: u32::try_from(part).unwrap_or(u32::MAX),
+            timestamp: line.timestamp().and_then(Timestamp::parse),
+            text: truncate_chars(text, MAX_PASSAGE_CHARS),
+            context,
+            agent: None,
+        });
     }
 
     /// The place of the line being read: its own link, or the last one before it.
@@ -564,6 +680,7 @@ impl Accumulator {
                 })
                 .collect::<Vec<_>>()
                 .join("\n");
+            self.passage(PassageKind::CompactSummary, line, &text);
             let text = truncate_chars(text.trim(), MAX_COMPACT_CHARS);
             // The summary belongs to the boundary just before it; older files write the
             // summary alone.
@@ -596,6 +713,7 @@ impl Accumulator {
         let Some(prompt) = real_prompt(prompt) else {
             return;
         };
+        self.passage(PassageKind::UserMessage, line, &prompt);
         self.t.prompt_count += 1;
         if self.prompts.len() < MAX_PROMPTS {
             let place = self.place();
@@ -640,6 +758,7 @@ impl Accumulator {
                     if text.trim().is_empty() {
                         continue;
                     }
+                    self.passage(PassageKind::AssistantResponse, line, text);
                     if text.chars().count() >= MIN_SUMMARY_CHARS {
                         push_tail(
                             &mut self.reports,
@@ -657,6 +776,8 @@ impl Accumulator {
                     }
                 }
                 Block::ToolUse { id, name, input } => {
+                    let shown = truncate_chars(&input.to_string(), MAX_TOOL_INPUT_CHARS);
+                    self.passage(PassageKind::ToolCall, line, &format!("{name} {shown}"));
                     self.note_files(name, input, ts, uuid);
                     if name == "TodoWrite"
                         && let Some(todos) = input.get("todos").and_then(|t| t.as_array())
@@ -755,6 +876,12 @@ impl Accumulator {
             .map(|run| run.finish(history))
             .filter(Transcript::has_messages)
             .collect();
+        for run in &mut self.t.inline_agents {
+            for mut passage in std::mem::take(&mut run.passages) {
+                passage.agent = Some(run.session_id.clone());
+                self.t.passages.push(passage);
+            }
+        }
         self.timestamps.sort_unstable();
         self.t.active_ms = self
             .timestamps
@@ -1037,19 +1164,68 @@ mod tests {
             r#"{"type":"ai-title","aiTitle":"Parser and lexer"}"#,
         ];
         let text = lines.join("\n") + "\n";
-        let whole = read_transcript_from(text.as_bytes(), "s", Mode::Main).unwrap();
+        let mut whole = read_transcript_from(text.as_bytes(), "s", Mode::Main).unwrap();
+        let passages = std::mem::take(&mut whole.passages);
         let expected = format!("{whole:?}");
         for cut in (0..text.len()).step_by(7) {
-            let (_, point) =
+            let (first, point) =
                 read_resumable(&text.as_bytes()[..cut], "s", Mode::Main, &NoHistory, None).unwrap();
             let bytes = rmp_serde::to_vec(&point).unwrap();
             let point: ReadPoint = rmp_serde::from_slice(&bytes).unwrap();
             let rest = &text.as_bytes()[point.offset as usize..];
-            let (resumed, end) =
+            let (mut resumed, end) =
                 read_resumable(rest, "s", Mode::Main, &NoHistory, Some(point)).unwrap();
+            // The two reads' passages are the whole read's (a half-written line read twice
+            // gives its passage twice, the same both times).
+            let mut both = first.passages.clone();
+            both.extend(std::mem::take(&mut resumed.passages));
+            both.sort_by_key(|p| (p.agent.clone(), p.seq, p.part));
+            both.dedup();
+            let mut want = passages.clone();
+            want.sort_by_key(|p| (p.agent.clone(), p.seq, p.part));
+            assert_eq!(both, want, "cut at {cut}");
             assert_eq!(format!("{resumed:?}"), expected, "cut at {cut}");
             assert_eq!(end.offset, text.len() as u64);
         }
+        // Passages: messages with the message before as context; tool calls and compact
+        // summaries without; the inline run's prompt is its own.
+        let shown: Vec<(&str, &str, Option<&str>, Option<&str>)> = passages
+            .iter()
+            .map(|p| {
+                (
+                    p.kind.as_str(),
+                    p.text.as_str(),
+                    p.context.as_deref(),
+                    p.agent.as_deref(),
+                )
+            })
+            .collect();
+        assert_eq!(
+            shown,
+            [
+                ("user_message", "Fix the parser", None, None),
+                ("tool_call", r#"Edit {"file_path":"/w/p/a.rs"}"#, None, None),
+                (
+                    "compact_summary",
+                    "This session is being continued.",
+                    None,
+                    None
+                ),
+                (
+                    "user_message",
+                    "Now the lexer",
+                    Some("Fix the parser"),
+                    None
+                ),
+                (
+                    "assistant_response",
+                    "Done with the lexer.",
+                    Some("Now the lexer"),
+                    None
+                ),
+                ("user_message", "agent task", None, Some("inline-s1")),
+            ]
+        );
         assert_eq!(whole.summaries, ["Label"]);
         assert_eq!(whole.compactions.len(), 1);
         assert_eq!(whole.tools["Edit"].errors, 1);

@@ -5,6 +5,7 @@ mod graph;
 mod import;
 mod ingest;
 mod render;
+mod search;
 mod serve;
 mod stats;
 
@@ -40,6 +41,8 @@ enum Command {
     Ingest(ingest::Args),
     /// Rank session handoffs for a query, as Eywa's `get` does
     Get(get::Args),
+    /// Full-text search over sessions: one hit per session, its best passage
+    Search(search::Args),
     /// Walk the knowledge graph
     Graph(graph::Args),
     /// Import a Python Eywa folder (handoff-index.json and handoffs/**/*.md)
@@ -91,6 +94,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Serve(_) => "info",
         Command::Ingest(_)
         | Command::Get(_)
+        | Command::Search(_)
         | Command::Graph(_)
         | Command::Import(_)
         | Command::Stats(_) => "warn",
@@ -101,6 +105,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Serve(args) => serve::run(&paths, args),
         Command::Ingest(args) => ingest::run(&paths, args),
         Command::Get(args) => get::run(&paths, args),
+        Command::Search(args) => search::run(&paths, args),
         Command::Graph(args) => graph::run(&paths, args),
         Command::Import(args) => import::run(&paths, args),
         Command::Stats(args) => stats::run(&paths, args),

@@ -10,6 +10,7 @@ use serde::Serialize;
 use super::Engine;
 use super::owners::Owners;
 use super::source::Archived;
+use super::text::IndexInput;
 use crate::claude::{
     AgentFile, History, IndexEntry, MemoryFile, Mode, PlanFile, SessionFile, Transcript,
     read_transcript_with, uuid_key,
@@ -110,6 +111,10 @@ impl Engine {
             elapsed: Duration::ZERO,
         };
         self.load_owners()?;
+        if self.text_index_lags()? {
+            let docs = self.reindex()?;
+            tracing::info!(docs, "rebuilt the text index");
+        }
         let mut run = Run {
             labels: self.graph.labels()?,
             index: self.claude.session_index().map_err(Error::io(&projects))?,
@@ -191,6 +196,9 @@ impl Engine {
         report.memory_files = memories.len() as u64;
         report.redacted = std::mem::take(&mut run.redacted);
         report.bytes_read = run.bytes_read;
+        if self.text_index_lags()? {
+            self.commit_text()?;
+        }
         let sequenced = self.graph.derive_sequences()?;
         if sequenced > 0 {
             tracing::debug!(edges = sequenced, "updated FOLLOWS and CONTINUES");
@@ -286,6 +294,7 @@ impl Engine {
             archive_tail: record.archive_tail.clone(),
             state: None,
             dropped: Vec::new(),
+            appended: false,
         };
         let history = RunHistory {
             owners: &self.owners,
@@ -414,6 +423,28 @@ impl Engine {
         {
             owners.record(session, &transcript.uuids);
         }
+        if let Some(main) = facts.first() {
+            self.index_session(IndexInput {
+                source: &record.path,
+                node: &main.episode,
+                handoff: main.handoff.as_ref(),
+                passages: &transcript.passages,
+                labels: &transcript.summaries,
+                whole: !archived.appended,
+            })?;
+            for child in &facts[1..] {
+                self.index_session(IndexInput {
+                    source: &record.path,
+                    node: &child.episode,
+                    handoff: None,
+                    passages: &[],
+                    labels: &[],
+                    whole: false,
+                })?;
+            }
+        } else if !archived.appended {
+            self.text.delete_source(&record.path);
+        }
         self.retire(changed.known.as_ref(), &archived)?;
         if let Some(handoff) = facts.first().and_then(|f| f.handoff.as_ref()) {
             self.write_handoff_file(handoff)?;
@@ -512,6 +543,16 @@ impl Engine {
         let mut batch = Batch::new();
         archived.put(&mut batch)?;
         self.graph.write_session(batch, facts.as_slice(), &record)?;
+        if let Some(facts) = &facts {
+            self.index_session(IndexInput {
+                source: &record.path,
+                node: &facts.episode,
+                handoff: None,
+                passages: &transcript.passages,
+                labels: &[],
+                whole: !archived.appended,
+            })?;
+        }
         self.retire(changed.known.as_ref(), &archived)?;
         Ok(FileOutcome::Read {
             episode: facts.is_some(),
@@ -619,6 +660,8 @@ impl Engine {
         archived.put(&mut batch)?;
         self.graph
             .write_session(batch, std::slice::from_ref(&facts), &record)?;
+        let session = self.document_session(&facts.episode)?;
+        self.index_document(&record.path, &facts.episode, &session)?;
         self.retire(changed.known.as_ref(), &archived)?;
         Ok(FileOutcome::Read { episode: true })
     }
@@ -711,6 +754,8 @@ impl Engine {
         archived.put(&mut batch)?;
         self.graph
             .write_session(batch, std::slice::from_ref(&facts), &record)?;
+        let session = self.document_session(&facts.episode)?;
+        self.index_document(&record.path, &facts.episode, &session)?;
         self.retire(changed.known.as_ref(), &archived)?;
         Ok(FileOutcome::Read { episode: false })
     }

@@ -7,6 +7,7 @@ mod query;
 mod sessions;
 mod source;
 mod stats;
+mod text;
 
 pub use self::import::ImportReport;
 pub use self::ingest::{IngestReport, Progress};
@@ -15,6 +16,7 @@ pub use self::query::{
 };
 pub use self::sessions::Session;
 pub use self::stats::Stats;
+pub use self::text::{CONTENT_TYPES, MAX_SEARCH_LIMIT, SearchHit, SearchRequest};
 
 use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
@@ -78,6 +80,8 @@ pub struct Engine {
     ingest_lock: Mutex<()>,
     /// Who wrote each message uuid; loaded on first use.
     owners: RwLock<Option<owners::Owners>>,
+    /// The full-text index (index tier).
+    text: crate::index::TextIndex,
 }
 
 impl std::fmt::Debug for Engine {
@@ -102,7 +106,9 @@ impl Engine {
         };
         let graph = Graph::open(storage.open()?)?;
         let index = HandoffIndex::new(graph.handoffs()?);
-        Ok(Engine {
+        let (text, created) =
+            crate::index::TextIndex::open(&graph.store().path().join("index").join("text"))?;
+        let engine = Engine {
             graph,
             claude: ClaudeDir::new(&config.claude_dir),
             config,
@@ -113,7 +119,13 @@ impl Engine {
             ),
             ingest_lock: Mutex::new(()),
             owners: RwLock::new(None),
-        })
+            text,
+        };
+        if created && !engine.graph.sources()?.is_empty() {
+            // A store from before the text index, or an index that was removed.
+            engine.mark_text_dirty()?;
+        }
+        Ok(engine)
     }
 
     /// Loads who wrote each message uuid, once.

@@ -41,6 +41,8 @@ pub(super) struct Archived {
     pub state: Option<String>,
     /// Blobs this read wrote but does not keep (segments merged into one).
     pub dropped: Vec<String>,
+    /// The read went on from a saved state: only what was appended was read.
+    pub appended: bool,
 }
 
 impl Archived {
@@ -53,6 +55,7 @@ impl Archived {
             state: None,
             blobs: vec![blob],
             dropped: Vec::new(),
+            appended: false,
         }
     }
 
@@ -171,6 +174,7 @@ impl Engine {
                 state: Some(state.hash.clone()),
                 blobs: written.into_iter().chain([state]).collect(),
                 dropped,
+                appended,
             },
         ))
     }

@@ -1,0 +1,198 @@
+use std::io::{BufRead, Write};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use eywa::engine::{CONTENT_TYPES, SearchHit, SearchRequest};
+use eywa::model::Timestamp;
+use serde_json::json;
+
+use super::Paths;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// What to look for (words, matched stemmed; any of them)
+    #[arg(required_unless_present = "queries")]
+    query: Vec<String>,
+    /// Only these content types (comma-separated or repeated): user_message,
+    /// assistant_response, compact_summary, tool_call, subagent_summary, summary_label,
+    /// handoff, plan, memory
+    #[arg(long = "type", value_delimiter = ',', value_name = "TYPE")]
+    types: Vec<String>,
+    /// Only sessions of this project (repeatable)
+    #[arg(long = "project", value_name = "NAME")]
+    projects: Vec<String>,
+    /// Only passages written since: RFC 3339, YYYY-MM-DD, or an age like 7d, 12h, 2w
+    #[arg(long, value_parser = parse_since)]
+    since: Option<Timestamp>,
+    /// Only passages written before this time (same forms)
+    #[arg(long, value_parser = parse_since)]
+    until: Option<Timestamp>,
+    /// Sessions to return
+    #[arg(long, default_value_t = 10)]
+    limit: usize,
+    /// Print JSON
+    #[arg(long)]
+    json: bool,
+    /// Run many searches: a JSONL file of {"qid", "query", "project"?}; prints one JSON
+    /// line per query: {"qid", "ranked_session_ids", "hits"}
+    #[arg(long, value_name = "FILE", conflicts_with = "query")]
+    queries: Option<std::path::PathBuf>,
+    /// Server to ask when another process holds the store
+    #[arg(long, env = "EYWA_ADDR", default_value = eywa::server::DEFAULT_ADDR, value_name = "HOST:PORT")]
+    addr: String,
+}
+
+/// A time: RFC 3339, a date, or an age before now (`7d`, `12h`, `30m`, `2w`).
+fn parse_since(s: &str) -> Result<Timestamp, String> {
+    if let Some(t) = Timestamp::parse(s) {
+        return Ok(t);
+    }
+    let (n, unit) = s.split_at(s.len().saturating_sub(1));
+    let n: i64 = n
+        .parse()
+        .map_err(|_| format!("`{s}` is not RFC 3339, a date, or an age like 7d"))?;
+    let ms = match unit {
+        "m" => 60_000,
+        "h" => 3_600_000,
+        "d" => 86_400_000,
+        "w" => 7 * 86_400_000,
+        _ => return Err(format!("`{s}`: an age ends in m, h, d or w")),
+    };
+    Ok(Timestamp(Timestamp::now().0 - n.saturating_mul(ms)))
+}
+
+pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
+    for t in &args.types {
+        if !CONTENT_TYPES.contains(&t.as_str()) {
+            anyhow::bail!(
+                "unknown content type `{t}`; known: {}",
+                CONTENT_TYPES.join(", ")
+            );
+        }
+    }
+    let request = |query: String, projects: Vec<String>| SearchRequest {
+        query,
+        kinds: args.types.clone(),
+        projects,
+        since: args.since,
+        until: args.until,
+        limit: args.limit,
+    };
+    let engine = match paths.open_engine() {
+        Ok(engine) => Some(engine),
+        Err(eywa::Error::Storage(eywa_storage::Error::Locked { .. })) => None,
+        Err(other) => {
+            return Err(other)
+                .with_context(|| format!("cannot open the store in {}", paths.data_dir.display()));
+        }
+    };
+    let search = |r: &SearchRequest| -> anyhow::Result<Vec<SearchHit>> {
+        match &engine {
+            Some(engine) => Ok(engine.search(r)?),
+            // `eywa serve` holds the store: ask it.
+            None => super::with_server(&args.addr, async |c| c.search(r).await),
+        }
+    };
+    if let Some(file) = &args.queries {
+        return run_batch(file, &args, &request, &search);
+    }
+    let hits = search(&request(args.query.join(" "), args.projects.clone()))?;
+    let now = Timestamp::now();
+    if args.json {
+        let hits: Vec<_> = hits.iter().map(|h| to_json(h, now)).collect();
+        super::print_json(&json!({ "hits": hits }))?;
+    } else if hits.is_empty() {
+        println!("No session matches.");
+    } else {
+        for h in &hits {
+            print_human(h, now);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn run_batch(
+    file: &std::path::Path,
+    args: &Args,
+    request: &dyn Fn(String, Vec<String>) -> SearchRequest,
+    search: &dyn Fn(&SearchRequest) -> anyhow::Result<Vec<SearchHit>>,
+) -> anyhow::Result<ExitCode> {
+    let reader = std::io::BufReader::new(
+        std::fs::File::open(file).with_context(|| format!("cannot open {}", file.display()))?,
+    );
+    let now = Timestamp::now();
+    let mut out = std::io::BufWriter::new(std::io::stdout().lock());
+    for (n, line) in reader.lines().enumerate() {
+        let line = line.with_context(|| format!("cannot read {}", file.display()))?;
+        if line.trim().is_empty() {
+            continue;
+        }
+        let q: serde_json::Value = serde_json::from_str(&line)
+            .with_context(|| format!("{}:{}: not JSON", file.display(), n + 1))?;
+        let text = |k: &str| q.get(k).and_then(|v| v.as_str()).map(str::to_owned);
+        let query = text("query")
+            .or_else(|| text("question"))
+            .with_context(|| format!("{}:{}: no \"query\"", file.display(), n + 1))?;
+        let mut projects = args.projects.clone();
+        projects.extend(text("project"));
+        let hits = match search(&request(query, projects)) {
+            Ok(hits) => hits,
+            // A query of stopwords only finds nothing; the batch goes on.
+            Err(e)
+                if e.downcast_ref::<eywa::Error>()
+                    .is_some_and(|e| matches!(e, eywa::Error::InvalidArgument(_))) =>
+            {
+                Vec::new()
+            }
+            Err(e) => return Err(e),
+        };
+        let ranked: Vec<&str> = hits.iter().map(|h| h.session_id.as_str()).collect();
+        let hits: Vec<_> = hits.iter().map(|h| to_json(h, now)).collect();
+        let line = json!({"qid": q.get("qid"), "ranked_session_ids": ranked, "hits": hits});
+        writeln!(out, "{line}")?;
+    }
+    out.flush()?;
+    Ok(ExitCode::SUCCESS)
+}
+
+fn to_json(h: &SearchHit, now: Timestamp) -> serde_json::Value {
+    json!({
+        "session_id": h.session_id,
+        "short_id": h.session_id.chars().take(8).collect::<String>(),
+        "title": h.title,
+        "project": h.project,
+        "score": h.score,
+        "type": h.kind,
+        "snippet": h.snippet,
+        "timestamp": h.timestamp.to_rfc3339(),
+        "age": eywa::api::age(h.timestamp, now),
+        "agent": h.agent,
+        "matches": h.matches,
+        "resume_command": (!h.session_id.is_empty())
+            .then(|| format!("claude --resume {}", h.session_id)),
+    })
+}
+
+fn print_human(h: &SearchHit, now: Timestamp) {
+    let short: String = h.session_id.chars().take(8).collect();
+    let title = if h.title.is_empty() {
+        "(no session)"
+    } else {
+        h.title.as_str()
+    };
+    println!(
+        "{short}  {title}  [{}] {} · {:.2}",
+        h.project,
+        eywa::api::age(h.timestamp, now),
+        h.score
+    );
+    let agent = h
+        .agent
+        .as_deref()
+        .map(|a| format!(" ({a})"))
+        .unwrap_or_default();
+    println!("    {}{agent}: {}", h.kind, h.snippet.replace('\n', " "));
+    if !h.session_id.is_empty() {
+        println!("    claude --resume {}", h.session_id);
+    }
+}

@@ -1,0 +1,5 @@
+//! The index tier: what is rebuilt from the warm and cold tiers and kept beside them.
+
+mod text;
+
+pub use self::text::{TextDoc, TextHit, TextIndex, TextQuery};
