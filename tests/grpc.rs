@@ -640,3 +640,82 @@ fn ids_of(response: &Value) -> Vec<String> {
         .map(|h| h["sessionId"].as_str().unwrap().to_owned())
         .collect()
 }
+
+#[test]
+fn list_and_export_sessions_over_grpc() {
+    let Some(f) = Fixture::start() else { return };
+    let page = f
+        .call(
+            "eywa.v1.Sessions/ListSessions",
+            r#"{"limit": 2, "offset": 1}"#,
+        )
+        .json();
+    // Newest activity first: A (1 day), C (2), E (3), D (5), B (20).
+    let sessions: Vec<&str> = page["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["sessionId"].as_str().unwrap())
+        .collect();
+    assert_eq!(sessions, [C, E]);
+    assert_eq!(page["pagination"]["total"], "5");
+    assert_eq!(page["pagination"]["hasMore"], true);
+    assert_eq!(
+        page["sessions"][0]["resumeCommand"],
+        format!("claude --resume {C}")
+    );
+    let webapp = f
+        .call(
+            "eywa.v1.Sessions/ListSessions",
+            r#"{"workspace": "/w/webapp"}"#,
+        )
+        .json();
+    assert_eq!(webapp["sessions"].as_array().unwrap().len(), 2);
+    assert_status(
+        &f.call(
+            "eywa.v1.Sessions/ListSessions",
+            r#"{"workspace": "/w/nowhere"}"#,
+        ),
+        "NotFound",
+    );
+    assert_status(
+        &f.call("eywa.v1.Sessions/ListSessions", r#"{"limit": 0}"#),
+        "InvalidArgument",
+    );
+
+    let md = f
+        .call(
+            "eywa.v1.Sessions/ExportSession",
+            &format!(r#"{{"session": "{}"}}"#, &D[..8]),
+        )
+        .json();
+    assert_eq!(md["format"], "markdown");
+    assert!(
+        md["content"]
+            .as_str()
+            .unwrap()
+            .starts_with("# Ledger reconciliation fails")
+    );
+    let json = f
+        .call(
+            "eywa.v1.Sessions/ExportSession",
+            &format!(r#"{{"session": "{D}", "format": "json"}}"#),
+        )
+        .json();
+    let content: Value = serde_json::from_str(json["content"].as_str().unwrap()).unwrap();
+    assert_eq!(content["session_id"], D);
+    assert_status(
+        &f.call(
+            "eywa.v1.Sessions/ExportSession",
+            &format!(r#"{{"session": "{D}", "format": "pdf"}}"#),
+        ),
+        "InvalidArgument",
+    );
+    assert_status(
+        &f.call(
+            "eywa.v1.Sessions/ExportSession",
+            r#"{"session": "ffffffff"}"#,
+        ),
+        "NotFound",
+    );
+}

@@ -12,6 +12,7 @@ mod grpc;
 mod handoffs;
 mod import;
 mod ingest;
+mod library;
 mod plans;
 mod search;
 mod secrets;

@@ -25,6 +25,42 @@ pub fn resume_command(session_id: &str) -> String {
     format!("claude --resume {session_id}")
 }
 
+/// A page of sessions for the wire.
+pub fn session_page(page: crate::engine::SessionPage) -> pb::ListSessionsResponse {
+    let crate::engine::SessionPage {
+        sessions,
+        total,
+        limit,
+        offset,
+        has_more,
+    } = page;
+    pb::ListSessionsResponse {
+        sessions: sessions
+            .into_iter()
+            .map(|s| pb::SessionSummary {
+                resume_command: resume_command(&s.session_id),
+                session_id: s.session_id,
+                title: s.title,
+                project: s.project,
+                project_path: s.project_path,
+                cwd: s.cwd,
+                started_at: Some(timestamp(s.started_at)),
+                last_activity_at: Some(timestamp(s.last_activity_at)),
+                message_count: s.message_count,
+                agent_ids: s.agent_ids,
+                version: s.version.unwrap_or_default(),
+                git_branch: s.git_branch.unwrap_or_default(),
+            })
+            .collect(),
+        pagination: Some(pb::Pagination {
+            total,
+            limit: u32::try_from(limit).unwrap_or(u32::MAX),
+            offset: u32::try_from(offset).unwrap_or(u32::MAX),
+            has_more,
+        }),
+    }
+}
+
 /// A search hit for the wire, its age told against `now`.
 pub fn search_hit(hit: crate::engine::SearchHit, now: Timestamp) -> pb::SearchHit {
     let crate::engine::SearchHit {

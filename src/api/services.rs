@@ -194,6 +194,54 @@ impl pb::sessions_server::Sessions for Sessions {
         let session = blocking(&self.0, move |e| e.session(&session)).await?;
         Ok(Response::new(session.into()))
     }
+
+    async fn list_sessions(
+        &self,
+        request: Request<pb::ListSessionsRequest>,
+    ) -> Result<Response<pb::ListSessionsResponse>, Status> {
+        let pb::ListSessionsRequest {
+            workspace,
+            limit,
+            offset,
+        } = request.into_inner();
+        let limit = match limit {
+            None => 50,
+            Some(n) if (1..=crate::engine::MAX_PAGE as i32).contains(&n) => n as usize,
+            Some(n) => {
+                return Err(Status::invalid_argument(format!(
+                    "limit must be between 1 and {}, got {n}",
+                    crate::engine::MAX_PAGE
+                )));
+            }
+        };
+        let page = blocking(&self.0, move |e| {
+            let workspace = (!workspace.trim().is_empty()).then_some(workspace);
+            e.list_sessions(workspace.as_deref(), limit, offset as usize)
+        })
+        .await?;
+        Ok(Response::new(super::convert::session_page(page)))
+    }
+
+    async fn export_session(
+        &self,
+        request: Request<pb::ExportSessionRequest>,
+    ) -> Result<Response<pb::ExportSessionResponse>, Status> {
+        let pb::ExportSessionRequest { session, format } = request.into_inner();
+        let format = if format.trim().is_empty() {
+            crate::engine::ExportFormat::Markdown
+        } else {
+            crate::engine::ExportFormat::parse(&format)?
+        };
+        let content = blocking(&self.0, move |e| e.export_session(&session, format)).await?;
+        Ok(Response::new(pb::ExportSessionResponse {
+            format: match format {
+                crate::engine::ExportFormat::Markdown => "markdown",
+                crate::engine::ExportFormat::Json => "json",
+            }
+            .to_owned(),
+            content,
+        }))
+    }
 }
 
 struct Admin(Arc<Engine>);

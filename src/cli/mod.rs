@@ -7,6 +7,7 @@ mod ingest;
 mod render;
 mod search;
 mod serve;
+mod sessions;
 mod stats;
 
 use std::path::PathBuf;
@@ -43,6 +44,8 @@ enum Command {
     Get(get::Args),
     /// Full-text search over sessions: one hit per session, its best passage
     Search(search::Args),
+    /// The session library: list, show and export sessions
+    Sessions(sessions::Args),
     /// Walk the knowledge graph
     Graph(graph::Args),
     /// Import a Python Eywa folder (handoff-index.json and handoffs/**/*.md)
@@ -95,6 +98,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Ingest(_)
         | Command::Get(_)
         | Command::Search(_)
+        | Command::Sessions(_)
         | Command::Graph(_)
         | Command::Import(_)
         | Command::Stats(_) => "warn",
@@ -106,6 +110,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Ingest(args) => ingest::run(&paths, args),
         Command::Get(args) => get::run(&paths, args),
         Command::Search(args) => search::run(&paths, args),
+        Command::Sessions(args) => sessions::run(&paths, args),
         Command::Graph(args) => graph::run(&paths, args),
         Command::Import(args) => import::run(&paths, args),
         Command::Stats(args) => stats::run(&paths, args),

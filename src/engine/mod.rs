@@ -2,6 +2,7 @@
 
 mod import;
 mod ingest;
+mod library;
 mod owners;
 mod query;
 mod sessions;
@@ -11,6 +12,7 @@ mod text;
 
 pub use self::import::ImportReport;
 pub use self::ingest::{IngestReport, Progress};
+pub use self::library::{ExportFormat, MAX_PAGE, SessionPage, SessionSummary};
 pub use self::query::{
     GetOutcome, HandoffHit, MAX_DAYS_BACK, MAX_DEPTH, MAX_LIMIT, parse_relations,
 };

@@ -1,0 +1,132 @@
+use std::process::ExitCode;
+
+use clap::Subcommand;
+use eywa::engine::{ExportFormat, SessionPage};
+use eywa::model::Timestamp;
+
+use super::Paths;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, Subcommand)]
+enum Command {
+    /// Sessions, most recently active first
+    List {
+        /// Only sessions of this project (its path, a folder in it, or its name)
+        #[arg(long)]
+        workspace: Option<String>,
+        /// Sessions per page
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+        /// Sessions to skip
+        #[arg(long, default_value_t = 0)]
+        offset: usize,
+        /// Print JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// A session: its messages in order, tool calls with their results
+    Show {
+        /// Session uuid or a unique prefix (at least 4 characters)
+        session: String,
+        /// Print JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// Write a session as Markdown or JSON
+    Export {
+        /// Session uuid or a unique prefix (at least 4 characters)
+        session: String,
+        /// markdown or json
+        #[arg(long, default_value = "markdown")]
+        format: String,
+        /// Write to this file instead of standard output
+        #[arg(long, short)]
+        output: Option<std::path::PathBuf>,
+    },
+}
+
+pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
+    let engine = super::open_local(paths)?;
+    match args.command {
+        Command::List {
+            workspace,
+            limit,
+            offset,
+            json,
+        } => {
+            let page = engine.list_sessions(workspace.as_deref(), limit, offset)?;
+            if json {
+                super::print_json(&serde_json::to_value(&page)?)?;
+            } else {
+                print_page(&page);
+            }
+        }
+        Command::Show { session, json } => {
+            let text = engine.export_session(
+                &session,
+                if json {
+                    ExportFormat::Json
+                } else {
+                    ExportFormat::Markdown
+                },
+            )?;
+            println!("{text}");
+        }
+        Command::Export {
+            session,
+            format,
+            output,
+        } => {
+            let text = engine.export_session(&session, ExportFormat::parse(&format)?)?;
+            match output {
+                Some(path) => {
+                    std::fs::write(&path, text.as_bytes())
+                        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+                    eprintln!("wrote {}", path.display());
+                }
+                None => print!("{text}"),
+            }
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+fn print_page(page: &SessionPage) {
+    let now = Timestamp::now();
+    for s in &page.sessions {
+        let short: String = s.session_id.chars().take(8).collect();
+        let agents = if s.agent_ids.is_empty() {
+            String::new()
+        } else {
+            format!(" · {} agents", s.agent_ids.len())
+        };
+        println!(
+            "{short}  {}  [{}] {} · {} messages{agents}",
+            s.title,
+            s.project,
+            eywa::api::age(s.last_activity_at, now),
+            s.message_count
+        );
+    }
+    let shown = page.sessions.len();
+    if shown == 0 {
+        println!("No sessions here (total {}).", page.total);
+        return;
+    }
+    let more = if page.has_more {
+        format!("; next: --offset {}", page.offset + shown)
+    } else {
+        String::new()
+    };
+    println!(
+        "{}-{} of {}{more}",
+        page.offset + 1,
+        page.offset + shown,
+        page.total
+    );
+}

@@ -1,0 +1,224 @@
+//! The session library (seed 003): sessions listed by last activity with pagination, and a
+//! session exported as Markdown or JSON.
+
+use serde_json::json;
+
+use super::Engine;
+use crate::claude::{MessageKind, Role};
+use crate::graph::{Direction, EdgeFilter};
+use crate::model::{Relation, Timestamp};
+use crate::{Error, Result};
+
+/// Sessions a page holds at most.
+pub const MAX_PAGE: usize = 1_000;
+
+/// A session without its messages, for listing.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct SessionSummary {
+    pub session_id: String,
+    pub title: String,
+    pub project: String,
+    pub project_path: String,
+    pub cwd: String,
+    pub started_at: Timestamp,
+    pub last_activity_at: Timestamp,
+    /// User and assistant messages (lines of type `user`, distinct assistant responses).
+    pub message_count: u32,
+    /// Subagents the session started (their agent ids).
+    pub agent_ids: Vec<String>,
+    pub version: Option<String>,
+    pub git_branch: Option<String>,
+}
+
+/// One page of sessions, and where it sits in the whole list.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct SessionPage {
+    pub sessions: Vec<SessionSummary>,
+    /// Sessions matching, over all pages.
+    pub total: u64,
+    pub limit: usize,
+    pub offset: usize,
+    pub has_more: bool,
+}
+
+/// How to export a session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExportFormat {
+    Markdown,
+    Json,
+}
+
+impl ExportFormat {
+    pub fn parse(s: &str) -> Result<ExportFormat> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "md" | "markdown" => Ok(ExportFormat::Markdown),
+            "json" => Ok(ExportFormat::Json),
+            other => Err(Error::InvalidArgument(format!(
+                "unknown export format `{other}`: use markdown or json"
+            ))),
+        }
+    }
+}
+
+impl Engine {
+    /// Main sessions (not subagent runs), most recently active first; `workspace` keeps
+    /// those whose project is that path (or a folder inside it) or has that name.
+    pub fn list_sessions(
+        &self,
+        workspace: Option<&str>,
+        limit: usize,
+        offset: usize,
+    ) -> Result<SessionPage> {
+        if limit == 0 || limit > MAX_PAGE {
+            return Err(Error::InvalidArgument(format!(
+                "limit must be between 1 and {MAX_PAGE}, got {limit}"
+            )));
+        }
+        let workspace = workspace.map(str::trim).filter(|w| !w.is_empty());
+        let mut sessions: Vec<SessionSummary> = Vec::new();
+        let mut spawned: Vec<crate::model::NodeId> = Vec::new();
+        for node in self.graph.episodes()? {
+            let Some(e) = node.episode().filter(|e| e.agent.is_none()) else {
+                continue;
+            };
+            if let Some(w) = workspace {
+                let w = w.trim_end_matches(['/', '\\']);
+                let inside = e.project_path == w
+                    || e.project_path
+                        .strip_prefix(w)
+                        .is_some_and(|rest| rest.starts_with('/') || rest.starts_with('\\'));
+                if !inside && !e.project.eq_ignore_ascii_case(w) {
+                    continue;
+                }
+            }
+            spawned.push(node.id);
+            sessions.push(SessionSummary {
+                session_id: e.session_id.clone(),
+                title: e.title.clone(),
+                project: e.project.clone(),
+                project_path: e.project_path.clone(),
+                cwd: e.cwd.clone(),
+                started_at: e.start,
+                last_activity_at: e.end,
+                message_count: e.user_messages + e.assistant_messages,
+                agent_ids: Vec::new(),
+                version: e.version.clone(),
+                git_branch: e.git_branch.clone(),
+            });
+        }
+        if let Some(w) = workspace
+            && sessions.is_empty()
+        {
+            return Err(Error::NotFound(format!(
+                "no workspace `{w}`: no session worked in a project of that path or name"
+            )));
+        }
+        let mut order: Vec<usize> = (0..sessions.len()).collect();
+        order.sort_by(|&a, &b| {
+            let (a, b) = (&sessions[a], &sessions[b]);
+            b.last_activity_at
+                .cmp(&a.last_activity_at)
+                .then_with(|| a.session_id.cmp(&b.session_id))
+        });
+        let total = sessions.len();
+        let filter = EdgeFilter {
+            direction: Direction::Out,
+            relations: vec![Relation::Spawned],
+            ..EdgeFilter::default()
+        };
+        let mut page = Vec::with_capacity(limit.min(total));
+        for &i in order.iter().skip(offset).take(limit) {
+            let mut summary = sessions[i].clone();
+            summary.agent_ids = self
+                .graph
+                .neighbors(spawned[i], &filter, MAX_PAGE)?
+                .into_iter()
+                .filter_map(|n| n.node.episode().and_then(|e| e.agent.clone()))
+                .map(|a| a.agent_id)
+                .collect();
+            summary.agent_ids.sort();
+            page.push(summary);
+        }
+        Ok(SessionPage {
+            has_more: offset.saturating_add(page.len()) < total,
+            sessions: page,
+            total: total as u64,
+            limit,
+            offset,
+        })
+    }
+
+    /// A session as Markdown (a readable transcript) or JSON (its episode and messages).
+    pub fn export_session(&self, reference: &str, format: ExportFormat) -> Result<String> {
+        let session = self.session(reference)?;
+        let e = session
+            .episode
+            .episode()
+            .expect("a session's node is an episode");
+        match format {
+            ExportFormat::Json => {
+                let value = json!({
+                    "session_id": e.session_id,
+                    "title": e.title,
+                    "project": e.project,
+                    "project_path": e.project_path,
+                    "cwd": e.cwd,
+                    "started_at": e.start.to_rfc3339(),
+                    "last_activity_at": e.end.to_rfc3339(),
+                    "models": e.models,
+                    "tokens": {
+                        "input": e.tokens.input,
+                        "output": e.tokens.output,
+                        "cache_creation": e.tokens.cache_creation,
+                        "cache_read": e.tokens.cache_read,
+                    },
+                    "from_archive": session.from_archive,
+                    "messages": session.messages,
+                });
+                Ok(serde_json::to_string_pretty(&value).expect("JSON values serialize"))
+            }
+            ExportFormat::Markdown => {
+                let mut out = format!("# {}\n\n", e.title);
+                out.push_str(&format!(
+                    "- Session: `{}`\n- Project: {} (`{}`)\n- From {} to {}\n- Resume: `cd {} && claude --resume {}`\n",
+                    e.session_id,
+                    e.project,
+                    e.project_path,
+                    e.start.to_rfc3339(),
+                    e.end.to_rfc3339(),
+                    e.cwd,
+                    e.session_id
+                ));
+                for m in &session.messages {
+                    let who = match (m.role, m.kind) {
+                        (_, MessageKind::CompactSummary) => "Compact summary",
+                        (Role::User, _) => "User",
+                        (Role::Assistant, _) => "Assistant",
+                    };
+                    let when = m.timestamp.map(|t| t.to_rfc3339()).unwrap_or_default();
+                    out.push_str(&format!("\n## {who}  {when}\n\n"));
+                    if !m.text.is_empty() {
+                        out.push_str(m.text.trim());
+                        out.push('\n');
+                    }
+                    for call in &m.tool_calls {
+                        let status = if call.is_error { " (error)" } else { "" };
+                        out.push_str(&format!(
+                            "\n**{}**{status}\n\n```json\n{}\n```\n",
+                            call.name, call.input
+                        ));
+                        if let Some(result) = &call.result {
+                            out.push_str(&format!("\n```\n{}\n```\n", fence_safe(result)));
+                        }
+                    }
+                }
+                Ok(out)
+            }
+        }
+    }
+}
+
+/// Text that cannot close a fenced block early.
+fn fence_safe(text: &str) -> String {
+    text.replace("```", "`\u{200b}``")
+}

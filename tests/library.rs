@@ -1,0 +1,138 @@
+//! The session library: listing with pagination and a workspace filter, and export.
+
+use eywa::engine::{Engine, EngineConfig, ExportFormat};
+
+use crate::support::fixture::{ClaudeHome, days_ago};
+
+fn home() -> ClaudeHome {
+    let home = ClaudeHome::new();
+    for (i, (cwd, days)) in [
+        ("/w/shop", 5),
+        ("/w/shop/api", 1),
+        ("/w/blog", 3),
+        ("/w/shop", 9),
+        ("/w/shopping", 2),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        home.session(
+            &format!("11b00000-0000-4000-8000-00000000000{i}"),
+            cwd,
+            days_ago(days),
+            &[(
+                &format!("Task {i} in {cwd}"),
+                "Done with `it`.\n```\ncode\n```",
+            )],
+        );
+    }
+    home
+}
+
+#[test]
+fn sessions_list_newest_first_a_page_at_a_time() {
+    let home = home();
+    let engine = Engine::open(EngineConfig::temporary(home.root())).unwrap();
+    engine.ingest().unwrap();
+    let ids = |page: &eywa::engine::SessionPage| -> Vec<String> {
+        page.sessions
+            .iter()
+            .map(|s| s.session_id[s.session_id.len() - 1..].to_owned())
+            .collect()
+    };
+    let first = engine.list_sessions(None, 2, 0).unwrap();
+    assert_eq!(ids(&first), ["1", "4"]);
+    assert_eq!((first.total, first.has_more), (5, true));
+    let last = engine.list_sessions(None, 2, 4).unwrap();
+    assert_eq!(ids(&last), ["3"]);
+    assert!(!last.has_more);
+    assert!(
+        engine
+            .list_sessions(None, 2, 10)
+            .unwrap()
+            .sessions
+            .is_empty()
+    );
+
+    // A workspace is a project path (with the folders in it) or a project name; a longer
+    // name that starts the same (`/w/shopping`) is another project.
+    let shop = engine.list_sessions(Some("/w/shop"), 50, 0).unwrap();
+    assert_eq!(ids(&shop), ["1", "0", "3"], "/w/shop/api is inside /w/shop");
+    let by_name = engine.list_sessions(Some("Shop"), 50, 0).unwrap();
+    assert_eq!(ids(&by_name), ["0", "3"]);
+    assert!(matches!(
+        engine.list_sessions(Some("/w/nowhere"), 50, 0),
+        Err(eywa::Error::NotFound(_))
+    ));
+    assert!(matches!(
+        engine.list_sessions(None, 0, 0),
+        Err(eywa::Error::InvalidArgument(_))
+    ));
+    let s = &by_name.sessions[0];
+    assert_eq!(s.title, "Task 0 in /w/shop");
+    assert_eq!(s.message_count, 2);
+    assert!(s.last_activity_at > s.started_at);
+}
+
+#[test]
+fn a_session_exports_as_markdown_and_json() {
+    let home = home();
+    let engine = Engine::open(EngineConfig::temporary(home.root())).unwrap();
+    engine.ingest().unwrap();
+    let id = "11b00000-0000-4000-8000-000000000002";
+    let md = engine.export_session(id, ExportFormat::Markdown).unwrap();
+    assert!(md.starts_with("# Task 2 in /w/blog\n"), "{md}");
+    assert!(md.contains(&format!("claude --resume {id}")), "{md}");
+    assert!(md.contains("## User"), "{md}");
+    assert!(md.contains("## Assistant"), "{md}");
+    assert!(md.contains("**Read**"), "the tool call: {md}");
+    let json: serde_json::Value =
+        serde_json::from_str(&engine.export_session(id, ExportFormat::Json).unwrap()).unwrap();
+    assert_eq!(json["session_id"], id);
+    assert_eq!(json["messages"].as_array().unwrap().len(), 2);
+    assert_eq!(json["messages"][1]["tool_calls"][0]["name"], "Read");
+    assert!(matches!(
+        ExportFormat::parse("pdf"),
+        Err(eywa::Error::InvalidArgument(_))
+    ));
+    assert!(matches!(
+        engine.export_session("ffffffff", ExportFormat::Json),
+        Err(eywa::Error::NotFound(_))
+    ));
+}
+
+#[test]
+fn the_cli_lists_shows_and_exports_sessions() {
+    let home = home();
+    let data = tempfile::tempdir().unwrap();
+    let eywa = |args: &[&str]| {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_eywa"))
+            .env("EYWA_DATA_DIR", data.path().join("eywa"))
+            .env("EYWA_CLAUDE_DIR", home.root())
+            .args(args)
+            .output()
+            .unwrap();
+        (
+            out.status.success(),
+            String::from_utf8(out.stdout).unwrap(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    assert!(eywa(&["ingest"]).0);
+    let (ok, text, _) = eywa(&["sessions", "list", "--limit", "2"]);
+    assert!(ok);
+    assert!(text.contains("1-2 of 5; next: --offset 2"), "{text}");
+    let (ok, text, _) = eywa(&["sessions", "list", "--workspace", "blog", "--json"]);
+    assert!(ok);
+    let page: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(page["total"], 1);
+    let id = "11b00000-0000-4000-8000-000000000002";
+    let file = data.path().join("s.md");
+    let (ok, _, err) = eywa(&["sessions", "export", id, "-o", file.to_str().unwrap()]);
+    assert!(ok, "{err}");
+    let md = std::fs::read_to_string(&file).unwrap();
+    assert!(md.starts_with("# Task 2 in /w/blog"), "{md}");
+    let (ok, _, err) = eywa(&["sessions", "list", "--workspace", "/w/nowhere"]);
+    assert!(!ok);
+    assert!(err.contains("no workspace `/w/nowhere`"), "{err}");
+}
