@@ -719,3 +719,33 @@ fn list_and_export_sessions_over_grpc() {
         "NotFound",
     );
 }
+
+#[test]
+fn search_sessions_over_grpc() {
+    let Some(f) = Fixture::start() else { return };
+    let found = f
+        .call(
+            "eywa.v1.Sessions/SearchSessions",
+            r#"{"pattern": "ledger", "context": 0}"#,
+        )
+        .json();
+    let matches = found["matches"].as_array().unwrap();
+    assert_eq!(matches.len(), 2, "{found}");
+    assert!(matches.iter().all(|m| m["sessionId"] == D));
+    assert_eq!(matches[0]["match"], "Ledger reconciliation fails");
+    assert_eq!(matches[0]["messageType"], "user");
+    assert_status(
+        &f.call(
+            "eywa.v1.Sessions/SearchSessions",
+            r#"{"pattern": "(", "regex": true}"#,
+        ),
+        "InvalidArgument",
+    );
+    assert_status(
+        &f.call(
+            "eywa.v1.Sessions/SearchSessions",
+            r#"{"pattern": "x", "context": 99}"#,
+        ),
+        "InvalidArgument",
+    );
+}

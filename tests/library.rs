@@ -136,3 +136,68 @@ fn the_cli_lists_shows_and_exports_sessions() {
     assert!(!ok);
     assert!(err.contains("no workspace `/w/nowhere`"), "{err}");
 }
+
+#[test]
+fn sessions_are_searched_line_by_line_with_context() {
+    let home = home();
+    let engine = Engine::open(EngineConfig::temporary(home.root())).unwrap();
+    engine.ingest().unwrap();
+    let search = |pattern: &str, regex: bool, context: usize| eywa::engine::SessionSearch {
+        pattern: pattern.into(),
+        regex,
+        case_sensitive: false,
+        workspace: None,
+        context,
+        limit: 50,
+        offset: 0,
+    };
+    // The answer "Done with `it`.\n```\ncode\n```" is four lines; "code" is line 3.
+    let page = engine.search_sessions(&search("CODE", false, 1)).unwrap();
+    assert_eq!(page.total, 5, "once per session");
+    let m = &page.matches[0];
+    assert_eq!(
+        m.session_id, "11b00000-0000-4000-8000-000000000001",
+        "newest first"
+    );
+    assert_eq!(m.message_type, "assistant");
+    assert_eq!(m.line, "code");
+    assert_eq!(m.line_number, 3);
+    assert_eq!(m.context, ["```", "```"]);
+    // Regex, case, workspace, paging.
+    let re = engine
+        .search_sessions(&search(r"^Task [0-2] in /w/(shop|blog)$", true, 0))
+        .unwrap();
+    assert_eq!(re.total, 2);
+    let exact = eywa::engine::SessionSearch {
+        case_sensitive: true,
+        ..search("task", false, 0)
+    };
+    assert_eq!(engine.search_sessions(&exact).unwrap().total, 0);
+    let paged = eywa::engine::SessionSearch {
+        limit: 2,
+        offset: 4,
+        ..search("done", false, 0)
+    };
+    let page = engine.search_sessions(&paged).unwrap();
+    assert_eq!(
+        (page.matches.len(), page.total, page.has_more),
+        (1, 5, false)
+    );
+    let blog = eywa::engine::SessionSearch {
+        workspace: Some("blog".into()),
+        ..search("task", false, 0)
+    };
+    assert_eq!(engine.search_sessions(&blog).unwrap().total, 1);
+    // A literal pattern is not a regex; a bad regex is refused.
+    assert_eq!(
+        engine
+            .search_sessions(&search("(shop", false, 0))
+            .unwrap()
+            .total,
+        0
+    );
+    assert!(matches!(
+        engine.search_sessions(&search("(shop", true, 0)),
+        Err(eywa::Error::InvalidArgument(_))
+    ));
+}

@@ -242,6 +242,58 @@ impl pb::sessions_server::Sessions for Sessions {
             content,
         }))
     }
+
+    async fn search_sessions(
+        &self,
+        request: Request<pb::SearchSessionsRequest>,
+    ) -> Result<Response<pb::SearchSessionsResponse>, Status> {
+        let pb::SearchSessionsRequest {
+            pattern,
+            regex,
+            case_sensitive,
+            workspace,
+            context,
+            limit,
+            offset,
+        } = request.into_inner();
+        let bounded = |field: &str, v: Option<i32>, default: usize, min: i32, max: usize| match v {
+            None => Ok(default),
+            Some(n) if n >= min && n as usize <= max => Ok(n as usize),
+            Some(n) => Err(Status::invalid_argument(format!(
+                "{field} must be between {min} and {max}, got {n}"
+            ))),
+        };
+        let search = crate::engine::SessionSearch {
+            pattern,
+            regex,
+            case_sensitive,
+            workspace: (!workspace.trim().is_empty()).then_some(workspace),
+            context: bounded("context", context, 2, 0, crate::engine::MAX_CONTEXT_LINES)?,
+            limit: bounded("limit", limit, 50, 1, crate::engine::MAX_MATCHES)?,
+            offset: offset as usize,
+        };
+        let page = blocking(&self.0, move |e| e.search_sessions(&search)).await?;
+        Ok(Response::new(pb::SearchSessionsResponse {
+            pagination: Some(pb::Pagination {
+                total: page.total,
+                limit: page.limit as u32,
+                offset: page.offset as u32,
+                has_more: page.has_more,
+            }),
+            matches: page
+                .matches
+                .into_iter()
+                .map(|m| pb::SearchMatch {
+                    session_id: m.session_id,
+                    message_uuid: m.message_uuid,
+                    message_type: m.message_type,
+                    r#match: m.line,
+                    context: m.context,
+                    line_number: m.line_number,
+                })
+                .collect(),
+        }))
+    }
 }
 
 struct Admin(Arc<Engine>);

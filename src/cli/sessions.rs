@@ -1,7 +1,7 @@
 use std::process::ExitCode;
 
 use clap::Subcommand;
-use eywa::engine::{ExportFormat, SessionPage};
+use eywa::engine::{ExportFormat, SessionPage, SessionSearch};
 use eywa::model::Timestamp;
 
 use super::Paths;
@@ -33,6 +33,32 @@ enum Command {
     Show {
         /// Session uuid or a unique prefix (at least 4 characters)
         session: String,
+        /// Print JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// Lines of messages that contain a text (or match a regex), with context
+    Search {
+        /// What to look for: a literal substring, or a regex with --regex
+        pattern: String,
+        /// The pattern is a regular expression
+        #[arg(long)]
+        regex: bool,
+        /// Match case exactly
+        #[arg(long)]
+        case_sensitive: bool,
+        /// Only sessions of this project (its path, a folder in it, or its name)
+        #[arg(long)]
+        workspace: Option<String>,
+        /// Lines of context each side
+        #[arg(long, short = 'C', default_value_t = 2)]
+        context: usize,
+        /// Matches per page
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+        /// Matches to skip
+        #[arg(long, default_value_t = 0)]
+        offset: usize,
         /// Print JSON
         #[arg(long)]
         json: bool,
@@ -76,6 +102,41 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
                 },
             )?;
             println!("{text}");
+        }
+        Command::Search {
+            pattern,
+            regex,
+            case_sensitive,
+            workspace,
+            context,
+            limit,
+            offset,
+            json,
+        } => {
+            let page = engine.search_sessions(&SessionSearch {
+                pattern,
+                regex,
+                case_sensitive,
+                workspace,
+                context,
+                limit,
+                offset,
+            })?;
+            if json {
+                super::print_json(&serde_json::to_value(&page)?)?;
+            } else {
+                for m in &page.matches {
+                    let short: String = m.session_id.chars().take(8).collect();
+                    println!(
+                        "{short} {} line {}: {}",
+                        m.message_type, m.line_number, m.line
+                    );
+                    for line in &m.context {
+                        println!("    | {line}");
+                    }
+                }
+                println!("{} of {} matches", page.matches.len(), page.total);
+            }
         }
         Command::Export {
             session,

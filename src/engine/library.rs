@@ -222,3 +222,138 @@ impl Engine {
 fn fence_safe(text: &str) -> String {
     text.replace("```", "`\u{200b}``")
 }
+
+/// Most matches a session search returns in one page.
+pub const MAX_MATCHES: usize = 1_000;
+/// Context lines a match carries at most, each side.
+pub const MAX_CONTEXT_LINES: usize = 20;
+
+/// What to grep for in sessions' messages.
+#[derive(Debug, Clone)]
+pub struct SessionSearch {
+    pub pattern: String,
+    /// `pattern` is a regular expression (else a literal substring).
+    pub regex: bool,
+    pub case_sensitive: bool,
+    pub workspace: Option<String>,
+    /// Lines of context each side of a matching line.
+    pub context: usize,
+    pub limit: usize,
+    pub offset: usize,
+}
+
+/// A line of a message that matches, with the lines around it (seed 003's SearchMatch).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct SearchMatch {
+    pub session_id: String,
+    pub message_uuid: String,
+    /// `user` or `assistant`.
+    pub message_type: String,
+    /// The matching line.
+    #[serde(rename = "match")]
+    pub line: String,
+    /// The lines before and after it (the matching line excluded), in order.
+    pub context: Vec<String>,
+    /// 1-based line number within the message's text.
+    pub line_number: u32,
+}
+
+/// A page of matches.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct MatchPage {
+    pub matches: Vec<SearchMatch>,
+    pub total: u64,
+    pub limit: usize,
+    pub offset: usize,
+    pub has_more: bool,
+}
+
+impl Engine {
+    /// Every line of every message (prompts, responses, compact summaries; redacted as
+    /// served) that matches a substring or a regular expression, sessions newest first.
+    pub fn search_sessions(&self, search: &SessionSearch) -> Result<MatchPage> {
+        if search.pattern.is_empty() {
+            return Err(Error::InvalidArgument(
+                "give a pattern to search for".into(),
+            ));
+        }
+        if search.limit == 0 || search.limit > MAX_MATCHES {
+            return Err(Error::InvalidArgument(format!(
+                "limit must be between 1 and {MAX_MATCHES}, got {}",
+                search.limit
+            )));
+        }
+        if search.context > MAX_CONTEXT_LINES {
+            return Err(Error::InvalidArgument(format!(
+                "context must be at most {MAX_CONTEXT_LINES} lines, got {}",
+                search.context
+            )));
+        }
+        let source = if search.regex {
+            search.pattern.clone()
+        } else {
+            regex::escape(&search.pattern)
+        };
+        let matcher = regex::RegexBuilder::new(&source)
+            .case_insensitive(!search.case_sensitive)
+            .size_limit(1 << 20)
+            .build()
+            .map_err(|e| Error::InvalidArgument(format!("bad pattern: {e}")))?;
+        let mut sessions = Vec::new();
+        let mut offset = 0;
+        loop {
+            let page = self.list_sessions(search.workspace.as_deref(), MAX_PAGE, offset)?;
+            offset += page.sessions.len();
+            sessions.extend(page.sessions.into_iter().map(|s| s.session_id));
+            if !page.has_more {
+                break;
+            }
+        }
+        let mut total = 0u64;
+        let mut out = Vec::new();
+        for id in sessions {
+            let session = match self.session(&id) {
+                Ok(s) => s,
+                // Gone and never archived: nothing to grep.
+                Err(Error::NotFound(_)) => continue,
+                Err(e) => return Err(e),
+            };
+            for m in &session.messages {
+                let lines: Vec<&str> = m.text.lines().collect();
+                for (i, line) in lines.iter().enumerate() {
+                    if !matcher.is_match(line) {
+                        continue;
+                    }
+                    total += 1;
+                    if total as usize <= search.offset || out.len() >= search.limit {
+                        continue;
+                    }
+                    let from = i.saturating_sub(search.context);
+                    let to = (i + search.context + 1).min(lines.len());
+                    out.push(SearchMatch {
+                        session_id: id.clone(),
+                        message_uuid: m.uuid.clone().unwrap_or_default(),
+                        message_type: match m.role {
+                            Role::User => "user",
+                            Role::Assistant => "assistant",
+                        }
+                        .to_owned(),
+                        line: (*line).to_owned(),
+                        context: (from..to)
+                            .filter(|&j| j != i)
+                            .map(|j| lines[j].to_owned())
+                            .collect(),
+                        line_number: u32::try_from(i + 1).unwrap_or(u32::MAX),
+                    });
+                }
+            }
+        }
+        Ok(MatchPage {
+            has_more: (search.offset + out.len()) < total as usize,
+            matches: out,
+            total,
+            limit: search.limit,
+            offset: search.offset,
+        })
+    }
+}

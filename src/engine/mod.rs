@@ -12,7 +12,10 @@ mod text;
 
 pub use self::import::ImportReport;
 pub use self::ingest::{IngestReport, Progress};
-pub use self::library::{ExportFormat, MAX_PAGE, SessionPage, SessionSummary};
+pub use self::library::{
+    ExportFormat, MAX_CONTEXT_LINES, MAX_MATCHES, MAX_PAGE, MatchPage, SearchMatch, SessionPage,
+    SessionSearch, SessionSummary,
+};
 pub use self::query::{
     GetOutcome, HandoffHit, MAX_DAYS_BACK, MAX_DEPTH, MAX_LIMIT, parse_relations,
 };
