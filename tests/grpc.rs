@@ -749,3 +749,62 @@ fn search_sessions_over_grpc() {
         "InvalidArgument",
     );
 }
+
+#[test]
+fn retrieve_context_over_grpc() {
+    let Some(f) = Fixture::start() else { return };
+    let full = f
+        .call(
+            "eywa.v1.Retrieval/RetrieveContext",
+            &format!(
+                r#"{{"sessions": ["{}", "{}"], "maxTokens": 2000}}"#,
+                &C[..8],
+                B
+            ),
+        )
+        .json();
+    assert_eq!(full["budget"], 2000);
+    let used = full["used"].as_u64().unwrap();
+    assert!(used <= 2000 && used > 0, "{full}");
+    assert_eq!(full["remaining"].as_u64().unwrap(), 2000 - used);
+    let text = full["text"].as_str().unwrap();
+    assert!(text.contains("USER: The tokenizer splits emoji"), "{text}");
+    assert_eq!(full["sessions"][1]["sessionId"], B);
+    // Twenty days old: a notice.
+    assert!(
+        full["sessions"][1]["staleness"]
+            .as_str()
+            .unwrap()
+            .contains("20 days")
+            || full["sessions"][1]["staleness"]
+                .as_str()
+                .unwrap()
+                .contains("19 days")
+    );
+    let dry = f
+        .call(
+            "eywa.v1.Retrieval/RetrieveContext",
+            &format!(r#"{{"sessions": ["{C}", "{B}"], "maxTokens": 2000, "dryRun": true}}"#),
+        )
+        .json();
+    assert_eq!(dry["used"], full["used"]);
+    assert!(dry.get("text").is_none_or(|t| t == ""), "{dry}");
+    assert_status(
+        &f.call(
+            "eywa.v1.Retrieval/RetrieveContext",
+            &format!(r#"{{"sessions": ["{C}"], "mode": "everything"}}"#),
+        ),
+        "InvalidArgument",
+    );
+    assert_status(
+        &f.call("eywa.v1.Retrieval/RetrieveContext", r#"{"sessions": []}"#),
+        "InvalidArgument",
+    );
+    assert_status(
+        &f.call(
+            "eywa.v1.Retrieval/RetrieveContext",
+            r#"{"sessions": ["ffffffff"]}"#,
+        ),
+        "NotFound",
+    );
+}

@@ -6,6 +6,7 @@ mod agents;
 mod append;
 mod archive;
 mod cli;
+mod context;
 mod corpus;
 mod crash;
 mod grpc;

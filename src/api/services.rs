@@ -51,6 +51,62 @@ impl pb::retrieval_server::Retrieval for Retrieval {
         Ok(Response::new((*outcome).clone().into()))
     }
 
+    async fn retrieve_context(
+        &self,
+        request: Request<pb::RetrieveContextRequest>,
+    ) -> Result<Response<pb::RetrieveContextResponse>, Status> {
+        let pb::RetrieveContextRequest {
+            sessions,
+            mode,
+            max_tokens,
+            dry_run,
+        } = request.into_inner();
+        let mode = crate::engine::ContextMode::parse(&mode)?;
+        let max_tokens = match max_tokens {
+            None => crate::engine::DEFAULT_MAX_TOKENS,
+            Some(n) if n >= 1 => n as usize,
+            Some(n) => {
+                return Err(Status::invalid_argument(format!(
+                    "max_tokens must be positive, got {n}"
+                )));
+            }
+        };
+        let c = blocking(&self.0, move |e| {
+            e.retrieve_context(&sessions, mode, max_tokens, dry_run)
+        })
+        .await?;
+        let n = |v: usize| u32::try_from(v).unwrap_or(u32::MAX);
+        Ok(Response::new(pb::RetrieveContextResponse {
+            budget: n(c.budget),
+            used: n(c.used),
+            remaining: n(c.budget.saturating_sub(c.used)),
+            warnings: c.warnings,
+            text: c.text,
+            sessions: c
+                .sessions
+                .into_iter()
+                .map(|s| pb::ContextSession {
+                    session_id: s.session_id,
+                    title: s.title,
+                    project: s.project,
+                    age_days: s.age_days,
+                    staleness: s.staleness.unwrap_or_default(),
+                    dropped: s.dropped,
+                    tokens: n(s.tokens),
+                    items: s
+                        .items
+                        .into_iter()
+                        .map(|i| pb::ContextItem {
+                            r#type: i.kind,
+                            tokens: n(i.tokens),
+                            included: i.included,
+                        })
+                        .collect(),
+                })
+                .collect(),
+        }))
+    }
+
     async fn search(
         &self,
         request: Request<pb::SearchRequest>,

@@ -1,5 +1,6 @@
 //! Command-line syntax (clap) resolved into configuration, one file per subcommand.
 
+mod context;
 mod get;
 mod graph;
 mod import;
@@ -44,6 +45,8 @@ enum Command {
     Get(get::Args),
     /// Full-text search over sessions: one hit per session, its best passage
     Search(search::Args),
+    /// Context from earlier sessions for an agent, fitted to a token budget
+    Context(context::Args),
     /// The session library: list, show and export sessions
     Sessions(sessions::Args),
     /// Walk the knowledge graph
@@ -99,6 +102,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
         | Command::Get(_)
         | Command::Search(_)
         | Command::Sessions(_)
+        | Command::Context(_)
         | Command::Graph(_)
         | Command::Import(_)
         | Command::Stats(_) => "warn",
@@ -111,6 +115,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Get(args) => get::run(&paths, args),
         Command::Search(args) => search::run(&paths, args),
         Command::Sessions(args) => sessions::run(&paths, args),
+        Command::Context(args) => context::run(&paths, args),
         Command::Graph(args) => graph::run(&paths, args),
         Command::Import(args) => import::run(&paths, args),
         Command::Stats(args) => stats::run(&paths, args),

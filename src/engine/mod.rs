@@ -1,5 +1,6 @@
 //! The facade that owns the store and the indexes, and runs ingest and queries.
 
+mod context;
 mod import;
 mod ingest;
 mod library;
@@ -10,6 +11,10 @@ mod source;
 mod stats;
 mod text;
 
+pub use self::context::{
+    Context, ContextItem, ContextMode, ContextSession, DEFAULT_MAX_TOKENS, MAX_CONTEXT_SESSIONS,
+    estimate_tokens,
+};
 pub use self::import::ImportReport;
 pub use self::ingest::{IngestReport, Progress};
 pub use self::library::{

@@ -1,0 +1,57 @@
+use std::process::ExitCode;
+
+use eywa::engine::{ContextMode, DEFAULT_MAX_TOKENS};
+
+use super::Paths;
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    /// Sessions (ids or unique prefixes), most wanted first
+    #[arg(required = true)]
+    sessions: Vec<String>,
+    /// smart (plan, subagent summaries, first prompts, labels), plan, labels, agents, full
+    #[arg(long, default_value = "smart")]
+    mode: String,
+    /// Token budget (about 4 characters a token); no text is ever cut to fit
+    #[arg(long, default_value_t = DEFAULT_MAX_TOKENS)]
+    max_tokens: usize,
+    /// Show what would be included, and its cost, without the text
+    #[arg(long)]
+    dry_run: bool,
+    /// Print JSON
+    #[arg(long)]
+    json: bool,
+}
+
+pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
+    let engine = super::open_local(paths)?;
+    let mode = ContextMode::parse(&args.mode)?;
+    let context = engine.retrieve_context(&args.sessions, mode, args.max_tokens, args.dry_run)?;
+    for warning in &context.warnings {
+        eprintln!("warning: {warning}");
+    }
+    if args.json {
+        super::print_json(&serde_json::to_value(&context)?)?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if !args.dry_run {
+        print!("{}", context.text);
+        return Ok(ExitCode::SUCCESS);
+    }
+    println!(
+        "Token budget: {} | Used: {} | Remaining: {}",
+        context.budget,
+        context.used,
+        context.budget.saturating_sub(context.used)
+    );
+    for s in &context.sessions {
+        let short: String = s.session_id.chars().take(8).collect();
+        let state = if s.dropped { " (dropped)" } else { "" };
+        println!("{short}  {}  {} tokens{state}", s.title, s.tokens);
+        for item in &s.items {
+            let mark = if item.included { "+" } else { "-" };
+            println!("    {mark} {:<18} {:>6} tokens", item.kind, item.tokens);
+        }
+    }
+    Ok(ExitCode::SUCCESS)
+}
