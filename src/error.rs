@@ -18,6 +18,9 @@ pub enum Error {
     InvalidArgument(String),
     #[error("{0}")]
     NotFound(String),
+    /// The request cannot be carried out in the current state (a migration target exists).
+    #[error("{0}")]
+    FailedPrecondition(String),
     /// The full-text index failed (its files are damaged, or the disk is full).
     #[error("text index: {0}")]
     Index(String),

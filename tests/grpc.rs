@@ -808,3 +808,44 @@ fn retrieve_context_over_grpc() {
         "NotFound",
     );
 }
+
+#[test]
+fn migrate_sessions_over_grpc() {
+    let Some(f) = Fixture::start() else { return };
+    let copied = f
+        .call(
+            "eywa.v1.Sessions/MigrateSessions",
+            &format!(
+                r#"{{"sessions": ["{}"], "destination": "/w/elsewhere"}}"#,
+                &E[..8]
+            ),
+        )
+        .json();
+    assert_eq!(copied["successCount"], 1, "{copied}");
+    let written = copied["written"][0].as_str().unwrap();
+    assert!(
+        written.ends_with(&format!("-w-elsewhere/{E}.jsonl")),
+        "{written}"
+    );
+    let again = f
+        .call(
+            "eywa.v1.Sessions/MigrateSessions",
+            &format!(r#"{{"sessions": ["{E}"], "destination": "/w/elsewhere"}}"#),
+        )
+        .json();
+    assert_eq!(again["failedCount"], 1, "{again}");
+    assert_status(
+        &f.call(
+            "eywa.v1.Sessions/MigrateSessions",
+            &format!(r#"{{"sessions": ["{E}"], "destination": "/w/x", "mode": "teleport"}}"#),
+        ),
+        "InvalidArgument",
+    );
+    assert_status(
+        &f.call(
+            "eywa.v1.Sessions/MigrateSessions",
+            &format!(r#"{{"sessions": ["{E}"], "destination": "not/absolute"}}"#),
+        ),
+        "InvalidArgument",
+    );
+}

@@ -14,6 +14,7 @@ mod handoffs;
 mod import;
 mod ingest;
 mod library;
+mod migrate;
 mod plans;
 mod search;
 mod secrets;

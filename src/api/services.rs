@@ -299,6 +299,35 @@ impl pb::sessions_server::Sessions for Sessions {
         }))
     }
 
+    async fn migrate_sessions(
+        &self,
+        request: Request<pb::MigrateSessionsRequest>,
+    ) -> Result<Response<pb::MigrateSessionsResponse>, Status> {
+        let pb::MigrateSessionsRequest {
+            sessions,
+            destination,
+            mode,
+        } = request.into_inner();
+        let mode = crate::engine::MigrateMode::parse(&mode)?;
+        let r = blocking(&self.0, move |e| {
+            e.migrate_sessions(&sessions, &destination, mode)
+        })
+        .await?;
+        Ok(Response::new(pb::MigrateSessionsResponse {
+            success_count: r.success_count,
+            failed_count: r.failed_count,
+            errors: r
+                .errors
+                .into_iter()
+                .map(|e| pb::MigrateError {
+                    session: e.session,
+                    message: e.message,
+                })
+                .collect(),
+            written: r.written,
+        }))
+    }
+
     async fn search_sessions(
         &self,
         request: Request<pb::SearchSessionsRequest>,

@@ -8,7 +8,9 @@ impl From<Error> for Status {
         let code = match &error {
             Error::InvalidArgument(_) => Code::InvalidArgument,
             Error::NotFound(_) => Code::NotFound,
-            Error::ClaudeDirMissing { .. } => Code::FailedPrecondition,
+            Error::ClaudeDirMissing { .. } | Error::FailedPrecondition(_) => {
+                Code::FailedPrecondition
+            }
             Error::Storage(eywa_storage::Error::Locked { .. }) => Code::Unavailable,
             Error::Storage(_) | Error::Io { .. } | Error::Index(_) => Code::Internal,
         };

@@ -1,7 +1,7 @@
 use std::process::ExitCode;
 
 use clap::Subcommand;
-use eywa::engine::{ExportFormat, SessionPage, SessionSearch};
+use eywa::engine::{ExportFormat, MigrateMode, SessionPage, SessionSearch};
 use eywa::model::Timestamp;
 
 use super::Paths;
@@ -59,6 +59,21 @@ enum Command {
         /// Matches to skip
         #[arg(long, default_value_t = 0)]
         offset: usize,
+        /// Print JSON
+        #[arg(long)]
+        json: bool,
+    },
+    /// Copy (or move) sessions and their subagents to another workspace
+    Migrate {
+        /// Sessions (ids or unique prefixes)
+        #[arg(required = true)]
+        sessions: Vec<String>,
+        /// The target workspace: an absolute path
+        #[arg(long)]
+        to: String,
+        /// Move instead of copy
+        #[arg(long = "move")]
+        move_: bool,
         /// Print JSON
         #[arg(long)]
         json: bool,
@@ -136,6 +151,32 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
                     }
                 }
                 println!("{} of {} matches", page.matches.len(), page.total);
+            }
+        }
+        Command::Migrate {
+            sessions,
+            to,
+            move_,
+            json,
+        } => {
+            let mode = if move_ {
+                MigrateMode::Move
+            } else {
+                MigrateMode::Copy
+            };
+            let result = engine.migrate_sessions(&sessions, &to, mode)?;
+            if json {
+                super::print_json(&serde_json::to_value(&result)?)?;
+            } else {
+                for path in &result.written {
+                    println!("wrote {path}");
+                }
+                for e in &result.errors {
+                    eprintln!("{}: {}", e.session, e.message);
+                }
+            }
+            if result.failed_count > 0 {
+                return Ok(ExitCode::FAILURE);
             }
         }
         Command::Export {

@@ -4,6 +4,7 @@ mod context;
 mod import;
 mod ingest;
 mod library;
+mod migrate;
 mod owners;
 mod query;
 mod sessions;
@@ -21,6 +22,7 @@ pub use self::library::{
     ExportFormat, MAX_CONTEXT_LINES, MAX_MATCHES, MAX_PAGE, MatchPage, SearchMatch, SessionPage,
     SessionSearch, SessionSummary,
 };
+pub use self::migrate::{MigrateError, MigrateMode, MigrateResult, encode_project_dir};
 pub use self::query::{
     GetOutcome, HandoffHit, MAX_DAYS_BACK, MAX_DEPTH, MAX_LIMIT, parse_relations,
 };

@@ -35,8 +35,16 @@ impl Engine {
             .into_iter()
             .filter(|s| s.episode.is_some() && s.session_id.starts_with(reference))
             .collect();
-        matches.sort_by(|a, b| a.session_id.cmp(&b.session_id));
-        matches.dedup_by(|a, b| a.session_id == b.session_id);
+        // One session can have had several files (moved to another workspace): the one
+        // still on disk, else the latest, stands for it.
+        matches.sort_by(|a, b| {
+            let live = |s: &SourceRecord| std::path::Path::new(&s.path).is_file();
+            a.session_id
+                .cmp(&b.session_id)
+                .then_with(|| live(b).cmp(&live(a)))
+                .then_with(|| b.modified_ms.cmp(&a.modified_ms))
+        });
+        matches.dedup_by(|later, first| later.session_id == first.session_id);
         match matches.len() {
             0 => Err(Error::NotFound(format!("no session `{reference}`"))),
             1 => Ok(matches.remove(0)),
