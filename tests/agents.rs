@@ -141,6 +141,25 @@ fn nested_subagents_link_through_their_folder_and_meta() {
     assert_eq!(agent.tokens, Some(1234));
     // The worktree belongs to the parent's project.
     assert_eq!(children[0].episode().unwrap().project, "app");
+    // The parent's session lists it; its words are found under the parent's session.
+    let session = engine.session(PARENT).unwrap();
+    assert_eq!(session.agents.len(), 1);
+    let hits = engine
+        .search(&eywa::engine::SearchRequest {
+            query: "races the server".into(),
+            agent_types: vec!["Explore".into()],
+            ..Default::default()
+        })
+        .unwrap();
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0].session_id, PARENT);
+    assert_eq!(hits[0].agent.as_deref(), Some("Explore"));
+    let none = eywa::engine::SearchRequest {
+        query: "races the server".into(),
+        agent_types: vec!["Plan".into()],
+        ..Default::default()
+    };
+    assert!(engine.search(&none).unwrap().is_empty());
     // Agents have no handoff: `get` ranks sessions, as Eywa does.
     assert_eq!(engine.graph().handoffs().unwrap().len(), 1);
     assert!(engine.graph().check().unwrap().is_empty());

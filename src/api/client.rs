@@ -53,6 +53,7 @@ impl RemoteClient {
             since: time(request.since),
             until: time(request.until),
             limit: Some(i32::try_from(request.limit).unwrap_or(i32::MAX)),
+            agent_types: request.agent_types.clone(),
         };
         let response = self.retrieval.search(request).await?.into_inner();
         Ok(response

@@ -648,12 +648,14 @@ impl From<Session> for pb::GetSessionResponse {
             handoff,
             messages,
             from_archive,
+            agents,
         } = s;
         pb::GetSessionResponse {
             episode: Some((*episode).clone().into()),
             handoff: handoff.map(Into::into),
             messages: messages.into_iter().map(Into::into).collect(),
             from_archive,
+            agents: agents.into_iter().map(|a| (*a).clone().into()).collect(),
         }
     }
 }

@@ -133,6 +133,7 @@ impl TryFrom<pb::SearchRequest> for SearchRequest {
             since,
             until,
             limit,
+            agent_types,
         } = request;
         if query.trim().is_empty() {
             return Err(Status::invalid_argument("query: give words to search for"));
@@ -144,6 +145,7 @@ impl TryFrom<pb::SearchRequest> for SearchRequest {
             query,
             kinds: types,
             projects,
+            agent_types,
             since: optional_time("since", since)?,
             until: optional_time("until", until)?,
             limit: count("limit", limit, 10, MAX_SEARCH_LIMIT)?,

@@ -21,6 +21,9 @@ pub struct Args {
     /// Only sessions of this project (repeatable)
     #[arg(long = "project", value_name = "NAME")]
     projects: Vec<String>,
+    /// Only passages of subagents of this type (repeatable): Explore, Plan, …
+    #[arg(long = "agent-type", value_name = "TYPE")]
+    agent_types: Vec<String>,
     /// Only passages written since: RFC 3339, YYYY-MM-DD, or an age like 7d, 12h, 2w
     #[arg(long, value_parser = parse_since)]
     since: Option<Timestamp>,
@@ -74,6 +77,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         query,
         kinds: args.types.clone(),
         projects,
+        agent_types: args.agent_types.clone(),
         since: args.since,
         until: args.until,
         limit: args.limit,

@@ -18,6 +18,8 @@ pub struct Session {
     /// True when the transcript was read from the cold-tier archive because the file is
     /// gone or has changed since it was ingested.
     pub from_archive: bool,
+    /// The subagent runs it started (their episodes: type, description, report, tokens).
+    pub agents: Vec<Arc<Node>>,
 }
 
 impl Engine {
@@ -126,11 +128,23 @@ impl Engine {
                 m
             })
             .collect();
+        let spawned = crate::graph::EdgeFilter {
+            direction: crate::graph::Direction::Out,
+            relations: vec![crate::model::Relation::Spawned],
+            ..crate::graph::EdgeFilter::default()
+        };
+        let agents = self
+            .graph
+            .neighbors(episode.id, &spawned, 10_000)?
+            .into_iter()
+            .map(|n| Arc::new(n.node))
+            .collect();
         Ok(Session {
             episode,
             handoff,
             messages,
             from_archive,
+            agents,
         })
     }
 }

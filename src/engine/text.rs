@@ -35,6 +35,8 @@ pub struct SearchRequest {
     pub kinds: Vec<String>,
     /// Project names; a session matches when its project is one of them.
     pub projects: Vec<String>,
+    /// Subagent types (`Explore`, `Plan`, …): only passages of those subagents.
+    pub agent_types: Vec<String>,
     pub since: Option<Timestamp>,
     pub until: Option<Timestamp>,
     /// Sessions to return (default 10).
@@ -256,6 +258,7 @@ impl Engine {
             query: request.query.clone(),
             kinds: request.kinds.clone(),
             projects: request.projects.iter().map(|p| p.to_lowercase()).collect(),
+            agents: request.agent_types.clone(),
             since: request.since.map(|t| t.0),
             until: request.until.map(|t| t.0),
             limit: limit * PASSAGES_PER_HIT,

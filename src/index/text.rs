@@ -58,6 +58,8 @@ pub struct TextQuery {
     pub kinds: Vec<String>,
     /// Projects (lowercased names) to keep; empty keeps all.
     pub projects: Vec<String>,
+    /// Subagent types (or ids) whose passages to keep; empty keeps all.
+    pub agents: Vec<String>,
     pub since: Option<i64>,
     pub until: Option<i64>,
     /// Documents to collect before grouping.
@@ -323,6 +325,9 @@ impl TextIndex {
         }
         if !q.projects.is_empty() {
             clauses.push((Occur::Must, any_of(f.project, &q.projects)));
+        }
+        if !q.agents.is_empty() {
+            clauses.push((Occur::Must, any_of(f.agent, &q.agents)));
         }
         if q.since.is_some() || q.until.is_some() {
             let bound = |v: Option<i64>, inclusive: bool| match v {
