@@ -271,19 +271,8 @@ fn the_cli_prints_context_and_its_accounting() {
     let (home, _engine) = engine();
     drop(_engine);
     let data = tempfile::tempdir().unwrap();
-    let eywa = |args: &[&str]| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_eywa"))
-            .env("EYWA_DATA_DIR", data.path().join("eywa"))
-            .env("EYWA_CLAUDE_DIR", home.root())
-            .args(args)
-            .output()
-            .unwrap();
-        (
-            out.status.success(),
-            String::from_utf8(out.stdout).unwrap(),
-            String::from_utf8(out.stderr).unwrap(),
-        )
-    };
+    let eywa =
+        |args: &[&str]| crate::support::eywa_cli(&data.path().join("eywa"), home.root(), args);
     assert!(eywa(&["ingest"]).0);
     let (ok, text, err) = eywa(&["context", MAIN]);
     assert!(ok, "{err}");

@@ -105,19 +105,8 @@ fn a_session_exports_as_markdown_and_json() {
 fn the_cli_lists_shows_and_exports_sessions() {
     let home = home();
     let data = tempfile::tempdir().unwrap();
-    let eywa = |args: &[&str]| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_eywa"))
-            .env("EYWA_DATA_DIR", data.path().join("eywa"))
-            .env("EYWA_CLAUDE_DIR", home.root())
-            .args(args)
-            .output()
-            .unwrap();
-        (
-            out.status.success(),
-            String::from_utf8(out.stdout).unwrap(),
-            String::from_utf8(out.stderr).unwrap(),
-        )
-    };
+    let eywa =
+        |args: &[&str]| crate::support::eywa_cli(&data.path().join("eywa"), home.root(), args);
     assert!(eywa(&["ingest"]).0);
     let (ok, text, _) = eywa(&["sessions", "list", "--limit", "2"]);
     assert!(ok);

@@ -206,19 +206,8 @@ fn a_lost_index_is_rebuilt_from_the_store() {
 fn the_cli_searches_and_runs_query_files() {
     let home = home();
     let data = tempfile::tempdir().unwrap();
-    let eywa = |args: &[&str]| {
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_eywa"))
-            .env("EYWA_DATA_DIR", data.path().join("eywa"))
-            .env("EYWA_CLAUDE_DIR", home.root())
-            .args(args)
-            .output()
-            .unwrap();
-        (
-            out.status.success(),
-            String::from_utf8(out.stdout).unwrap(),
-            String::from_utf8(out.stderr).unwrap(),
-        )
-    };
+    let eywa =
+        |args: &[&str]| crate::support::eywa_cli(&data.path().join("eywa"), home.root(), args);
     assert!(eywa(&["ingest"]).0);
     let (ok, text, _) = eywa(&["search", "cart", "badge"]);
     assert!(ok);

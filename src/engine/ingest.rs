@@ -112,7 +112,7 @@ impl Engine {
         };
         self.load_owners()?;
         if self.text_index_lags()? {
-            let docs = self.reindex()?;
+            let docs = self.reindex_locked()?;
             tracing::info!(docs, "rebuilt the text index");
         }
         let mut run = Run {
@@ -635,34 +635,7 @@ impl Engine {
                 edges.push(has_plan(episode, &doc));
             }
         }
-        let facts = SessionFacts {
-            episode: doc,
-            handoff: None,
-            entities: Vec::new(),
-            edges,
-        };
-        let record = SourceRecord {
-            path,
-            len: blob.raw_len,
-            modified_ms: changed.modified_ms,
-            session_id: stem,
-            lines: 0,
-            skipped_lines: 0,
-            episode: None,
-            archive: Some(blob.hash.clone()),
-            agent: false,
-            agents: 0,
-            archive_tail: Vec::new(),
-            state: None,
-        };
-        let archived = Archived::whole(blob);
-        let mut batch = Batch::new();
-        archived.put(&mut batch)?;
-        self.graph
-            .write_session(batch, std::slice::from_ref(&facts), &record)?;
-        let session = self.document_session(&facts.episode)?;
-        self.index_document(&record.path, &facts.episode, &session)?;
-        self.retire(changed.known.as_ref(), &archived)?;
+        self.write_document(doc, edges, path, stem, blob, &changed)?;
         Ok(FileOutcome::Read { episode: true })
     }
 
@@ -729,6 +702,24 @@ impl Engine {
             .iter()
             .map(|(_, path)| Edge::new(NodeId::project(path), Relation::HasMemory, doc.id, at))
             .collect();
+        let name = format!("memory:{}", memory.project_dir);
+        self.write_document(doc, edges, path, name, blob, &changed)?;
+        Ok(FileOutcome::Read { episode: false })
+    }
+}
+
+impl Engine {
+    /// Writes a Document read whole from a file (a plan, a memory file), its archive and
+    /// its source record, and indexes its text.
+    fn write_document(
+        &self,
+        doc: Node,
+        edges: Vec<Edge>,
+        path: String,
+        name: String,
+        blob: eywa_storage::BlobInfo,
+        changed: &Changed,
+    ) -> Result<()> {
         let facts = SessionFacts {
             episode: doc,
             handoff: None,
@@ -739,7 +730,7 @@ impl Engine {
             path,
             len: blob.raw_len,
             modified_ms: changed.modified_ms,
-            session_id: format!("memory:{}", memory.project_dir),
+            session_id: name,
             lines: 0,
             skipped_lines: 0,
             episode: None,
@@ -756,8 +747,7 @@ impl Engine {
             .write_session(batch, std::slice::from_ref(&facts), &record)?;
         let session = self.document_session(&facts.episode)?;
         self.index_document(&record.path, &facts.episode, &session)?;
-        self.retire(changed.known.as_ref(), &archived)?;
-        Ok(FileOutcome::Read { episode: false })
+        self.retire(changed.known.as_ref(), &archived)
     }
 }
 

@@ -128,8 +128,18 @@ impl Engine {
     }
 
     /// Rebuilds the text index from the store: every transcript from its archive, every
-    /// session's handoff and labels, every plan and memory file. Returns the documents.
+    /// session's handoff and labels, every plan and memory file. Waits for a running ingest.
+    /// Returns the documents.
     pub fn reindex(&self) -> Result<u64> {
+        let _ingest = self
+            .ingest_lock
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        self.reindex_locked()
+    }
+
+    /// [`Engine::reindex`], the caller holding the ingest lock.
+    pub(super) fn reindex_locked(&self) -> Result<u64> {
         self.mark_text_dirty()?;
         self.text.clear()?;
         for record in self.graph.sources()? {
@@ -251,8 +261,13 @@ impl Engine {
                 "`since` is after `until`".to_owned(),
             ));
         }
-        if self.text_index_lags()? {
-            self.reindex()?;
+        // An index left behind by a stopped ingest is rebuilt first; one that lags only
+        // because an ingest is running now is searched as committed.
+        if self.text_index_lags()?
+            && let Ok(_ingest) = self.ingest_lock.try_lock()
+            && self.text_index_lags()?
+        {
+            self.reindex_locked()?;
         }
         let hits = self.text.search(&TextQuery {
             query: request.query.clone(),

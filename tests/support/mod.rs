@@ -27,3 +27,22 @@ pub fn shared(relative: &str) -> Option<PathBuf> {
     eprintln!("skipped: {reason}");
     None
 }
+
+/// Runs the `eywa` binary with a data dir and a Claude dir: (succeeded, stdout, stderr).
+pub fn eywa_cli(
+    data_dir: &std::path::Path,
+    claude_dir: &std::path::Path,
+    args: &[&str],
+) -> (bool, String, String) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_eywa"))
+        .env("EYWA_DATA_DIR", data_dir)
+        .env("EYWA_CLAUDE_DIR", claude_dir)
+        .args(args)
+        .output()
+        .unwrap();
+    (
+        out.status.success(),
+        String::from_utf8(out.stdout).unwrap(),
+        String::from_utf8(out.stderr).unwrap(),
+    )
+}
