@@ -1,5 +1,7 @@
 //! The index tier: what is rebuilt from the warm and cold tiers and kept beside them.
 
 mod text;
+mod vector;
 
 pub use self::text::{TextDoc, TextHit, TextIndex, TextQuery};
+pub use self::vector::{FlatIndex, VectorIndex};
