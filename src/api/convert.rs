@@ -5,7 +5,7 @@ use eywa_storage::TierStats;
 use tonic::Status;
 
 use super::pb;
-use crate::claude::{Message, Role};
+use crate::claude::Message;
 use crate::engine::{GetOutcome, HandoffHit, IngestReport, Session, Stats};
 use crate::extract::{RedactionCounts, render_markdown};
 use crate::graph::{Counts, Neighbor, PathStep, Related, Shared, Touch, Walk, WalkStep};
@@ -52,12 +52,17 @@ pub fn session_page(page: crate::engine::SessionPage) -> pb::ListSessionsRespons
                 git_branch: s.git_branch.unwrap_or_default(),
             })
             .collect(),
-        pagination: Some(pb::Pagination {
-            total,
-            limit: u32::try_from(limit).unwrap_or(u32::MAX),
-            offset: u32::try_from(offset).unwrap_or(u32::MAX),
-            has_more,
-        }),
+        pagination: Some(pagination(total, limit, offset, has_more)),
+    }
+}
+
+/// Where a page sits in the whole list.
+pub fn pagination(total: u64, limit: usize, offset: usize, has_more: bool) -> pb::Pagination {
+    pb::Pagination {
+        total,
+        limit: u32::try_from(limit).unwrap_or(u32::MAX),
+        offset: u32::try_from(offset).unwrap_or(u32::MAX),
+        has_more,
     }
 }
 
@@ -619,11 +624,7 @@ impl From<Message> for pb::Message {
         } = m;
         pb::Message {
             uuid: uuid.unwrap_or_default(),
-            role: match role {
-                Role::User => "user",
-                Role::Assistant => "assistant",
-            }
-            .to_owned(),
+            role: role.as_str().to_owned(),
             timestamp: at.map(timestamp),
             text,
             kind: kind.as_str().to_owned(),

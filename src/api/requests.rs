@@ -39,12 +39,28 @@ fn optional_time(
 }
 
 /// `optional int32` → a count within `1..=max`, or `default` when absent.
-fn count(field: &str, value: Option<i32>, default: usize, max: usize) -> Result<usize, Status> {
+pub(super) fn count(
+    field: &str,
+    value: Option<i32>,
+    default: usize,
+    max: usize,
+) -> Result<usize, Status> {
+    bounded(field, value, default, 1, max)
+}
+
+/// `optional int32` → a number within `min..=max`, or `default` when absent.
+pub(super) fn bounded(
+    field: &str,
+    value: Option<i32>,
+    default: usize,
+    min: usize,
+    max: usize,
+) -> Result<usize, Status> {
     match value {
         None => Ok(default),
-        Some(v) if v >= 1 && (v as usize) <= max => Ok(v as usize),
+        Some(v) if v >= 0 && (min..=max).contains(&(v as usize)) => Ok(v as usize),
         Some(v) => Err(Status::invalid_argument(format!(
-            "{field} must be between 1 and {max}, got {v}"
+            "{field} must be between {min} and {max}, got {v}"
         ))),
     }
 }

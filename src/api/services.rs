@@ -62,15 +62,12 @@ impl pb::retrieval_server::Retrieval for Retrieval {
             dry_run,
         } = request.into_inner();
         let mode = crate::engine::ContextMode::parse(&mode)?;
-        let max_tokens = match max_tokens {
-            None => crate::engine::DEFAULT_MAX_TOKENS,
-            Some(n) if n >= 1 => n as usize,
-            Some(n) => {
-                return Err(Status::invalid_argument(format!(
-                    "max_tokens must be positive, got {n}"
-                )));
-            }
-        };
+        let max_tokens = super::requests::count(
+            "max_tokens",
+            max_tokens,
+            crate::engine::DEFAULT_MAX_TOKENS,
+            i32::MAX as usize,
+        )?;
         let c = blocking(&self.0, move |e| {
             e.retrieve_context(&sessions, mode, max_tokens, dry_run)
         })
@@ -260,16 +257,7 @@ impl pb::sessions_server::Sessions for Sessions {
             limit,
             offset,
         } = request.into_inner();
-        let limit = match limit {
-            None => 50,
-            Some(n) if (1..=crate::engine::MAX_PAGE as i32).contains(&n) => n as usize,
-            Some(n) => {
-                return Err(Status::invalid_argument(format!(
-                    "limit must be between 1 and {}, got {n}",
-                    crate::engine::MAX_PAGE
-                )));
-            }
-        };
+        let limit = super::requests::count("limit", limit, 50, crate::engine::MAX_PAGE)?;
         let page = blocking(&self.0, move |e| {
             let workspace = (!workspace.trim().is_empty()).then_some(workspace);
             e.list_sessions(workspace.as_deref(), limit, offset as usize)
@@ -341,30 +329,24 @@ impl pb::sessions_server::Sessions for Sessions {
             limit,
             offset,
         } = request.into_inner();
-        let bounded = |field: &str, v: Option<i32>, default: usize, min: i32, max: usize| match v {
-            None => Ok(default),
-            Some(n) if n >= min && n as usize <= max => Ok(n as usize),
-            Some(n) => Err(Status::invalid_argument(format!(
-                "{field} must be between {min} and {max}, got {n}"
-            ))),
-        };
+        use super::requests::{bounded, count};
         let search = crate::engine::SessionSearch {
             pattern,
             regex,
             case_sensitive,
             workspace: (!workspace.trim().is_empty()).then_some(workspace),
             context: bounded("context", context, 2, 0, crate::engine::MAX_CONTEXT_LINES)?,
-            limit: bounded("limit", limit, 50, 1, crate::engine::MAX_MATCHES)?,
+            limit: count("limit", limit, 50, crate::engine::MAX_MATCHES)?,
             offset: offset as usize,
         };
         let page = blocking(&self.0, move |e| e.search_sessions(&search)).await?;
         Ok(Response::new(pb::SearchSessionsResponse {
-            pagination: Some(pb::Pagination {
-                total: page.total,
-                limit: page.limit as u32,
-                offset: page.offset as u32,
-                has_more: page.has_more,
-            }),
+            pagination: Some(super::convert::pagination(
+                page.total,
+                page.limit,
+                page.offset,
+                page.has_more,
+            )),
             matches: page
                 .matches
                 .into_iter()

@@ -333,11 +333,7 @@ impl Engine {
                     out.push(SearchMatch {
                         session_id: id.clone(),
                         message_uuid: m.uuid.clone().unwrap_or_default(),
-                        message_type: match m.role {
-                            Role::User => "user",
-                            Role::Assistant => "assistant",
-                        }
-                        .to_owned(),
+                        message_type: m.role.as_str().to_owned(),
                         line: (*line).to_owned(),
                         context: (from..to)
                             .filter(|&j| j != i)

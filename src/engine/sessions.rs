@@ -4,7 +4,7 @@ use std::time::UNIX_EPOCH;
 use super::Engine;
 use super::ingest::RunHistory;
 use crate::claude::{Message, Mode, read_messages_with};
-use crate::extract::{RedactionCounts, redact};
+use crate::extract::{RedactionCounts, redact_in_place};
 use crate::graph::SourceRecord;
 use crate::model::{Handoff, Node, NodeId};
 use crate::{Error, Result};
@@ -113,11 +113,7 @@ impl Engine {
         let messages = messages
             .into_iter()
             .map(|mut m| {
-                let mut clean = |s: &mut String| {
-                    if let std::borrow::Cow::Owned(clean) = redact(s, &mut ignored) {
-                        *s = clean;
-                    }
-                };
+                let mut clean = |s: &mut String| redact_in_place(s, &mut ignored);
                 clean(&mut m.text);
                 for call in &mut m.tool_calls {
                     clean(&mut call.input);

@@ -17,4 +17,4 @@ pub use self::handoff_doc::{
 pub use self::keywords::keywords;
 pub use self::project::{ProjectPath, project_of};
 pub use self::redact::{Redaction, RedactionCounts, redact};
-pub use self::scrub::{scrub, scrub_read_point};
+pub use self::scrub::{redact_in_place, scrub, scrub_read_point};

@@ -13,21 +13,20 @@ pub fn scrub(t: &mut Transcript) -> RedactionCounts {
 }
 
 fn scrub_into(t: &mut Transcript, counts: &mut RedactionCounts) {
-    t.visit_texts(&mut |s: &mut String| {
-        if let std::borrow::Cow::Owned(redacted) = redact(s, counts) {
-            *s = redacted;
-        }
-    });
+    t.visit_texts(&mut |s: &mut String| redact_in_place(s, counts));
 }
 
 /// Redacts the text a saved read state holds, so that the cold tier keeps no secret in
 /// derived data (the archive itself is the source, served redacted).
 pub fn scrub_read_point(point: &mut ReadPoint) -> RedactionCounts {
     let mut counts = RedactionCounts::default();
-    point.visit_texts(&mut |s: &mut String| {
-        if let std::borrow::Cow::Owned(redacted) = redact(s, &mut counts) {
-            *s = redacted;
-        }
-    });
+    point.visit_texts(&mut |s: &mut String| redact_in_place(s, &mut counts));
     counts
+}
+
+/// Redacts `text` where it stands, counting what it found.
+pub fn redact_in_place(text: &mut String, counts: &mut RedactionCounts) {
+    if let std::borrow::Cow::Owned(redacted) = redact(text, counts) {
+        *text = redacted;
+    }
 }
