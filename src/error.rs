@@ -24,6 +24,12 @@ pub enum Error {
     /// The full-text index failed (its files are damaged, or the disk is full).
     #[error("text index: {0}")]
     Index(String),
+    /// The embedding model could not be loaded or run.
+    #[error("embedding model: {0}")]
+    Embedding(String),
+    /// The vector index failed.
+    #[error("vector index: {0}")]
+    VectorIndex(String),
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

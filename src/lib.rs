@@ -24,6 +24,7 @@
 
 pub mod api;
 pub mod claude;
+pub mod embed;
 pub mod engine;
 mod error;
 pub mod extract;

@@ -9,6 +9,7 @@ mod cli;
 mod context;
 mod corpus;
 mod crash;
+mod embed;
 mod grpc;
 mod handoffs;
 mod import;

@@ -12,7 +12,11 @@ impl From<Error> for Status {
                 Code::FailedPrecondition
             }
             Error::Storage(eywa_storage::Error::Locked { .. }) => Code::Unavailable,
-            Error::Storage(_) | Error::Io { .. } | Error::Index(_) => Code::Internal,
+            Error::Storage(_)
+            | Error::Io { .. }
+            | Error::Index(_)
+            | Error::Embedding(_)
+            | Error::VectorIndex(_) => Code::Internal,
         };
         if code == Code::Internal {
             tracing::error!(error = %DisplayChain(&error), "internal error");

@@ -31,11 +31,23 @@ pub enum Keyspace {
     /// Transcript messages across files: `u | message uuid` → the session that first wrote
     /// it (a resumed session replays it), `l | leaf uuid` → the `summary` label given to it.
     Messages,
+    /// Embeddings by content: `sha256 of (model id, text)` → the vector as little-endian
+    /// f32s. A text is embedded once, whatever document it appears in.
+    Embeddings,
+    /// Embedded chunks: `vector key (u64)` → what the chunk belongs to (document, session,
+    /// project, content type, time) and its content hash.
+    Vectors,
+    /// Chunks waiting to be embedded, newest first: `inverted time | vector key` → the chunk
+    /// and its text.
+    EmbedQueue,
+    /// `source path | 0 | vector key` → the queue key of a pending chunk, or empty once it
+    /// is embedded: what to drop when a source is read again from its start.
+    VectorsBySource,
 }
 
 impl Keyspace {
     /// Every keyspace, in the order their trees are opened.
-    pub const ALL: [Keyspace; 14] = [
+    pub const ALL: [Keyspace; 18] = [
         Keyspace::Nodes,
         Keyspace::Edges,
         Keyspace::Docs,
@@ -50,6 +62,10 @@ impl Keyspace {
         Keyspace::Blobs,
         Keyspace::EdgesByRelation,
         Keyspace::Messages,
+        Keyspace::Embeddings,
+        Keyspace::Vectors,
+        Keyspace::EmbedQueue,
+        Keyspace::VectorsBySource,
     ];
 
     /// The sled tree name.
@@ -69,6 +85,10 @@ impl Keyspace {
             Keyspace::Blobs => "blobs",
             Keyspace::EdgesByRelation => "edges_by_relation",
             Keyspace::Messages => "messages",
+            Keyspace::Embeddings => "embeddings",
+            Keyspace::Vectors => "vectors",
+            Keyspace::EmbedQueue => "embed_queue",
+            Keyspace::VectorsBySource => "vectors_by_source",
         }
     }
 

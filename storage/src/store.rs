@@ -166,6 +166,12 @@ impl Store {
         }
     }
 
+    /// Reads one value's bytes as written (for values that are not MessagePack, such as
+    /// vectors); a missing key is `Ok(None)`.
+    pub fn get_raw(&self, keyspace: Keyspace, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        Ok(self.tree(keyspace).get(key)?.map(|v| v.to_vec()))
+    }
+
     pub fn contains(&self, keyspace: Keyspace, key: &[u8]) -> Result<bool> {
         Ok(self.tree(keyspace).contains_key(key)?)
     }

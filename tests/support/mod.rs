@@ -4,6 +4,7 @@
 
 pub mod fixture;
 pub mod grpcurl;
+pub mod model;
 pub mod server;
 
 use std::path::PathBuf;

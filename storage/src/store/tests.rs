@@ -172,6 +172,10 @@ fn keyspace_names_are_pinned_and_distinct() {
             "blobs",
             "edges_by_relation",
             "messages",
+            "embeddings",
+            "vectors",
+            "embed_queue",
+            "vectors_by_source",
         ]
     );
     for (i, keyspace) in Keyspace::ALL.iter().enumerate() {
