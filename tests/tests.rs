@@ -19,6 +19,7 @@ mod migrate;
 mod plans;
 mod search;
 mod secrets;
+mod semantic;
 mod sequences;
 mod temporal;
 mod transcripts;

@@ -4,7 +4,7 @@
 use tonic::transport::Channel;
 
 use super::pb;
-use crate::engine::{GetOutcome, IngestReport, SearchHit, SearchRequest};
+use crate::engine::{GetOutcome, IngestReport, SearchHit, SearchRequest, SearchResults};
 use crate::retrieve::GetOptions;
 
 #[derive(Debug, Clone)]
@@ -44,7 +44,7 @@ impl RemoteClient {
     pub async fn search(
         &mut self,
         request: &SearchRequest,
-    ) -> Result<Vec<SearchHit>, tonic::Status> {
+    ) -> Result<SearchResults, tonic::Status> {
         let time = |t: Option<crate::model::Timestamp>| t.map(super::convert::timestamp);
         let request = pb::SearchRequest {
             query: request.query.clone(),
@@ -54,9 +54,12 @@ impl RemoteClient {
             until: time(request.until),
             limit: Some(i32::try_from(request.limit).unwrap_or(i32::MAX)),
             agent_types: request.agent_types.clone(),
+            mode: request.mode.as_str().to_owned(),
+            focus: request.focus.clone().unwrap_or_default(),
         };
         let response = self.retrieval.search(request).await?.into_inner();
-        Ok(response
+        let mode = crate::retrieve::SearchMode::parse(&response.mode).unwrap_or_default();
+        let hits = response
             .hits
             .into_iter()
             .map(|h| SearchHit {
@@ -71,8 +74,14 @@ impl RemoteClient {
                 }),
                 agent: (!h.agent.is_empty()).then_some(h.agent),
                 matches: h.matches,
+                signals: h.signals.map(Into::into).unwrap_or_default(),
             })
-            .collect())
+            .collect();
+        Ok(SearchResults {
+            hits,
+            mode,
+            notices: response.notices,
+        })
     }
 
     /// Asks the server to ingest its Claude dir.

@@ -78,6 +78,7 @@ pub fn search_hit(hit: crate::engine::SearchHit, now: Timestamp) -> pb::SearchHi
         timestamp: at,
         agent,
         matches,
+        signals,
     } = hit;
     pb::SearchHit {
         short_id: session_id.chars().take(8).collect(),
@@ -96,6 +97,7 @@ pub fn search_hit(hit: crate::engine::SearchHit, now: Timestamp) -> pb::SearchHi
         age: age(at, now),
         agent: agent.unwrap_or_default(),
         matches,
+        signals: Some(signals.into()),
     }
 }
 
@@ -596,11 +598,13 @@ impl From<Related> for pb::RelatedSession {
             episode,
             score,
             shared,
+            similarity,
         }: Related,
     ) -> Self {
         pb::RelatedSession {
             episode: Some((*episode).clone().into()),
             score,
+            similarity,
             shared: shared
                 .into_iter()
                 .map(|Shared { entity, weight }| pb::SharedEntity {
@@ -669,6 +673,7 @@ impl From<Stats> for pb::StatsResponse {
             relations,
             tiers,
             caches,
+            semantic,
         } = stats;
         let Counts {
             sessions,
@@ -702,6 +707,92 @@ impl From<Stats> for pb::StatsResponse {
                     evictions: c.evictions,
                 })
                 .collect(),
+            semantic: Some(semantic.into()),
+        }
+    }
+}
+
+impl From<crate::engine::SemanticStatus> for pb::Semantic {
+    fn from(status: crate::engine::SemanticStatus) -> Self {
+        let crate::engine::SemanticStatus {
+            model,
+            unavailable,
+            vectors,
+            backlog,
+            rebuilding,
+        } = status;
+        pb::Semantic {
+            model: model.unwrap_or_default(),
+            unavailable: unavailable.unwrap_or_default(),
+            vectors,
+            backlog,
+            rebuilding,
+        }
+    }
+}
+
+impl From<crate::retrieve::Signals> for pb::Signals {
+    fn from(signals: crate::retrieve::Signals) -> Self {
+        let crate::retrieve::Signals {
+            lexical,
+            semantic,
+            retrieval,
+            same_project,
+            shared,
+            distance,
+            proximity,
+            recency,
+            total,
+        } = signals;
+        let ranked = |r: Option<crate::retrieve::Ranked>| {
+            r.map(|r| pb::RankedSignal {
+                rank: r.rank,
+                score: f64::from(r.score),
+            })
+        };
+        pb::Signals {
+            lexical: ranked(lexical),
+            semantic: ranked(semantic),
+            retrieval,
+            same_project,
+            shared,
+            distance,
+            proximity,
+            recency,
+            total,
+        }
+    }
+}
+
+impl From<pb::Signals> for crate::retrieve::Signals {
+    fn from(signals: pb::Signals) -> Self {
+        let pb::Signals {
+            lexical,
+            semantic,
+            retrieval,
+            same_project,
+            shared,
+            distance,
+            proximity,
+            recency,
+            total,
+        } = signals;
+        let ranked = |r: Option<pb::RankedSignal>| {
+            r.map(|r| crate::retrieve::Ranked {
+                rank: r.rank,
+                score: r.score as f32,
+            })
+        };
+        crate::retrieve::Signals {
+            lexical: ranked(lexical),
+            semantic: ranked(semantic),
+            retrieval,
+            same_project,
+            shared,
+            distance,
+            proximity,
+            recency,
+            total,
         }
     }
 }

@@ -9,7 +9,7 @@ use crate::engine::{
 };
 use crate::graph::{AsOf, Direction, EdgeFilter};
 use crate::model::Timestamp;
-use crate::retrieve::{DEFAULT_DAYS_BACK, DEFAULT_LIMIT, GetOptions};
+use crate::retrieve::{DEFAULT_DAYS_BACK, DEFAULT_LIMIT, GetOptions, SearchMode};
 
 /// Default `limit` of graph queries.
 const DEFAULT_GRAPH_LIMIT: usize = 100;
@@ -150,10 +150,21 @@ impl TryFrom<pb::SearchRequest> for SearchRequest {
             until,
             limit,
             agent_types,
+            mode,
+            focus,
         } = request;
         if query.trim().is_empty() {
             return Err(Status::invalid_argument("query: give words to search for"));
         }
+        let mode = if mode.trim().is_empty() {
+            SearchMode::default()
+        } else {
+            SearchMode::parse(&mode).ok_or_else(|| {
+                Status::invalid_argument(format!(
+                    "mode: `{mode}` is not lexical, semantic or hybrid"
+                ))
+            })?
+        };
         if projects.iter().any(|p| p.trim().is_empty()) {
             return Err(Status::invalid_argument("projects: empty project name"));
         }
@@ -165,6 +176,8 @@ impl TryFrom<pb::SearchRequest> for SearchRequest {
             since: optional_time("since", since)?,
             until: optional_time("until", until)?,
             limit: count("limit", limit, 10, MAX_SEARCH_LIMIT)?,
+            mode,
+            focus: Some(focus.trim().to_owned()).filter(|f| !f.is_empty()),
         })
     }
 }

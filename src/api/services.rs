@@ -109,13 +109,16 @@ impl pb::retrieval_server::Retrieval for Retrieval {
         request: Request<pb::SearchRequest>,
     ) -> Result<Response<pb::SearchResponse>, Status> {
         let search: crate::engine::SearchRequest = request.into_inner().try_into()?;
-        let hits = blocking(&self.0, move |e| e.search(&search)).await?;
+        let results = blocking(&self.0, move |e| e.search(&search)).await?;
         let now = crate::model::Timestamp::now();
         Ok(Response::new(pb::SearchResponse {
-            hits: hits
+            hits: results
+                .hits
                 .into_iter()
                 .map(|h| super::convert::search_hit(h, now))
                 .collect(),
+            mode: results.mode.as_str().to_owned(),
+            notices: results.notices,
         }))
     }
 }

@@ -130,7 +130,12 @@ impl FilterArgs {
 }
 
 pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
-    let engine = super::open_local(paths)?;
+    // Related sessions are also found by meaning: that needs the embedding model.
+    let engine = if matches!(args.command, Command::Related { .. }) {
+        super::open_local_semantic(paths)?
+    } else {
+        super::open_local(paths)?
+    };
     let (json, lines) = answer(&engine, args.command)?;
     if args.json {
         super::print_json(&json)?;
@@ -258,18 +263,27 @@ fn answer(engine: &Engine, command: Command) -> anyhow::Result<(Value, Vec<Strin
                 .map(|r| {
                     let shared: Vec<String> =
                         r.shared.iter().map(|s| s.entity.name.clone()).collect();
+                    let similar = if r.similarity > 0.0 {
+                        format!("  similarity {:.2}", r.similarity)
+                    } else {
+                        String::new()
+                    };
                     format!(
-                        "{:.3}  {}  shares {}",
+                        "{:.3}  {}  shares {}{similar}",
                         r.score,
                         node_line(&r.episode),
-                        shared.join(", ")
+                        if shared.is_empty() {
+                            "nothing".to_owned()
+                        } else {
+                            shared.join(", ")
+                        }
                     )
                 })
                 .collect();
             let list: Vec<Value> = related
                 .iter()
                 .map(|r| {
-                    json!({"score": r.score, "episode": node_json(&r.episode),
+                    json!({"score": r.score, "similarity": r.similarity, "episode": node_json(&r.episode),
                            "shared": r.shared.iter().map(|s| json!({"entity": node_json(&s.entity), "weight": s.weight})).collect::<Vec<_>>()})
                 })
                 .collect();

@@ -19,6 +19,9 @@ pub struct Args {
     /// Milliseconds between looks, with --watch
     #[arg(long, default_value_t = 2_000)]
     interval_ms: u64,
+    /// Then embed what was queued for semantic search (needs `eywa model install`)
+    #[arg(long, conflicts_with = "watch")]
+    embed: bool,
     /// Server to ask when another process holds the store
     #[arg(long, env = "EYWA_ADDR", default_value = eywa::server::DEFAULT_ADDR, value_name = "HOST:PORT")]
     addr: String,
@@ -39,8 +42,20 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         );
         return Ok(ExitCode::SUCCESS);
     }
-    let report = match paths.open_engine() {
-        Ok(engine) => engine.ingest_with_progress(&mut show_progress())?,
+    let opened = if args.embed {
+        paths.open_engine_semantic()
+    } else {
+        paths.open_engine()
+    };
+    let mut embedded = None;
+    let report = match opened {
+        Ok(engine) => {
+            let report = engine.ingest_with_progress(&mut show_progress())?;
+            if args.embed {
+                embedded = Some(super::embed::embed(&engine)?);
+            }
+            report
+        }
         // `eywa serve` holds the store: it ingests its own Claude dir.
         Err(eywa::Error::Storage(eywa_storage::Error::Locked { .. })) => {
             super::with_server(&args.addr, async |c| c.ingest().await)?
@@ -51,8 +66,18 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         }
     };
     if args.json {
-        super::print_json(&serde_json::to_value(&report)?)?;
+        let mut value = serde_json::to_value(&report)?;
+        if let Some(embedded) = &embedded {
+            value["embedded"] = serde_json::to_value(embedded)?;
+        }
+        super::print_json(&value)?;
         return Ok(ExitCode::SUCCESS);
+    }
+    if let Some(e) = &embedded {
+        println!(
+            "{} chunks into the vector index ({} embedded, the rest from the cache) in {:.1}s",
+            e.chunks, e.embedded, e.seconds
+        );
     }
     let c = &report.counts;
     println!(

@@ -1,10 +1,12 @@
 //! Command-line syntax (clap) resolved into configuration, one file per subcommand.
 
 mod context;
+mod embed;
 mod get;
 mod graph;
 mod import;
 mod ingest;
+mod model;
 mod render;
 mod search;
 mod serve;
@@ -16,7 +18,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use clap::{Parser, Subcommand};
-use eywa::engine::{Engine, EngineConfig};
+use eywa::engine::{Embedding, Engine, EngineConfig};
 
 /// eywa: knowledge-graph memory for coding agents, built from Claude Code transcripts.
 #[derive(Debug, Parser)]
@@ -43,7 +45,7 @@ enum Command {
     Ingest(ingest::Args),
     /// Rank session handoffs for a query, as Eywa's `get` does
     Get(get::Args),
-    /// Full-text search over sessions: one hit per session, its best passage
+    /// Search sessions by words and meaning: one hit per session, its best passage
     Search(search::Args),
     /// Context from earlier sessions for an agent, fitted to a token budget
     Context(context::Args),
@@ -55,6 +57,10 @@ enum Command {
     Import(import::Args),
     /// Counts, tier sizes and cache hit rates
     Stats(stats::Args),
+    /// The embedding model: install it, or see whether it is installed
+    Model(model::Args),
+    /// Embed what waits in the semantic backlog (serve does this in the background)
+    Embed(embed::Args),
 }
 
 /// Resolved locations, flags over environment over defaults.
@@ -86,11 +92,27 @@ impl Paths {
         })
     }
 
+    /// Opens the store without the embedding model (commands that do not search by
+    /// meaning; what they ingest is queued for embedding all the same).
     pub fn open_engine(&self) -> Result<Engine, eywa::Error> {
         Engine::open(EngineConfig {
             chunk_idle_days: self.chunk_idle_days,
             ..EngineConfig::new(&self.data_dir, &self.claude_dir)
         })
+    }
+
+    /// Opens the store with the installed embedding model, if there is one.
+    pub fn open_engine_semantic(&self) -> Result<Engine, eywa::Error> {
+        Engine::open(EngineConfig {
+            chunk_idle_days: self.chunk_idle_days,
+            embedding: Embedding::Model(self.model_dir()),
+            ..EngineConfig::new(&self.data_dir, &self.claude_dir)
+        })
+    }
+
+    /// Where the embedding model is installed.
+    pub fn model_dir(&self) -> PathBuf {
+        eywa::embed::ModelDir::default_path(&self.data_dir)
     }
 }
 
@@ -105,7 +127,9 @@ pub fn run() -> anyhow::Result<ExitCode> {
         | Command::Context(_)
         | Command::Graph(_)
         | Command::Import(_)
-        | Command::Stats(_) => "warn",
+        | Command::Stats(_)
+        | Command::Model(_)
+        | Command::Embed(_) => "warn",
     };
     init_logging(default_level);
     let paths = Paths::resolve(&cli)?;
@@ -119,6 +143,8 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Graph(args) => graph::run(&paths, args),
         Command::Import(args) => import::run(&paths, args),
         Command::Stats(args) => stats::run(&paths, args),
+        Command::Model(args) => model::run(&paths, args),
+        Command::Embed(args) => embed::run(&paths, args),
     }
 }
 
@@ -135,7 +161,28 @@ fn init_logging(default_level: &str) {
 
 /// Opens the store in this process; when `eywa serve` holds it, says how to ask the server.
 pub fn open_local(paths: &Paths) -> anyhow::Result<Engine> {
-    match paths.open_engine() {
+    locally(paths, paths.open_engine())
+}
+
+/// [`open_local`], with the embedding model.
+pub fn open_local_semantic(paths: &Paths) -> anyhow::Result<Engine> {
+    locally(paths, paths.open_engine_semantic())
+}
+
+/// A private directory (0700), created if missing.
+pub fn create_private_dir(path: &std::path::Path) -> anyhow::Result<()> {
+    std::fs::create_dir_all(path).with_context(|| format!("cannot create {}", path.display()))?;
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700))
+            .with_context(|| format!("cannot make {} private", path.display()))?;
+    }
+    Ok(())
+}
+
+fn locally(paths: &Paths, opened: Result<Engine, eywa::Error>) -> anyhow::Result<Engine> {
+    match opened {
         Ok(engine) => Ok(engine),
         Err(eywa::Error::Storage(eywa_storage::Error::Locked { path })) => anyhow::bail!(
             "the store at {} is held by a running `eywa serve`; stop it, or ask it over gRPC \

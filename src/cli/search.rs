@@ -2,17 +2,28 @@ use std::io::{BufRead, Write};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use eywa::engine::{CONTENT_TYPES, SearchHit, SearchRequest};
+use eywa::engine::{CONTENT_TYPES, SearchHit, SearchRequest, SearchResults};
 use eywa::model::Timestamp;
+use eywa::retrieve::SearchMode;
 use serde_json::json;
 
 use super::Paths;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// What to look for (words, matched stemmed; any of them)
+    /// What to look for (words, matched stemmed, any of them; and their meaning)
     #[arg(required_unless_present = "queries")]
     query: Vec<String>,
+    /// lexical (BM25), semantic (embeddings), or hybrid (both, fused)
+    #[arg(long, default_value = "hybrid", value_parser = parse_mode)]
+    mode: SearchMode,
+    /// What the search is about: sessions of its project, sharing its files, or near it
+    /// in the graph rank higher (project:NAME, session:ID, file:PATH, a node id)
+    #[arg(long, value_name = "NODE")]
+    focus: Option<String>,
+    /// Show every signal that scored each hit
+    #[arg(long)]
+    explain: bool,
     /// Only these content types (comma-separated or repeated): user_message,
     /// assistant_response, compact_summary, tool_call, subagent_summary, summary_label,
     /// handoff, plan, memory
@@ -43,6 +54,10 @@ pub struct Args {
     /// Server to ask when another process holds the store
     #[arg(long, env = "EYWA_ADDR", default_value = eywa::server::DEFAULT_ADDR, value_name = "HOST:PORT")]
     addr: String,
+}
+
+fn parse_mode(s: &str) -> Result<SearchMode, String> {
+    SearchMode::parse(s).ok_or_else(|| format!("`{s}` is not lexical, semantic or hybrid"))
 }
 
 /// A time: RFC 3339, a date, or an age before now (`7d`, `12h`, `30m`, `2w`).
@@ -81,8 +96,15 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         since: args.since,
         until: args.until,
         limit: args.limit,
+        mode: args.mode,
+        focus: args.focus.clone(),
     };
-    let engine = match paths.open_engine() {
+    let opened = if args.mode == SearchMode::Lexical {
+        paths.open_engine()
+    } else {
+        paths.open_engine_semantic()
+    };
+    let engine = match opened {
         Ok(engine) => Some(engine),
         Err(eywa::Error::Storage(eywa_storage::Error::Locked { .. })) => None,
         Err(other) => {
@@ -90,7 +112,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
                 .with_context(|| format!("cannot open the store in {}", paths.data_dir.display()));
         }
     };
-    let search = |r: &SearchRequest| -> anyhow::Result<Vec<SearchHit>> {
+    let search = |r: &SearchRequest| -> anyhow::Result<SearchResults> {
         match &engine {
             Some(engine) => Ok(engine.search(r)?),
             // `eywa serve` holds the store: ask it.
@@ -100,17 +122,25 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     if let Some(file) = &args.queries {
         return run_batch(file, &args, &request, &search);
     }
-    let hits = search(&request(args.query.join(" "), args.projects.clone()))?;
+    let results = search(&request(args.query.join(" "), args.projects.clone()))?;
     let now = Timestamp::now();
     if args.json {
-        let hits: Vec<_> = hits.iter().map(|h| to_json(h, now)).collect();
-        super::print_json(&json!({ "hits": hits }))?;
-    } else if hits.is_empty() {
+        let hits: Vec<_> = results.hits.iter().map(|h| to_json(h, now)).collect();
+        super::print_json(&json!({
+            "hits": hits,
+            "mode": results.mode,
+            "notices": results.notices,
+        }))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    for notice in &results.notices {
+        eprintln!("eywa: {notice}");
+    }
+    if results.hits.is_empty() {
         println!("No session matches.");
-    } else {
-        for h in &hits {
-            print_human(h, now);
-        }
+    }
+    for h in &results.hits {
+        print_human(h, now, args.explain);
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -119,7 +149,7 @@ fn run_batch(
     file: &std::path::Path,
     args: &Args,
     request: &dyn Fn(String, Vec<String>) -> SearchRequest,
-    search: &dyn Fn(&SearchRequest) -> anyhow::Result<Vec<SearchHit>>,
+    search: &dyn Fn(&SearchRequest) -> anyhow::Result<SearchResults>,
 ) -> anyhow::Result<ExitCode> {
     let reader = std::io::BufReader::new(
         std::fs::File::open(file).with_context(|| format!("cannot open {}", file.display()))?,
@@ -140,7 +170,7 @@ fn run_batch(
         let mut projects = args.projects.clone();
         projects.extend(text("project"));
         let hits = match search(&request(query, projects)) {
-            Ok(hits) => hits,
+            Ok(results) => results.hits,
             // A query of stopwords only finds nothing; the batch goes on.
             Err(e)
                 if e.downcast_ref::<eywa::Error>()
@@ -174,10 +204,11 @@ fn to_json(h: &SearchHit, now: Timestamp) -> serde_json::Value {
         "matches": h.matches,
         "resume_command": (!h.session_id.is_empty())
             .then(|| format!("claude --resume {}", h.session_id)),
+        "signals": h.signals,
     })
 }
 
-fn print_human(h: &SearchHit, now: Timestamp) {
+fn print_human(h: &SearchHit, now: Timestamp, explain: bool) {
     let short: String = h.session_id.chars().take(8).collect();
     let title = if h.title.is_empty() {
         "(no session)"
@@ -199,4 +230,35 @@ fn print_human(h: &SearchHit, now: Timestamp) {
     if !h.session_id.is_empty() {
         println!("    claude --resume {}", h.session_id);
     }
+    if explain {
+        println!("    {}", explain_line(&h.signals));
+    }
+}
+
+/// Every term of a hit's score, on one line.
+fn explain_line(s: &eywa::retrieve::Signals) -> String {
+    let ranked = |name: &str, r: &Option<eywa::retrieve::Ranked>| match r {
+        Some(r) => format!("{name} #{} ({:.3})", r.rank, r.score),
+        None => format!("{name} -"),
+    };
+    let mut parts = vec![
+        ranked("lexical", &s.lexical),
+        ranked("semantic", &s.semantic),
+        format!("retrieval {:.4}", s.retrieval),
+    ];
+    for (name, value) in [
+        ("same project", s.same_project),
+        ("shared", s.shared),
+        ("proximity", s.proximity),
+        ("recency", s.recency),
+    ] {
+        if value > 0.0 {
+            parts.push(format!("+{name} {value:.3}"));
+        }
+    }
+    if let Some(d) = s.distance {
+        parts.push(format!("{d} hops"));
+    }
+    parts.push(format!("= {:.4}", s.total));
+    parts.join(" · ")
 }

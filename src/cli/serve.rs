@@ -21,6 +21,10 @@ pub struct Args {
     /// Milliseconds between looks for new and changed transcripts while serving (0: never)
     #[arg(long, env = "EYWA_WATCH_INTERVAL_MS", default_value_t = 2_000)]
     watch_interval_ms: u64,
+    /// Whether to install the embedding model when it is missing: auto, or never (serve
+    /// lexical search only unless it is installed)
+    #[arg(long, env = "EYWA_MODEL_INSTALL", default_value = "auto", value_parser = ["auto", "never"])]
+    model_install: String,
 }
 
 pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
@@ -31,9 +35,33 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             args.addr
         );
     }
+    if args.model_install == "auto"
+        && eywa::embed::ModelDir::open(&paths.model_dir())
+            .ok()
+            .flatten()
+            .is_none()
+    {
+        // First run: fetch the model. Without it, search is lexical (said once, below).
+        if let Err(e) = super::model::install(paths, &super::model::options(None, false)) {
+            tracing::debug!(error = %format!("{e:#}"), "no embedding model");
+        }
+    }
     let engine = paths
-        .open_engine()
+        .open_engine_semantic()
         .with_context(|| format!("cannot open the store in {}", paths.data_dir.display()))?;
+    let semantic = engine.semantic_status();
+    match &semantic.unavailable {
+        None => tracing::info!(
+            model = semantic.model.as_deref().unwrap_or_default(),
+            vectors = semantic.vectors,
+            backlog = semantic.backlog,
+            "semantic search on"
+        ),
+        Some(why) => eprintln!(
+            "eywa: semantic search is off: {why}. Searches are lexical (BM25) until \
+             `eywa model install` succeeds and serve is restarted."
+        ),
+    }
     if !args.no_ingest {
         match engine.ingest_with_progress(&mut super::ingest::show_progress()) {
             Ok(report) => tracing::info!(
@@ -64,6 +92,12 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         let interval = std::time::Duration::from_millis(args.watch_interval_ms);
         std::thread::spawn(move || super::ingest::follow(&engine, interval, &stop))
     });
+    // Embeds what ingest queued, newest first, while the server answers.
+    let embedder = {
+        let (engine, stop) = (engine.clone(), stop.clone());
+        std::thread::spawn(move || engine.run_embedder(&stop))
+    };
+    let served = engine.clone();
     runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(args.addr)
             .await
@@ -75,12 +109,14 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             let _ = tokio::signal::ctrl_c().await;
             tracing::info!("shutting down");
         };
-        eywa::server::run(listener, engine, shutdown).await?;
+        eywa::server::run(listener, served, shutdown).await?;
         anyhow::Ok(())
     })?;
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    engine.wake_embedder();
     if let Some(watcher) = watcher {
         let _ = watcher.join();
     }
+    let _ = embedder.join();
     Ok(ExitCode::SUCCESS)
 }

@@ -12,7 +12,7 @@ pub struct Args {
 }
 
 pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
-    let engine = super::open_local(paths)?;
+    let engine = super::open_local_semantic(paths)?;
     let s = engine.stats()?;
     let t = &s.tiers;
     if args.json {
@@ -36,6 +36,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
                 "compression_ratio": t.compression_ratio(),
             },
             "caches": caches,
+            "semantic": s.semantic,
         }))?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -66,6 +67,25 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         t.compression_ratio(),
         t.cold_chunks
     );
+    let sem = &s.semantic;
+    match &sem.unavailable {
+        None if sem.model.is_some() => println!(
+            "semantic: {} vectors, {} chunks waiting to be embedded{} ({})",
+            sem.vectors,
+            sem.backlog,
+            if sem.rebuilding {
+                ", index rebuilding"
+            } else {
+                ""
+            },
+            sem.model.as_deref().unwrap_or_default()
+        ),
+        why => println!(
+            "semantic: unavailable ({}); {} chunks waiting to be embedded",
+            why.as_deref().unwrap_or("no model"),
+            sem.backlog
+        ),
+    }
     for cache in &s.caches {
         println!(
             "hot:   {:<12} {}/{} entries, hit rate {:.1}% ({} hits, {} misses)",

@@ -443,7 +443,7 @@ impl Engine {
                 })?;
             }
         } else if !archived.appended {
-            self.text.delete_source(&record.path);
+            self.drop_source(&record.path)?;
         }
         self.retire(changed.known.as_ref(), &archived)?;
         if let Some(handoff) = facts.first().and_then(|f| f.handoff.as_ref()) {

@@ -7,10 +7,13 @@ mod library;
 mod migrate;
 mod owners;
 mod query;
+mod search;
+mod semantic;
 mod sessions;
 mod source;
 mod stats;
 mod text;
+mod vectors;
 
 pub use self::context::{
     Context, ContextItem, ContextMode, ContextSession, DEFAULT_MAX_TOKENS, MAX_CONTEXT_SESSIONS,
@@ -26,9 +29,10 @@ pub use self::migrate::{MigrateError, MigrateMode, MigrateResult, encode_project
 pub use self::query::{
     GetOutcome, HandoffHit, MAX_DAYS_BACK, MAX_DEPTH, MAX_LIMIT, parse_relations,
 };
+pub use self::search::{CONTENT_TYPES, MAX_SEARCH_LIMIT, SearchHit, SearchRequest, SearchResults};
+pub use self::semantic::{EMBEDDED_TYPES, EmbedReport, Embedding, SemanticStatus};
 pub use self::sessions::Session;
 pub use self::stats::Stats;
-pub use self::text::{CONTENT_TYPES, MAX_SEARCH_LIMIT, SearchHit, SearchRequest};
 
 use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
@@ -54,6 +58,8 @@ pub struct EngineConfig {
     pub temporary: bool,
     /// Chunks not read for this many days move from the warm to the cold tier.
     pub chunk_idle_days: u32,
+    /// The embedder of semantic memory (default: none, searches are lexical).
+    pub embedding: Embedding,
 }
 
 impl EngineConfig {
@@ -66,6 +72,7 @@ impl EngineConfig {
             claude_dir: claude_dir.into(),
             temporary: false,
             chunk_idle_days: Self::DEFAULT_CHUNK_IDLE_DAYS,
+            embedding: Embedding::Off,
         }
     }
 
@@ -76,7 +83,13 @@ impl EngineConfig {
             claude_dir: claude_dir.into(),
             temporary: true,
             chunk_idle_days: Self::DEFAULT_CHUNK_IDLE_DAYS,
+            embedding: Embedding::Off,
         }
+    }
+
+    /// The same, with this embedder for semantic memory.
+    pub fn with_embedding(self, embedding: Embedding) -> Self {
+        EngineConfig { embedding, ..self }
     }
 }
 
@@ -94,6 +107,8 @@ pub struct Engine {
     owners: RwLock<Option<owners::Owners>>,
     /// The full-text index (index tier).
     text: crate::index::TextIndex,
+    /// Semantic memory: embedder, queue, vector index.
+    semantic: semantic::Semantic,
 }
 
 impl std::fmt::Debug for Engine {
@@ -118,8 +133,10 @@ impl Engine {
         };
         let graph = Graph::open(storage.open()?)?;
         let index = HandoffIndex::new(graph.handoffs()?);
-        let (text, created) =
-            crate::index::TextIndex::open(&graph.store().path().join("index").join("text"))?;
+        let index_dir = graph.store().path().join("index");
+        let (text, created) = crate::index::TextIndex::open(&index_dir.join("text"))?;
+        let (semantic, vectors_reset) =
+            semantic::Semantic::open(&config.embedding, graph.store(), &index_dir)?;
         let engine = Engine {
             graph,
             claude: ClaudeDir::new(&config.claude_dir),
@@ -132,9 +149,15 @@ impl Engine {
             ingest_lock: Mutex::new(()),
             owners: RwLock::new(None),
             text,
+            semantic,
         };
-        if created && !engine.graph.sources()?.is_empty() {
-            // A store from before the text index, or an index that was removed.
+        let store = engine.graph.store();
+        let unembedded = engine.semantic.embedder().is_some()
+            && store.is_empty(eywa_storage::Keyspace::Vectors)
+            && store.is_empty(eywa_storage::Keyspace::EmbedQueue);
+        if (created || vectors_reset || unembedded) && !engine.graph.sources()?.is_empty() {
+            // A store from before the text index or semantic memory, an index that was
+            // removed, or vectors of another model: rebuild, queueing every document.
             engine.mark_text_dirty()?;
         }
         Ok(engine)

@@ -239,16 +239,59 @@ impl Engine {
         self.graph.path(a.id, b.id, max_depth, filter)
     }
 
+    /// Sessions related to a session: by the entities they share (rarity-weighted), and,
+    /// with semantic memory, by how alike their content is. A similarity `s` adds
+    /// `s × ln(episodes)`: a session of identical content counts as much as sharing the
+    /// rarest entity there can be.
     pub fn related(&self, reference: &str, limit: usize) -> Result<Vec<Related>> {
         check_limit(limit)?;
         let node = self.resolve_one(reference)?;
-        if node.episode().is_none() {
+        let Some(episode) = node.episode() else {
             return Err(Error::InvalidArgument(format!(
                 "`{reference}` is a {}, not a session (Episode)",
                 node.kind.label()
             )));
+        };
+        let similar = self
+            .semantic
+            .similar_sessions(&episode.session_id, (limit * 20).max(200));
+        if similar.is_empty() {
+            return self.graph.related(node.id, limit);
         }
-        self.graph.related(node.id, limit)
+        let mut related = self.graph.related(node.id, MAX_LIMIT)?;
+        let weight = (self.graph.counts()?.episodes.max(2) as f64).ln();
+        for (session, similarity) in similar {
+            let id = NodeId::episode(&session);
+            if id == node.id {
+                continue;
+            }
+            match related.iter_mut().find(|r| r.episode.id == id) {
+                Some(r) => r.similarity = similarity,
+                None => {
+                    let Some(other) = self.graph.node(id)? else {
+                        continue;
+                    };
+                    related.push(Related {
+                        episode: other,
+                        score: 0.0,
+                        shared: Vec::new(),
+                        similarity,
+                    });
+                }
+            }
+        }
+        for r in &mut related {
+            r.score += weight * r.similarity.max(0.0);
+        }
+        let start = |r: &Related| r.episode.episode().map_or(0, |e| e.start.0);
+        related.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then(start(b).cmp(&start(a)))
+                .then(a.episode.id.cmp(&b.episode.id))
+        });
+        related.truncate(limit);
+        Ok(related)
     }
 }
 

@@ -16,6 +16,7 @@ pub struct Stats {
     pub relations: BTreeMap<String, u64>,
     pub tiers: TierStats,
     pub caches: Vec<CacheStats>,
+    pub semantic: super::SemanticStatus,
 }
 
 impl Engine {
@@ -23,6 +24,7 @@ impl Engine {
         let graph = &self.graph;
         let mut caches = graph.cache_stats();
         caches.push(self.results.stats());
+        caches.extend(self.semantic.cache_stats());
         Ok(Stats {
             counts: graph.counts()?,
             kinds: graph
@@ -37,6 +39,7 @@ impl Engine {
                 .collect(),
             tiers: graph.store().tier_stats()?,
             caches,
+            semantic: self.semantic_status(),
         })
     }
 }

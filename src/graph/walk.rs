@@ -95,6 +95,8 @@ pub struct Related {
     pub episode: Arc<Node>,
     pub score: f64,
     pub shared: Vec<Shared>,
+    /// Cosine similarity of the two sessions' content (semantic memory); 0 when unknown.
+    pub similarity: f64,
 }
 
 impl Graph {
@@ -409,9 +411,38 @@ impl Graph {
         Ok(Some(steps))
     }
 
-    /// Episodes that share entities (projects, files, tools, concepts) with `episode`,
-    /// each shared entity weighted by its rarity: ln(episodes / episodes touching it).
-    pub fn related(&self, episode: NodeId, limit: usize) -> Result<Vec<Related>> {
+    /// Hops from `start` to every node within `max_depth` of it (edges in either
+    /// direction, current view), visiting at most `max_nodes`; `start` is at 0.
+    pub fn distances(
+        &self,
+        start: NodeId,
+        max_depth: u32,
+        max_nodes: usize,
+    ) -> HashMap<NodeId, u32> {
+        let view = self.view();
+        let mut seen = HashMap::from([(start, 0u32)]);
+        let mut queue = VecDeque::from([(start, 0u32)]);
+        while let Some((id, d)) = queue.pop_front() {
+            if d >= max_depth {
+                continue;
+            }
+            for (_, other, _) in view.adjacent(id, true, true) {
+                if seen.len() >= max_nodes {
+                    return seen;
+                }
+                if let std::collections::hash_map::Entry::Vacant(slot) = seen.entry(other.id) {
+                    slot.insert(d + 1);
+                    queue.push_back((other.id, d + 1));
+                }
+            }
+        }
+        seen
+    }
+
+    /// How much each other episode shares with `episode`: the sum, over the entities
+    /// (projects, files, tools, concepts) both have, of ln(episodes / episodes touching
+    /// the entity), with those entities and their weights.
+    pub fn shared_scores(&self, episode: NodeId) -> HashMap<NodeId, (f64, Vec<(NodeId, f64)>)> {
         let view = self.view();
         let total = view.episode_count().max(1) as f64;
         let mut scores: HashMap<NodeId, Score> = HashMap::new();
@@ -440,6 +471,14 @@ impl Graph {
                 entry.1.push((entity, weight));
             }
         }
+        scores
+    }
+
+    /// Episodes that share entities (projects, files, tools, concepts) with `episode`,
+    /// each shared entity weighted by its rarity: ln(episodes / episodes touching it).
+    pub fn related(&self, episode: NodeId, limit: usize) -> Result<Vec<Related>> {
+        let scores = self.shared_scores(episode);
+        let view = self.view();
         let start = |id: &NodeId| view.node(*id).map_or(0, |n| n.start);
         let mut ranked: Vec<(NodeId, Score)> = scores.into_iter().collect();
         // Best first; equal scores: the newer session first.
@@ -470,6 +509,7 @@ impl Graph {
                 episode: node,
                 score,
                 shared: shared_nodes,
+                similarity: 0.0,
             });
         }
         Ok(out)

@@ -1,7 +1,9 @@
 //! The index tier: what is rebuilt from the warm and cold tiers and kept beside them.
 
+mod hnsw;
 mod text;
 mod vector;
 
+pub use self::hnsw::HnswIndex;
 pub use self::text::{TextDoc, TextHit, TextIndex, TextQuery};
 pub use self::vector::{FlatIndex, VectorIndex};

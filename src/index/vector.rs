@@ -48,7 +48,7 @@ pub struct FlatIndex {
 }
 
 /// The vector scaled to unit length, or why it cannot be.
-fn normalized(vector: &[f32], dim: usize) -> Result<Vec<f32>> {
+pub(super) fn normalized(vector: &[f32], dim: usize) -> Result<Vec<f32>> {
     if vector.len() != dim {
         return Err(Error::InvalidArgument(format!(
             "a vector of {} dimensions where {dim} are expected",
@@ -235,12 +235,12 @@ impl VectorIndex for FlatIndex {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use super::*;
 
     /// Text-like vectors: mixtures of a few shared directions plus a little noise (random
     /// uniform vectors make every neighbour look alike).
-    fn vectors(n: usize, dim: usize, seed: u64) -> Vec<Vec<f32>> {
+    pub(crate) fn vectors(n: usize, dim: usize, seed: u64) -> Vec<Vec<f32>> {
         let mut state = seed;
         let mut next = || {
             state = state
@@ -266,10 +266,12 @@ mod tests {
         dot / (n(a) * n(b))
     }
 
-    #[test]
-    fn search_is_exact_filtered_and_follows_updates() {
+    /// What every [`VectorIndex`] must do, on a set small enough that an approximate
+    /// index finds the true neighbours.
+    pub(crate) fn conformance(index: &mut dyn VectorIndex) {
+        assert_eq!(index.dim(), 32);
+        assert!(index.is_empty());
         let data = vectors(500, 32, 7);
-        let mut index = FlatIndex::new(32);
         for (i, v) in data.iter().enumerate() {
             index.upsert(i as u64, v).unwrap();
         }
@@ -308,6 +310,16 @@ mod tests {
             ));
         }
         assert!(index.search(query, 0, &|_| true).unwrap().is_empty());
+    }
+
+    #[test]
+    fn flat_index_passes_the_conformance_suite() {
+        conformance(&mut FlatIndex::new(32));
+    }
+
+    #[test]
+    fn hnsw_index_passes_the_conformance_suite() {
+        conformance(&mut crate::index::HnswIndex::new(32).unwrap());
     }
 
     #[test]

@@ -69,3 +69,49 @@ pub fn minilm() -> Option<Arc<MiniLm>> {
         })
         .clone()
 }
+
+/// A fast stand-in model for tests of the machinery (queueing, order, caching, crash
+/// safety): a text's vector counts its lowercased words, each hashed to one of 64
+/// dimensions. It records every text it is asked to embed, in order.
+#[derive(Debug, Default)]
+pub struct WordsEmbedder {
+    pub seen: std::sync::Mutex<Vec<String>>,
+}
+
+impl eywa::embed::Embedder for WordsEmbedder {
+    fn model_id(&self) -> &str {
+        "test-words-64"
+    }
+
+    fn dim(&self) -> usize {
+        64
+    }
+
+    fn embed(&self, texts: &[&str]) -> eywa::Result<Vec<Vec<f32>>> {
+        self.seen
+            .lock()
+            .unwrap()
+            .extend(texts.iter().map(|t| t.to_string()));
+        Ok(texts
+            .iter()
+            .map(|t| {
+                let mut v = vec![0f32; 64];
+                v[63] = 0.01;
+                for word in t
+                    .split(|c: char| !c.is_alphanumeric())
+                    .filter(|w| !w.is_empty())
+                {
+                    let h = word
+                        .to_lowercase()
+                        .bytes()
+                        .fold(1469598103934665603u64, |h, b| {
+                            (h ^ u64::from(b)).wrapping_mul(1099511628211)
+                        });
+                    v[(h % 63) as usize] += 1.0;
+                }
+                let n = v.iter().map(|x| x * x).sum::<f32>().sqrt();
+                v.iter().map(|x| x / n).collect()
+            })
+            .collect())
+    }
+}

@@ -1,0 +1,400 @@
+//! The vector tier of semantic memory: every embedded chunk's record in the warm tier
+//! (`vectors`), its vector (`embeddings`, by content), and the HNSW index in the index tier
+//! (`<store>/index/vectors.usearch`), kept in step by a journal of the keys changed since
+//! the file was last saved. In memory: the index and what each key belongs to, for
+//! filters and grouping.
+
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
+
+use eywa_storage::{Batch, Keyspace, Store};
+use serde::{Deserialize, Serialize};
+
+use crate::index::{HnswIndex, VectorIndex};
+use crate::{Error, Result};
+
+/// Settings prefix of the journal: `vector_journal/ | key` for every key whose vector
+/// changed since the index file was saved.
+const JOURNAL: &[u8] = b"vector_journal/";
+/// Settings key naming the model the stored vectors came from.
+const MODEL_KEY: &[u8] = b"vector_model";
+/// A filter that keeps at most this many vectors is answered exactly, by comparing the
+/// query with each of them; a broader one searches the graph.
+const EXACT_LIMIT: usize = 20_000;
+
+/// What an embedded chunk belongs to (the `vectors` keyspace).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub(super) struct VectorEntry {
+    /// The text-index document the chunk is part of.
+    pub doc: String,
+    pub source: String,
+    /// The session a hit leads to (empty for a project memory file).
+    pub session: String,
+    /// Project name, lowercased.
+    pub project: String,
+    pub kind: String,
+    pub agent: Option<String>,
+    /// Milliseconds since the epoch.
+    pub timestamp: i64,
+    pub chunk: u32,
+    /// sha256 of the chunk's text (hex, first 32 characters): unchanged text is not
+    /// queued again.
+    pub text_hash: String,
+    /// The chunk's first characters, shown for a hit.
+    pub snippet: String,
+}
+
+/// What the index keeps in memory of a key, for filters and grouping.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(super) struct Meta {
+    pub session: u32,
+    pub project: u32,
+    pub kind: u32,
+    /// 0 when the chunk is not a subagent's.
+    pub agent: u32,
+    pub timestamp: i64,
+}
+
+/// Strings seen in metadata, by number (0 is the empty string).
+#[derive(Debug, Default)]
+pub(super) struct Strings {
+    names: Vec<String>,
+    numbers: HashMap<String, u32>,
+}
+
+impl Strings {
+    fn new() -> Strings {
+        let mut s = Strings::default();
+        s.intern("");
+        s
+    }
+
+    pub fn intern(&mut self, name: &str) -> u32 {
+        if let Some(&n) = self.numbers.get(name) {
+            return n;
+        }
+        let n = self.names.len() as u32;
+        self.names.push(name.to_owned());
+        self.numbers.insert(name.to_owned(), n);
+        n
+    }
+
+    pub fn number(&self, name: &str) -> Option<u32> {
+        self.numbers.get(name).copied()
+    }
+
+    pub fn name(&self, n: u32) -> &str {
+        &self.names[n as usize]
+    }
+}
+
+/// Which vectors a search may return.
+#[derive(Debug, Clone, Default)]
+pub(super) struct VectorFilter {
+    /// Lowercased project names; empty keeps all.
+    pub projects: Vec<String>,
+    pub kinds: Vec<String>,
+    pub agents: Vec<String>,
+    pub since: Option<i64>,
+    pub until: Option<i64>,
+}
+
+/// The in-memory side: the HNSW index and each key's metadata.
+pub(super) struct Vectors {
+    pub index: HnswIndex,
+    pub meta: HashMap<u64, Meta>,
+    by_project: HashMap<u32, HashSet<u64>>,
+    by_session: HashMap<u32, HashSet<u64>>,
+    pub strings: Strings,
+    /// The index file lags the warm tier beyond what the journal can replay: rebuild.
+    pub stale: bool,
+    /// Vectors changed since the index file was saved.
+    pub unsaved: u64,
+    path: PathBuf,
+}
+
+fn journal_key(key: u64) -> Vec<u8> {
+    let mut k = JOURNAL.to_vec();
+    k.extend_from_slice(&key.to_be_bytes());
+    k
+}
+
+/// Reads a stored embedding (little-endian f32s).
+pub(super) fn decode_vector(bytes: &[u8]) -> Vec<f32> {
+    bytes
+        .chunks_exact(4)
+        .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
+        .collect()
+}
+
+pub(super) fn encode_vector(v: &[f32]) -> Vec<u8> {
+    v.iter().flat_map(|x| x.to_le_bytes()).collect()
+}
+
+impl Vectors {
+    /// Loads the metadata of every stored chunk and the index file, replaying the
+    /// journal; an index file that is missing or unreadable marks the index stale. Vectors
+    /// of another model are dropped (`Ok(true)`: the caller re-queues every document).
+    pub fn open(store: &Store, dir: &Path, dim: usize, model: &str) -> Result<(Vectors, bool)> {
+        let path = dir.join("vectors.usearch");
+        let mut reset = false;
+        let stored_model: Option<String> = store.get(Keyspace::Settings, MODEL_KEY)?;
+        if stored_model.as_deref() != Some(model) {
+            reset = stored_model.is_some() || !store.is_empty(Keyspace::Vectors);
+            let mut batch = Batch::new();
+            for keyspace in [Keyspace::Vectors, Keyspace::VectorsBySource] {
+                for key in store.keys(keyspace, &[]) {
+                    batch.delete(keyspace, key?);
+                }
+            }
+            for key in store.keys(Keyspace::Settings, JOURNAL) {
+                batch.delete(Keyspace::Settings, key?);
+            }
+            batch.put(Keyspace::Settings, MODEL_KEY.to_vec(), &model)?;
+            store.apply(batch)?;
+            let _ = std::fs::remove_file(&path);
+        }
+        let mut vectors = Vectors {
+            index: HnswIndex::new(dim)?,
+            meta: HashMap::new(),
+            by_project: HashMap::new(),
+            by_session: HashMap::new(),
+            strings: Strings::new(),
+            stale: false,
+            unsaved: 0,
+            path,
+        };
+        for entry in store.scan::<VectorEntry>(Keyspace::Vectors, &[]) {
+            let (key, entry) = entry?;
+            let key = u64::from_be_bytes(
+                key.as_slice()
+                    .try_into()
+                    .map_err(|_| Error::VectorIndex("a vector key is not 8 bytes".into()))?,
+            );
+            vectors.remember(key, &entry);
+        }
+        if vectors.path.exists() {
+            match HnswIndex::load(&vectors.path, dim) {
+                Ok(index) => {
+                    vectors.index = index;
+                    vectors.replay_journal(store, model)?;
+                }
+                Err(e) => {
+                    tracing::warn!(error = %e, "vector index unreadable: rebuilding it");
+                    vectors.stale = true;
+                }
+            }
+        } else {
+            vectors.stale = !vectors.meta.is_empty();
+        }
+        Ok((vectors, reset))
+    }
+
+    /// Re-applies what changed after the index file was saved.
+    fn replay_journal(&mut self, store: &Store, model: &str) -> Result<()> {
+        let keys: Vec<u64> = store
+            .keys(Keyspace::Settings, JOURNAL)
+            .filter_map(|k| k.ok())
+            .filter_map(|k| k[JOURNAL.len()..].try_into().ok().map(u64::from_be_bytes))
+            .collect();
+        for key in &keys {
+            match self.stored_vector(store, *key, model)? {
+                Some(v) => self.index.upsert(*key, &v)?,
+                None => {
+                    self.index.remove(*key);
+                }
+            }
+        }
+        self.unsaved = keys.len() as u64;
+        if self.index.len() != self.meta.len() {
+            tracing::warn!(
+                index = self.index.len(),
+                stored = self.meta.len(),
+                "vector index out of step with the store: rebuilding it"
+            );
+            self.stale = true;
+        }
+        Ok(())
+    }
+
+    /// The embedding of a stored chunk.
+    fn stored_vector(&self, store: &Store, key: u64, model: &str) -> Result<Option<Vec<f32>>> {
+        let Some(entry) = store.get::<VectorEntry>(Keyspace::Vectors, &key.to_be_bytes())? else {
+            return Ok(None);
+        };
+        let hash = super::semantic::cache_key(model, &entry.text_hash);
+        Ok(store
+            .get_raw(Keyspace::Embeddings, &hash)?
+            .map(|b| decode_vector(&b)))
+    }
+
+    /// Builds the index again from the warm tier; chunks whose embedding is missing are
+    /// dropped (returned, so that their documents are queued again).
+    pub fn rebuild(&mut self, store: &Store, model: &str) -> Result<Vec<u64>> {
+        let mut index = HnswIndex::new(self.index.dim())?;
+        let mut lost = Vec::new();
+        let keys: Vec<u64> = self.meta.keys().copied().collect();
+        for key in keys {
+            match self.stored_vector(store, key, model)? {
+                Some(v) => index.upsert(key, &v)?,
+                None => lost.push(key),
+            }
+        }
+        self.index = index;
+        self.stale = false;
+        self.unsaved = self.meta.len() as u64;
+        Ok(lost)
+    }
+
+    /// Saves the index file and clears the journal (the caller holds the write lock).
+    pub fn save(&mut self, store: &Store) -> Result<()> {
+        if self.stale {
+            return Ok(());
+        }
+        if let Some(dir) = self.path.parent() {
+            std::fs::create_dir_all(dir).map_err(Error::io(dir))?;
+        }
+        self.index.save(&self.path)?;
+        let mut batch = Batch::new();
+        for key in store.keys(Keyspace::Settings, JOURNAL) {
+            batch.delete(Keyspace::Settings, key?);
+        }
+        store.apply(batch)?;
+        self.unsaved = 0;
+        Ok(())
+    }
+
+    /// Records in `batch` that `key` changed (part of the same transaction as the change).
+    pub fn journal(batch: &mut Batch, key: u64) {
+        batch.put_raw(Keyspace::Settings, journal_key(key), Vec::new());
+    }
+
+    /// Keeps `entry`'s metadata for `key`.
+    pub fn remember(&mut self, key: u64, entry: &VectorEntry) {
+        if let Some(old) = self.meta.get(&key).copied() {
+            self.unlink(key, &old);
+        }
+        let meta = Meta {
+            session: self.strings.intern(&entry.session),
+            project: self.strings.intern(&entry.project),
+            kind: self.strings.intern(&entry.kind),
+            agent: entry.agent.as_deref().map_or(0, |a| self.strings.intern(a)),
+            timestamp: entry.timestamp,
+        };
+        self.by_project.entry(meta.project).or_default().insert(key);
+        self.by_session.entry(meta.session).or_default().insert(key);
+        self.meta.insert(key, meta);
+    }
+
+    /// Drops `key` from the per-project and per-session sets.
+    fn unlink(&mut self, key: u64, meta: &Meta) {
+        for (map, n) in [
+            (&mut self.by_project, meta.project),
+            (&mut self.by_session, meta.session),
+        ] {
+            if let Some(set) = map.get_mut(&n) {
+                set.remove(&key);
+                if set.is_empty() {
+                    map.remove(&n);
+                }
+            }
+        }
+    }
+
+    /// Puts a vector in the index with its metadata.
+    pub fn insert(&mut self, key: u64, entry: &VectorEntry, vector: &[f32]) -> Result<()> {
+        self.remember(key, entry);
+        if !self.stale {
+            self.index.upsert(key, vector)?;
+        }
+        self.unsaved += 1;
+        Ok(())
+    }
+
+    pub fn remove(&mut self, key: u64) {
+        if let Some(old) = self.meta.remove(&key) {
+            self.unlink(key, &old);
+        }
+        self.index.remove(key);
+        self.unsaved += 1;
+    }
+
+    /// Whether `meta` passes the filter's content type, subagent and time conditions
+    /// (`kinds` and `agents` as string numbers; `None`: any).
+    fn keeps(
+        meta: &Meta,
+        kinds: &Option<Vec<u32>>,
+        agents: &Option<Vec<u32>>,
+        filter: &VectorFilter,
+    ) -> bool {
+        kinds.as_ref().is_none_or(|k| k.contains(&meta.kind))
+            && agents.as_ref().is_none_or(|a| a.contains(&meta.agent))
+            && filter.since.is_none_or(|s| meta.timestamp >= s)
+            && filter.until.is_none_or(|u| meta.timestamp < u)
+    }
+
+    /// The `k` chunks most similar to `query` that pass `filter`, best first.
+    pub fn search(
+        &self,
+        query: &[f32],
+        k: usize,
+        filter: &VectorFilter,
+    ) -> Result<Vec<(u64, f32)>> {
+        let numbers = |names: &[String]| -> Option<Vec<u32>> {
+            (!names.is_empty()).then(|| {
+                names
+                    .iter()
+                    .filter_map(|n| self.strings.number(n))
+                    .collect()
+            })
+        };
+        let kinds = numbers(&filter.kinds);
+        let agents = numbers(&filter.agents);
+        if filter.projects.is_empty() {
+            return self.index.search(query, k, &|key| {
+                self.meta
+                    .get(&key)
+                    .is_some_and(|m| Self::keeps(m, &kinds, &agents, filter))
+            });
+        }
+        let projects: Vec<u32> = filter
+            .projects
+            .iter()
+            .filter_map(|p| self.strings.number(p))
+            .collect();
+        let size: usize = projects
+            .iter()
+            .map(|p| self.by_project.get(p).map_or(0, |s| s.len()))
+            .sum();
+        if size <= EXACT_LIMIT {
+            let mut keys = projects
+                .iter()
+                .filter_map(|p| self.by_project.get(p))
+                .flat_map(|s| s.iter().copied())
+                .filter(|key| {
+                    self.meta
+                        .get(key)
+                        .is_some_and(|m| Self::keeps(m, &kinds, &agents, filter))
+                });
+            return self.index.search_among(query, k, &mut keys);
+        }
+        self.index.search(query, k, &|key| {
+            self.meta.get(&key).is_some_and(|m| {
+                projects.contains(&m.project) && Self::keeps(m, &kinds, &agents, filter)
+            })
+        })
+    }
+
+    /// The mean of a session's chunk vectors, normalized; `None` without chunks.
+    pub fn centroid(&self, session: &str) -> Option<Vec<f32>> {
+        let keys = self.by_session.get(&self.strings.number(session)?)?;
+        let mut sum = vec![0f32; self.index.dim()];
+        for key in keys {
+            if let Some(x) = self.index.get(*key) {
+                sum.iter_mut().zip(&x).for_each(|(s, x)| *s += x);
+            }
+        }
+        let norm = sum.iter().map(|x| x * x).sum::<f32>().sqrt();
+        (norm > 0.0).then(|| sum.iter().map(|x| x / norm).collect())
+    }
+}

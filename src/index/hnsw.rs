@@ -1,0 +1,233 @@
+//! Approximate nearest neighbours over many vectors: an HNSW graph (usearch) with cosine
+//! distance, updated in place (add, replace, remove), saved to and loaded from one file.
+
+use std::path::Path;
+
+use usearch::{Index, IndexOptions, MetricKind, ScalarKind};
+
+use super::vector::{VectorIndex, normalized};
+use crate::{Error, Result};
+
+/// Links per node: the HNSW `M`.
+const CONNECTIVITY: usize = 16;
+/// Candidates kept while inserting (`efConstruction`).
+const EXPANSION_ADD: usize = 128;
+/// Candidates kept while searching (`ef`); at least the `k` asked for.
+const EXPANSION_SEARCH: usize = 96;
+
+fn vector_error(e: impl std::fmt::Display) -> Error {
+    Error::VectorIndex(e.to_string())
+}
+
+/// An HNSW index of unit vectors keyed by `u64`.
+pub struct HnswIndex {
+    index: Index,
+    dim: usize,
+}
+
+impl std::fmt::Debug for HnswIndex {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("HnswIndex")
+            .field("dim", &self.dim)
+            .field("len", &self.index.size())
+            .finish()
+    }
+}
+
+fn options(dim: usize) -> IndexOptions {
+    IndexOptions {
+        dimensions: dim,
+        metric: MetricKind::Cos,
+        quantization: ScalarKind::F32,
+        connectivity: CONNECTIVITY,
+        expansion_add: EXPANSION_ADD,
+        expansion_search: EXPANSION_SEARCH,
+        multi: false,
+    }
+}
+
+impl HnswIndex {
+    pub fn new(dim: usize) -> Result<HnswIndex> {
+        assert!(dim > 0, "vectors have at least one dimension");
+        let index = Index::new(&options(dim)).map_err(vector_error)?;
+        Ok(HnswIndex { index, dim })
+    }
+
+    /// Candidates kept while searching; more finds more of the true neighbours, slower.
+    pub fn set_expansion_search(&self, n: usize) {
+        self.index.change_expansion_search(n);
+    }
+
+    /// Writes the index to `path` (a temporary file renamed into place).
+    pub fn save(&self, path: &Path) -> Result<()> {
+        let tmp = path.with_extension("tmp");
+        let tmp_str = tmp
+            .to_str()
+            .ok_or_else(|| vector_error(format!("{} is not UTF-8", tmp.display())))?;
+        self.index.save(tmp_str).map_err(vector_error)?;
+        std::fs::File::open(&tmp)
+            .and_then(|f| f.sync_all())
+            .map_err(Error::io(&tmp))?;
+        std::fs::rename(&tmp, path).map_err(Error::io(path))
+    }
+
+    /// Reads an index [`HnswIndex::save`] wrote, of `dim` dimensions; another file, or a
+    /// damaged one, is an error (the index is rebuilt from the store).
+    pub fn load(path: &Path, dim: usize) -> Result<HnswIndex> {
+        let path_str = path
+            .to_str()
+            .ok_or_else(|| vector_error(format!("{} is not UTF-8", path.display())))?;
+        let bad = |why: String| vector_error(format!("{}: {why}", path.display()));
+        let meta = Index::metadata(path_str).map_err(|e| bad(e.to_string()))?;
+        if meta.dimensions != dim as u64 || meta.metric != MetricKind::Cos || meta.multi {
+            return Err(bad(format!(
+                "an index of {} dimensions, not {dim} with cosine distance",
+                meta.dimensions
+            )));
+        }
+        let index = Index::new(&options(dim)).map_err(vector_error)?;
+        index.load(path_str).map_err(|e| bad(e.to_string()))?;
+        index.change_expansion_search(EXPANSION_SEARCH);
+        Ok(HnswIndex { index, dim })
+    }
+
+    pub fn contains(&self, key: u64) -> bool {
+        self.index.contains(key)
+    }
+
+    /// The stored vector of `key`.
+    pub fn get(&self, key: u64) -> Option<Vec<f32>> {
+        let mut v = vec![0f32; self.dim];
+        match self.index.get(key, &mut v) {
+            Ok(n) if n > 0 => Some(v),
+            _ => None,
+        }
+    }
+
+    /// The `k` of `keys` most similar to `query`, exactly (for filters that keep few
+    /// vectors, where a graph search would wander).
+    pub fn search_among(
+        &self,
+        query: &[f32],
+        k: usize,
+        keys: &mut dyn Iterator<Item = u64>,
+    ) -> Result<Vec<(u64, f32)>> {
+        let q = normalized(query, self.dim)?;
+        let mut scored: Vec<(u64, f32)> = Vec::new();
+        let mut v = vec![0f32; self.dim];
+        for key in keys {
+            if matches!(self.index.get(key, &mut v), Ok(n) if n > 0) {
+                let dot: f32 = v.iter().zip(&q).map(|(a, b)| a * b).sum();
+                scored.push((key, dot));
+            }
+        }
+        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        scored.truncate(k);
+        Ok(scored)
+    }
+
+    /// Bytes the index holds in memory.
+    pub fn memory_usage(&self) -> usize {
+        self.index.memory_usage()
+    }
+}
+
+impl VectorIndex for HnswIndex {
+    fn dim(&self) -> usize {
+        self.dim
+    }
+
+    fn upsert(&mut self, key: u64, vector: &[f32]) -> Result<()> {
+        let v = normalized(vector, self.dim)?;
+        if self.index.contains(key) {
+            self.index.remove(key).map_err(vector_error)?;
+        }
+        let size = self.index.size();
+        if size + 1 > self.index.capacity() {
+            self.index
+                .reserve((size + 1).max(1024).next_power_of_two())
+                .map_err(vector_error)?;
+        }
+        self.index.add(key, &v).map_err(vector_error)
+    }
+
+    fn remove(&mut self, key: u64) -> bool {
+        self.index.remove(key).is_ok_and(|n| n > 0)
+    }
+
+    fn search(
+        &self,
+        query: &[f32],
+        k: usize,
+        keep: &dyn Fn(u64) -> bool,
+    ) -> Result<Vec<(u64, f32)>> {
+        let q = normalized(query, self.dim)?;
+        if k == 0 || self.index.size() == 0 {
+            return Ok(Vec::new());
+        }
+        let wanted = k.min(self.index.size());
+        if self.index.expansion_search() < wanted {
+            self.index.change_expansion_search(wanted);
+        }
+        let matches = self
+            .index
+            .filtered_search(&q, wanted, keep)
+            .map_err(vector_error)?;
+        let mut out: Vec<(u64, f32)> = matches
+            .keys
+            .into_iter()
+            .zip(matches.distances)
+            .map(|(key, distance)| (key, 1.0 - distance))
+            .collect();
+        out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        Ok(out)
+    }
+
+    fn len(&self) -> usize {
+        self.index.size()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::index::vector::tests::vectors;
+
+    #[test]
+    fn an_index_saves_and_loads_and_a_damaged_file_is_refused() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("vectors.usearch");
+        let mut index = HnswIndex::new(16).unwrap();
+        for (i, v) in vectors(300, 16, 3).iter().enumerate() {
+            index.upsert(1000 + i as u64, v).unwrap();
+        }
+        assert!(index.remove(1003));
+        index.save(&path).unwrap();
+        let loaded = HnswIndex::load(&path, 16).unwrap();
+        assert_eq!(loaded.len(), 299);
+        assert!(!loaded.contains(1003) && loaded.contains(1004));
+        let q = &vectors(1, 16, 5)[0];
+        assert_eq!(
+            loaded.search(q, 5, &|_| true).unwrap(),
+            index.search(q, 5, &|_| true).unwrap()
+        );
+        let stored = loaded.get(1004).unwrap();
+        let want = normalized(&vectors(300, 16, 3)[4], 16).unwrap();
+        assert!(stored.iter().zip(&want).all(|(a, b)| (a - b).abs() < 1e-6));
+        // Exact search among a few keys.
+        let among = loaded
+            .search_among(q, 2, &mut [1010u64, 1020, 1003, 1030].into_iter())
+            .unwrap();
+        assert_eq!(among.len(), 2);
+        assert!(among.iter().all(|(k, _)| [1010, 1020, 1030].contains(k)));
+        assert!(HnswIndex::load(&path, 32).is_err(), "wrong dimensions");
+        let bytes = std::fs::read(&path).unwrap();
+        std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
+        assert!(matches!(
+            HnswIndex::load(&path, 16),
+            Err(Error::VectorIndex(_))
+        ));
+        std::fs::write(&path, b"not an index").unwrap();
+        assert!(HnswIndex::load(&path, 16).is_err());
+    }
+}
