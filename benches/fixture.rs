@@ -424,3 +424,50 @@ pub fn peak_rss_mib() -> f64 {
         })
         .map_or(0.0, |kb| kb / 1024.0)
 }
+
+/// `n` synthetic text-like vectors of `dim` dimensions: each a mixture of two of `rank`
+/// shared topic directions plus a little noise, so neighbourhoods have structure (uniform
+/// random vectors make every ANN index look broken). Deterministic for a seed.
+pub fn low_rank_vectors(
+    n: usize,
+    dim: usize,
+    rank: usize,
+    seed: u64,
+) -> impl Iterator<Item = Vec<f32>> {
+    let mut rng = Rng::new(seed);
+    let mut uniform = move || (rng.next_u64() >> 11) as f32 / (1u64 << 53) as f32 - 0.5;
+    let topics: Vec<Vec<f32>> = (0..rank)
+        .map(|_| (0..dim).map(|_| uniform()).collect())
+        .collect();
+    let mut pick = Rng::new(seed ^ 0xA5A5);
+    (0..n).map(move |_| {
+        let a = &topics[pick.skewed(rank as u64) as usize];
+        let b = &topics[pick.below(rank as u64) as usize];
+        let w = (pick.below(1000) as f32) / 1000.0;
+        (0..dim)
+            .map(|d| a[d] + w * b[d] + 0.15 * uniform())
+            .collect()
+    })
+}
+
+/// The installed all-MiniLM-L6-v2: `EYWA_MODEL_DIR`, or where the tests install it
+/// (`target/tools/models/`). Panics with what to do when there is none.
+pub fn minilm() -> eywa::embed::MiniLm {
+    let dir = std::env::var_os("EYWA_MODEL_DIR")
+        .map(std::path::PathBuf::from)
+        .unwrap_or_else(|| {
+            std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+                .join("target/tools/models/all-MiniLM-L6-v2")
+        });
+    let model = eywa::embed::ModelDir::open(&dir)
+        .ok()
+        .flatten()
+        .unwrap_or_else(|| {
+            panic!(
+                "no embedding model at {}: run `cargo test` once (it installs one there), or \
+                 `eywa model install` and set EYWA_MODEL_DIR to the installed folder",
+                dir.display()
+            )
+        });
+    eywa::embed::MiniLm::load(&model).unwrap()
+}

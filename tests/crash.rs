@@ -148,3 +148,138 @@ fn killed_ingests_leave_a_consistent_store_that_converges() {
         "most kills must land while ingesting"
     );
 }
+
+/// Chunks stored, as raw `(key, value)` pairs: what a converged store must agree on.
+fn vectors(engine: &Engine) -> BTreeSet<(Vec<u8>, Vec<u8>)> {
+    engine
+        .graph()
+        .store()
+        .entries(Keyspace::Vectors, &[])
+        .map(|kv| kv.unwrap())
+        .collect()
+}
+
+/// A child `eywa ingest --embed` (the real model) is killed at random moments, mostly while
+/// it embeds. After each kill the store opens, the vector index agrees with the warm tier
+/// (replayed from its journal, or rebuilt), and embedding what is left converges to what a
+/// clean run stores, with the same search results.
+#[test]
+fn killed_embedding_runs_converge_to_a_clean_one() {
+    let Some(model) = crate::support::model::model_dir() else {
+        return;
+    };
+    let loaded = crate::support::model::minilm().unwrap();
+    let home = ClaudeHome::new();
+    for i in 0..12u32 {
+        let exchanges: Vec<(String, String)> = (0..3)
+            .map(|j| {
+                (
+                    format!("Session {i} asks about the billing export, question {j}"),
+                    format!("Answer {j}: the export of session {i} now streams rows."),
+                )
+            })
+            .collect();
+        let borrowed: Vec<(&str, &str)> = exchanges
+            .iter()
+            .map(|(a, b)| (a.as_str(), b.as_str()))
+            .collect();
+        home.session(
+            &format!("{i:08x}-1111-4000-8000-{i:012x}"),
+            &format!("/w/p{}", i % 3),
+            days_ago(i64::from(i)),
+            &borrowed,
+        );
+    }
+    let config = |dir: &std::path::Path| {
+        EngineConfig::new(dir, home.root())
+            .with_embedding(eywa::engine::Embedding::Embedder(loaded.clone()))
+    };
+    let child = |dir: &std::path::Path| {
+        let install = Command::new(env!("CARGO_BIN_EXE_eywa"))
+            .args(["model", "install", "--offline", "--from"])
+            .arg(model.path())
+            .env("EYWA_DATA_DIR", dir)
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .status()
+            .unwrap();
+        assert!(install.success());
+        Command::new(env!("CARGO_BIN_EXE_eywa"))
+            .args(["ingest", "--embed", "--json"])
+            .env("EYWA_DATA_DIR", dir)
+            .env("EYWA_CLAUDE_DIR", home.root())
+            .env_remove("EYWA_LOG")
+            .stdout(Stdio::null())
+            .stderr(Stdio::null())
+            .spawn()
+            .unwrap()
+    };
+    let query = eywa::engine::SearchRequest {
+        query: "streaming the billing export".into(),
+        mode: eywa::retrieve::SearchMode::Semantic,
+        limit: 12,
+        ..Default::default()
+    };
+    let ranked = |engine: &Engine| -> Vec<String> {
+        engine
+            .search(&query)
+            .unwrap()
+            .hits
+            .into_iter()
+            .map(|h| h.session_id)
+            .collect()
+    };
+
+    let clean_dir = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    assert!(child(clean_dir.path()).wait().unwrap().success());
+    let span = started.elapsed();
+    let clean = Engine::open(config(clean_dir.path())).unwrap();
+    let clean_vectors = vectors(&clean);
+    let clean_ranked = ranked(&clean);
+    let status = clean.semantic_status();
+    assert_eq!(status.backlog, 0);
+    assert_eq!(status.vectors as usize, clean_vectors.len());
+    assert!(clean_vectors.len() > 60);
+    drop(clean);
+
+    let mut seed = 0xe3bed_u64;
+    for run in 0..8 {
+        let data = tempfile::tempdir().unwrap();
+        let mut process = child(data.path());
+        // From a third of a clean run (ingest is done by then) to its end.
+        let span_us = span.as_micros() as u64;
+        let at = Duration::from_micros(span_us / 3 + next(&mut seed) % (span_us * 2 / 3 + 1));
+        std::thread::sleep(at);
+        process.kill().unwrap();
+        process.wait().unwrap();
+
+        let engine = Engine::open(config(data.path())).unwrap_or_else(|e| {
+            panic!("run {run}: the store does not open after a kill at {at:?}: {e:#}")
+        });
+        let status = engine.semantic_status();
+        let stored = engine.graph().store().len(Keyspace::Vectors) as u64;
+        assert_eq!(
+            status.vectors, stored,
+            "run {run}: index metadata and warm tier"
+        );
+        assert!(engine.graph().check().unwrap().is_empty(), "run {run}");
+        engine.ingest().unwrap();
+        engine.embed_pending(&mut |_, _| {}).unwrap();
+        assert_eq!(
+            vectors(&engine),
+            clean_vectors,
+            "run {run}: chunks after converging"
+        );
+        assert_eq!(
+            ranked(&engine),
+            clean_ranked,
+            "run {run}: search after converging"
+        );
+        drop(engine);
+        // And once more from disk: the saved index serves the same.
+        let engine = Engine::open(config(data.path())).unwrap();
+        assert!(!engine.semantic_status().rebuilding, "run {run}");
+        assert_eq!(ranked(&engine), clean_ranked, "run {run}: after reopening");
+    }
+}

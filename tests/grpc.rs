@@ -849,3 +849,139 @@ fn migrate_sessions_over_grpc() {
         "InvalidArgument",
     );
 }
+
+#[test]
+fn search_modes_signals_and_the_missing_model_over_grpc() {
+    let Some(f) = Fixture::start() else { return };
+    // No model on this server: semantic-only is a failed precondition, hybrid is lexical.
+    let out = f.call(
+        "eywa.v1.Retrieval/Search",
+        r#"{"query": "tokenizer emoji", "mode": "semantic"}"#,
+    );
+    assert_status(&out, "FailedPrecondition");
+    assert!(
+        out.stderr.contains("semantic search is unavailable"),
+        "{}",
+        out.stderr
+    );
+    let lexical = f
+        .call(
+            "eywa.v1.Retrieval/Search",
+            r#"{"query": "tokenizer emoji"}"#,
+        )
+        .json();
+    assert_eq!(lexical["mode"], "lexical");
+    assert!(
+        lexical["notices"][0]
+            .as_str()
+            .unwrap()
+            .contains("lexical results")
+    );
+    let signals = &lexical["hits"][0]["signals"];
+    assert_eq!(signals["lexical"]["rank"], 1);
+    assert!(signals["semantic"].is_null());
+    assert_status(
+        &f.call(
+            "eywa.v1.Retrieval/Search",
+            r#"{"query": "x", "mode": "fuzzy"}"#,
+        ),
+        "InvalidArgument",
+    );
+    assert_status(
+        &f.call(
+            "eywa.v1.Retrieval/Search",
+            r#"{"query": "tokenizer", "focus": "project:nowhere"}"#,
+        ),
+        "NotFound",
+    );
+    // A focus on a project: its sessions rank higher, and say why.
+    let focused = f
+        .call(
+            "eywa.v1.Retrieval/Search",
+            r#"{"query": "tokenizer benchmarks", "focus": "project:tokenizer-lab", "mode": "lexical"}"#,
+        )
+        .json();
+    let top = &focused["hits"][0];
+    assert_eq!(top["sessionId"], B, "{focused}");
+    assert!(top["signals"]["sameProject"].as_f64().unwrap() > 0.0);
+    assert_eq!(top["signals"]["distance"], 1);
+    let stats = f.call("eywa.v1.Admin/Stats", "{}").json();
+    assert!(stats["semantic"]["unavailable"].as_str().unwrap().len() > 10);
+    assert!(
+        stats["semantic"]["backlog"]
+            .as_str()
+            .unwrap()
+            .parse::<u64>()
+            .unwrap()
+            > 0
+    );
+
+    // With the model: found by meaning, both rankings in the signals, related by content.
+    let Some(model) = crate::support::model::minilm() else {
+        return;
+    };
+    let home = home();
+    let engine = Engine::open(
+        EngineConfig::temporary(home.root())
+            .with_embedding(eywa::engine::Embedding::Embedder(model)),
+    )
+    .unwrap();
+    engine.ingest().unwrap();
+    engine.embed_pending(&mut |_, _| {}).unwrap();
+    let server = TestServer::start(engine);
+    let call = |method: &str, data: &str| {
+        grpcurl::run(
+            &f.grpcurl,
+            &["-plaintext", "-d", data, &server.addr(), method],
+        )
+    };
+    let semantic = call(
+        "eywa.v1.Retrieval/Search",
+        r#"{"query": "emoji handling in the text splitter", "mode": "semantic"}"#,
+    )
+    .json();
+    assert_eq!(semantic["mode"], "semantic");
+    assert_eq!(semantic["hits"][0]["sessionId"], C, "{semantic}");
+    let hybrid = call(
+        "eywa.v1.Retrieval/Search",
+        r#"{"query": "tokenizer emoji"}"#,
+    )
+    .json();
+    assert_eq!(hybrid["mode"], "hybrid");
+    assert!(hybrid["notices"].is_null(), "{hybrid}");
+    let s = &hybrid["hits"][0]["signals"];
+    assert_eq!(hybrid["hits"][0]["sessionId"], C);
+    assert_eq!(
+        (s["lexical"]["rank"].clone(), s["semantic"]["rank"].clone()),
+        (1.into(), 1.into())
+    );
+    assert!((s["retrieval"].as_f64().unwrap() - 1.0).abs() < 1e-6, "{s}");
+    let related = call(
+        "eywa.v1.Graph/Related",
+        &format!(r#"{{"session": "session:{C}"}}"#),
+    )
+    .json();
+    assert!(
+        related["related"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|r| r["similarity"].as_f64().is_some_and(|s| s > 0.0)),
+        "{related}"
+    );
+    let stats = call("eywa.v1.Admin/Stats", "{}").json();
+    assert!(
+        stats["semantic"]["model"]
+            .as_str()
+            .unwrap()
+            .starts_with("all-MiniLM-L6-v2@")
+    );
+    assert!(
+        stats["semantic"]["vectors"]
+            .as_str()
+            .unwrap()
+            .parse::<u64>()
+            .unwrap()
+            > 0
+    );
+}

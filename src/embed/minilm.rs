@@ -5,7 +5,7 @@
 use std::path::Path;
 
 use candle_core::{DType, Device, Tensor};
-use tokenizers::{PaddingParams, PaddingStrategy, Tokenizer, TruncationParams};
+use tokenizers::{Tokenizer, TruncationParams};
 
 use super::{Embedder, ModelDir};
 use crate::{Error, Result};
@@ -158,18 +158,15 @@ impl MiniLm {
         }
         let mut tokenizer = Tokenizer::from_file(tokenizer)
             .map_err(|e| model_error(format!("{}: {e}", tokenizer.display())))?;
-        // The file pads every text to 128 and cuts at 128: pad a batch to its longest
-        // text instead, and cut where sentence-transformers does.
+        // The file pads every text to 128 and cuts at 128: cut where sentence-transformers
+        // does, and pad nothing (`embed` pads each batch to its longest text itself).
         tokenizer
             .with_truncation(Some(TruncationParams {
                 max_length: MAX_TOKENS,
                 ..TruncationParams::default()
             }))
             .map_err(model_error)?;
-        tokenizer.with_padding(Some(PaddingParams {
-            strategy: PaddingStrategy::BatchLongest,
-            ..PaddingParams::default()
-        }));
+        tokenizer.with_padding(None);
         let tensors = candle_core::safetensors::load(weights, &device)
             .map_err(|e| model_error(format!("{}: {e}", weights.display())))?;
         let mut w = Weights(tensors);
@@ -300,9 +297,8 @@ impl Embedder for MiniLm {
         if texts.is_empty() {
             return Ok(Vec::new());
         }
-        let mut unpadded = self.tokenizer.clone();
-        unpadded.with_padding(None);
-        let encodings = unpadded
+        let encodings = self
+            .tokenizer
             .encode_batch(texts.to_vec(), true)
             .map_err(model_error)?;
         // Texts of similar length share a pass, so little is spent on padding.

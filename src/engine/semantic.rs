@@ -517,9 +517,11 @@ impl Semantic {
             .fetch_sub(landed.len() as u64, Ordering::Relaxed);
         let mut guard = self.vectors.write().unwrap_or_else(|p| p.into_inner());
         if let Some(v) = guard.as_mut() {
-            for (item, vector) in &landed {
-                v.insert(item.key, &item.entry, vector)?;
-            }
+            let items: Vec<(u64, &VectorEntry, &[f32])> = landed
+                .iter()
+                .map(|(item, vector)| (item.key, &item.entry, vector.as_slice()))
+                .collect();
+            v.insert_many(&items)?;
         }
         Ok((taken.len() as u64, computed))
     }

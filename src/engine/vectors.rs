@@ -18,6 +18,8 @@ use crate::{Error, Result};
 const JOURNAL: &[u8] = b"vector_journal/";
 /// Settings key naming the model the stored vectors came from.
 const MODEL_KEY: &[u8] = b"vector_model";
+/// Vectors read from the warm tier and added together while rebuilding the index.
+const REBUILD_BATCH: usize = 8_192;
 /// A filter that keeps at most this many vectors is answered exactly, by comparing the
 /// query with each of them; a broader one searches the graph.
 const EXACT_LIMIT: usize = 20_000;
@@ -232,13 +234,18 @@ impl Vectors {
     /// dropped (returned, so that their documents are queued again).
     pub fn rebuild(&mut self, store: &Store, model: &str) -> Result<Vec<u64>> {
         let mut index = HnswIndex::new(self.index.dim())?;
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         let mut lost = Vec::new();
         let keys: Vec<u64> = self.meta.keys().copied().collect();
-        for key in keys {
-            match self.stored_vector(store, key, model)? {
-                Some(v) => index.upsert(key, &v)?,
-                None => lost.push(key),
+        for part in keys.chunks(REBUILD_BATCH) {
+            let mut items = Vec::with_capacity(part.len());
+            for &key in part {
+                match self.stored_vector(store, key, model)? {
+                    Some(v) => items.push((key, v)),
+                    None => lost.push(key),
+                }
             }
+            index.extend(&items, threads)?;
         }
         self.index = index;
         self.stale = false;
@@ -301,13 +308,18 @@ impl Vectors {
         }
     }
 
-    /// Puts a vector in the index with its metadata.
-    pub fn insert(&mut self, key: u64, entry: &VectorEntry, vector: &[f32]) -> Result<()> {
-        self.remember(key, entry);
-        if !self.stale {
-            self.index.upsert(key, vector)?;
+    /// Puts vectors in the index with their metadata, added over all cores.
+    pub fn insert_many(&mut self, items: &[(u64, &VectorEntry, &[f32])]) -> Result<()> {
+        for (key, entry, _) in items {
+            self.remember(*key, entry);
         }
-        self.unsaved += 1;
+        self.unsaved += items.len() as u64;
+        if !self.stale {
+            let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+            let vectors: Vec<(u64, Vec<f32>)> =
+                items.iter().map(|(k, _, v)| (*k, v.to_vec())).collect();
+            self.index.extend(&vectors, threads)?;
+        }
         Ok(())
     }
 

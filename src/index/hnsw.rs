@@ -14,6 +14,9 @@ const CONNECTIVITY: usize = 16;
 const EXPANSION_ADD: usize = 128;
 /// Candidates kept while searching (`ef`); at least the `k` asked for.
 const EXPANSION_SEARCH: usize = 96;
+/// Searches that may run at once: usearch needs a context per concurrent search, and
+/// fails one that finds none free; more wait for a free context.
+const CONTEXTS: usize = 16;
 
 fn vector_error(e: impl std::fmt::Display) -> Error {
     Error::VectorIndex(e.to_string())
@@ -23,6 +26,9 @@ fn vector_error(e: impl std::fmt::Display) -> Error {
 pub struct HnswIndex {
     index: Index,
     dim: usize,
+    /// Free search contexts.
+    free: std::sync::Mutex<usize>,
+    freed: std::sync::Condvar,
 }
 
 impl std::fmt::Debug for HnswIndex {
@@ -50,7 +56,30 @@ impl HnswIndex {
     pub fn new(dim: usize) -> Result<HnswIndex> {
         assert!(dim > 0, "vectors have at least one dimension");
         let index = Index::new(&options(dim)).map_err(vector_error)?;
-        Ok(HnswIndex { index, dim })
+        Self::wrap(index, dim)
+    }
+
+    fn wrap(index: Index, dim: usize) -> Result<HnswIndex> {
+        let capacity = index.capacity().max(1024);
+        index
+            .reserve_capacity_and_threads(capacity, CONTEXTS)
+            .map_err(vector_error)?;
+        Ok(HnswIndex {
+            index,
+            dim,
+            free: std::sync::Mutex::new(CONTEXTS),
+            freed: std::sync::Condvar::new(),
+        })
+    }
+
+    /// Takes a search context, waiting for one when all are in use.
+    fn take_context(&self) -> ContextGuard<'_> {
+        let mut free = self.free.lock().unwrap_or_else(|p| p.into_inner());
+        while *free == 0 {
+            free = self.freed.wait(free).unwrap_or_else(|p| p.into_inner());
+        }
+        *free -= 1;
+        ContextGuard(self)
     }
 
     /// Candidates kept while searching; more finds more of the true neighbours, slower.
@@ -88,7 +117,7 @@ impl HnswIndex {
         let index = Index::new(&options(dim)).map_err(vector_error)?;
         index.load(path_str).map_err(|e| bad(e.to_string()))?;
         index.change_expansion_search(EXPANSION_SEARCH);
-        Ok(HnswIndex { index, dim })
+        Self::wrap(index, dim)
     }
 
     pub fn contains(&self, key: u64) -> bool {
@@ -126,9 +155,57 @@ impl HnswIndex {
         Ok(scored)
     }
 
+    /// Adds many new vectors at once, over `threads` threads (a key already present is
+    /// replaced first). Building a large index this way is about `threads` times faster
+    /// than one [`VectorIndex::upsert`] after another.
+    pub fn extend(&mut self, items: &[(u64, Vec<f32>)], threads: usize) -> Result<()> {
+        let threads = threads.clamp(1, CONTEXTS);
+        let mut normal = Vec::with_capacity(items.len());
+        for (key, v) in items {
+            if self.index.contains(*key) {
+                self.index.remove(*key).map_err(vector_error)?;
+            }
+            normal.push((*key, normalized(v, self.dim)?));
+        }
+        let needed = self.index.size() + normal.len();
+        if needed > self.index.capacity() {
+            self.index
+                .reserve_capacity_and_threads(needed.next_power_of_two(), CONTEXTS)
+                .map_err(vector_error)?;
+        }
+        let index = &self.index;
+        let per_thread = normal.len().div_ceil(threads).max(1);
+        std::thread::scope(|scope| {
+            let workers: Vec<_> = normal
+                .chunks(per_thread)
+                .map(|part| {
+                    scope.spawn(move || -> Result<()> {
+                        for (key, v) in part {
+                            index.add(*key, v).map_err(vector_error)?;
+                        }
+                        Ok(())
+                    })
+                })
+                .collect();
+            workers
+                .into_iter()
+                .try_for_each(|w| w.join().expect("an index worker panicked"))
+        })
+    }
+
     /// Bytes the index holds in memory.
     pub fn memory_usage(&self) -> usize {
         self.index.memory_usage()
+    }
+}
+
+/// A search context in use; given back when dropped.
+struct ContextGuard<'a>(&'a HnswIndex);
+
+impl Drop for ContextGuard<'_> {
+    fn drop(&mut self) {
+        *self.0.free.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+        self.0.freed.notify_one();
     }
 }
 
@@ -145,7 +222,7 @@ impl VectorIndex for HnswIndex {
         let size = self.index.size();
         if size + 1 > self.index.capacity() {
             self.index
-                .reserve((size + 1).max(1024).next_power_of_two())
+                .reserve_capacity_and_threads((size + 1).next_power_of_two(), CONTEXTS)
                 .map_err(vector_error)?;
         }
         self.index.add(key, &v).map_err(vector_error)
@@ -169,6 +246,7 @@ impl VectorIndex for HnswIndex {
         if self.index.expansion_search() < wanted {
             self.index.change_expansion_search(wanted);
         }
+        let _context = self.take_context();
         let matches = self
             .index
             .filtered_search(&q, wanted, keep)
@@ -221,6 +299,33 @@ mod tests {
         assert_eq!(among.len(), 2);
         assert!(among.iter().all(|(k, _)| [1010, 1020, 1030].contains(k)));
         assert!(HnswIndex::load(&path, 32).is_err(), "wrong dimensions");
+        // Built in parallel: the same neighbours as one by one.
+        let data: Vec<(u64, Vec<f32>)> = vectors(300, 16, 3)
+            .into_iter()
+            .enumerate()
+            .map(|(i, v)| (1000 + i as u64, v))
+            .collect();
+        let mut parallel = HnswIndex::new(16).unwrap();
+        parallel.extend(&data[..150], 2).unwrap();
+        parallel.extend(&data[150..], 2).unwrap();
+        parallel.extend(&data[..10], 2).unwrap();
+        assert_eq!(parallel.len(), 300);
+        let mut flat = crate::index::FlatIndex::new(16);
+        for (k, v) in &data {
+            flat.upsert(*k, v).unwrap();
+        }
+        let keys = |hits: Vec<(u64, f32)>| hits.into_iter().map(|(k, _)| k).collect::<Vec<_>>();
+        assert_eq!(
+            keys(parallel.search(q, 10, &|_| true).unwrap()),
+            keys(flat.search(q, 10, &|_| true).unwrap())
+        );
+        // More searches at once than there are contexts: they wait, none fails.
+        let want = parallel.search(q, 10, &|_| true).unwrap();
+        std::thread::scope(|scope| {
+            for _ in 0..3 * CONTEXTS {
+                scope.spawn(|| assert_eq!(parallel.search(q, 10, &|_| true).unwrap(), want));
+            }
+        });
         let bytes = std::fs::read(&path).unwrap();
         std::fs::write(&path, &bytes[..bytes.len() / 2]).unwrap();
         assert!(matches!(
