@@ -1,9 +1,9 @@
 //! Vector search (usearch HNSW, cosine, 384 dimensions), in two parts.
 //!
-//! Recall: the HNSW index against exact search on 24,000 real all-MiniLM-L6-v2 vectors
-//! (48-word windows of the transcripts in `../shared` and of crate READMEs in the cargo
-//! registry), queried with the 997 LoCoMo questions. Embedded once into
-//! `target/bench-data/minilm-24k-v1/` (about 20 minutes on 2 cores); the bench fails if
+//! Recall: the HNSW index against exact search on 20,480 real all-MiniLM-L6-v2 vectors
+//! (32-word windows of the transcripts in `../shared`, then of the Markdown files and doc
+//! comments of the crates in the cargo registry), queried with the 997 LoCoMo questions. Embedded once into
+//! `target/bench-data/minilm-20k-v1/` (about 20 minutes on 2 cores); the bench fails if
 //! recall@10 is under 0.95.
 //!
 //! Latency: a million synthetic low-rank vectors, indexed once into
@@ -21,9 +21,11 @@ use eywa::embed::Embedder;
 use eywa::index::{FlatIndex, HnswIndex, VectorIndex};
 
 const DIM: usize = 384;
-const REAL: usize = 24_000;
+const REAL: usize = 20_480;
 const MILLION: usize = 1_000_000;
 const THREADS: usize = 2;
+/// Words of one text of the recall set.
+const WINDOW: usize = 32;
 
 fn data_dir(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -77,8 +79,9 @@ fn files(dir: &Path, name: &dyn Fn(&Path) -> bool, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// 48-word windows of real text, deduplicated, in a fixed order: the messages and tool
-/// results of `../shared`'s transcripts, then the READMEs of the crates in the registry.
+/// 32-word windows of real text, deduplicated, in a fixed order: the messages and tool
+/// results of `../shared`'s transcripts, then the Markdown files of the crates in the
+/// registry, then their doc comments.
 fn real_texts(n: usize) -> Vec<String> {
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let mut sources = Vec::new();
@@ -92,17 +95,16 @@ fn real_texts(n: usize) -> Vec<String> {
     let cargo = std::env::var_os("CARGO_HOME")
         .map(PathBuf::from)
         .unwrap_or_else(|| PathBuf::from(std::env::var_os("HOME").unwrap()).join(".cargo"));
-    let mut readmes = Vec::new();
-    let readme = |p: &Path| p.file_name().is_some_and(|f| f == "README.md");
-    files(&cargo.join("registry/src"), &readme, &mut readmes);
-    readmes.retain(|p| {
-        p.components().count()
-            == cargo
-                .join("registry/src/x/y/README.md")
-                .components()
-                .count()
-    });
-    sources.extend(readmes);
+    let shared = sources.len();
+    let markdown = |p: &Path| p.extension().is_some_and(|e| e == "md");
+    files(&cargo.join("registry/src"), &markdown, &mut sources);
+    let rust = |p: &Path| p.extension().is_some_and(|e| e == "rs");
+    files(&cargo.join("registry/src"), &rust, &mut sources);
+    eprintln!(
+        "vector_search: {shared} transcripts, {} crate files from {}",
+        sources.len() - shared,
+        cargo.display()
+    );
     let mut seen = std::collections::HashSet::new();
     let mut out = Vec::new();
     for path in sources {
@@ -120,11 +122,24 @@ fn real_texts(n: usize) -> Vec<String> {
                 }
             }
         } else if let Ok(text) = std::fs::read_to_string(&path) {
-            texts.push(text);
+            if path.extension().is_some_and(|e| e == "rs") {
+                // Doc comments only: prose, not code.
+                let docs: Vec<&str> = text
+                    .lines()
+                    .filter_map(|l| {
+                        let l = l.trim_start();
+                        l.strip_prefix("///").or_else(|| l.strip_prefix("//!"))
+                    })
+                    .filter(|l| !l.trim_start().starts_with("```"))
+                    .collect();
+                texts.push(docs.join(" "));
+            } else {
+                texts.push(text);
+            }
         }
         for text in texts {
             let words: Vec<&str> = text.split_whitespace().collect();
-            for window in words.chunks(48).filter(|w| w.len() >= 8) {
+            for window in words.chunks(WINDOW).filter(|w| w.len() >= 8) {
                 let window = window.join(" ");
                 if seen.insert(window.clone()) {
                     out.push(window);
@@ -140,7 +155,7 @@ fn real_texts(n: usize) -> Vec<String> {
 
 /// The real vectors and the query vectors, embedded once.
 fn real_vectors() -> (Vec<Vec<f32>>, Vec<Vec<f32>>) {
-    let dir = data_dir("minilm-24k-v1");
+    let dir = data_dir("minilm-20k-v1");
     if dir.join("complete").exists() {
         return (
             read_f32(&dir.join("vectors.f32")),

@@ -28,6 +28,7 @@ pub mod embed;
 pub mod engine;
 mod error;
 pub mod extract;
+pub mod fs;
 pub mod graph;
 pub mod index;
 pub mod model;

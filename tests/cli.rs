@@ -133,26 +133,13 @@ fn spawn_serve(
     env: &Env,
     extra: &[&str],
 ) -> (std::process::Child, String, std::thread::JoinHandle<usize>) {
-    let mut server = env
-        .eywa()
+    let mut serve = env.eywa();
+    serve
         .args(["serve", "--addr", "127.0.0.1:0"])
         .args(extra)
         .stderr(Stdio::piped())
-        .stdout(Stdio::null())
-        .spawn()
-        .unwrap();
-    let stderr = server.stderr.take().unwrap();
-    let mut lines = std::io::BufReader::new(stderr).lines();
-    let addr = loop {
-        let line = lines
-            .next()
-            .expect("serve reports its address before exiting")
-            .unwrap();
-        if let Some(addr) = line.strip_prefix("eywa: serving gRPC on ") {
-            break addr.trim().to_owned();
-        }
-    };
-    let drain = std::thread::spawn(move || lines.count());
+        .stdout(Stdio::null());
+    let (server, addr, drain, _) = spawn_and_read(serve);
     (server, addr, drain)
 }
 

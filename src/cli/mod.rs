@@ -169,18 +169,6 @@ pub fn open_local_semantic(paths: &Paths) -> anyhow::Result<Engine> {
     locally(paths, paths.open_engine_semantic())
 }
 
-/// A private directory (0700), created if missing.
-pub fn create_private_dir(path: &std::path::Path) -> anyhow::Result<()> {
-    std::fs::create_dir_all(path).with_context(|| format!("cannot create {}", path.display()))?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700))
-            .with_context(|| format!("cannot make {} private", path.display()))?;
-    }
-    Ok(())
-}
-
 fn locally(paths: &Paths, opened: Result<Engine, eywa::Error>) -> anyhow::Result<Engine> {
     match opened {
         Ok(engine) => Ok(engine),

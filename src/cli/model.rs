@@ -150,7 +150,7 @@ pub fn install(paths: &Paths, options: &InstallOptions) -> anyhow::Result<ModelD
             InstallEvent::Copying { .. } => {}
         }
     };
-    super::create_private_dir(&paths.data_dir)?;
+    eywa::fs::create_private_dir(&paths.data_dir)?;
     Ok(eywa::embed::install(
         &paths.model_dir(),
         options,

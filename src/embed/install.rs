@@ -12,6 +12,7 @@ use std::process::{Command, Stdio};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use crate::fs::create_private_dir;
 use crate::{Error, Result};
 
 /// The model's name, and its folder under `<data>/models/`.
@@ -533,17 +534,6 @@ pub fn sha256_file(path: &Path) -> Result<String> {
         .iter()
         .map(|b| format!("{b:02x}"))
         .collect())
-}
-
-fn create_private_dir(path: &Path) -> Result<()> {
-    std::fs::create_dir_all(path).map_err(Error::io(path))?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700))
-            .map_err(Error::io(path))?;
-    }
-    Ok(())
 }
 
 fn create_private_file(path: &Path) -> Result<std::fs::File> {

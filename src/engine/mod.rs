@@ -35,7 +35,7 @@ pub use self::sessions::Session;
 pub use self::stats::Stats;
 
 use std::num::NonZeroUsize;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::{Arc, Mutex, RwLock};
 
 use eywa_storage::GenerationalCache;
@@ -128,7 +128,7 @@ impl Engine {
             let data_dir = config.data_dir.as_deref().ok_or_else(|| {
                 Error::InvalidArgument("a data directory is needed unless temporary".into())
             })?;
-            create_private_dir(data_dir)?;
+            crate::fs::create_private_dir(data_dir)?;
             eywa_storage::Config::new().path(data_dir.join("store"))
         };
         let graph = Graph::open(storage.open()?)?;
@@ -205,15 +205,4 @@ impl Engine {
         self.results.bump();
         Ok(())
     }
-}
-
-fn create_private_dir(path: &Path) -> Result<()> {
-    std::fs::create_dir_all(path).map_err(Error::io(path))?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700))
-            .map_err(Error::io(path))?;
-    }
-    Ok(())
 }

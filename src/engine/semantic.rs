@@ -715,6 +715,7 @@ impl Engine {
         let started = Instant::now();
         self.rebuild_vectors_if_stale()?;
         let mut report = EmbedReport::default();
+        let mut last_save = Instant::now();
         loop {
             let (taken, computed) = self.semantic.step(self.graph.store(), STEP)?;
             if taken == 0 {
@@ -723,6 +724,11 @@ impl Engine {
             report.chunks += taken;
             report.embedded += computed;
             progress(report.chunks, self.semantic.backlog());
+            // A long run saves as it goes: the journal stays short.
+            if last_save.elapsed() >= SAVE_EVERY {
+                self.semantic.save(self.graph.store())?;
+                last_save = Instant::now();
+            }
         }
         self.semantic.save(self.graph.store())?;
         report.seconds = started.elapsed().as_secs_f64();

@@ -20,8 +20,9 @@ const JOURNAL: &[u8] = b"vector_journal/";
 const MODEL_KEY: &[u8] = b"vector_model";
 /// Vectors read from the warm tier and added together while rebuilding the index.
 const REBUILD_BATCH: usize = 8_192;
-/// A filter that keeps at most this many vectors is answered exactly, by comparing the
-/// query with each of them; a broader one searches the graph.
+/// A store of at most this many vectors, or a filter that keeps at most this many, is
+/// answered exactly, by comparing the query with each of them; a broader search walks
+/// the graph.
 const EXACT_LIMIT: usize = 20_000;
 
 /// What an embedded chunk belongs to (the `vectors` keyspace).
@@ -262,11 +263,18 @@ impl Vectors {
             std::fs::create_dir_all(dir).map_err(Error::io(dir))?;
         }
         self.index.save(&self.path)?;
-        let mut batch = Batch::new();
-        for key in store.keys(Keyspace::Settings, JOURNAL) {
-            batch.delete(Keyspace::Settings, key?);
+        // The journal is cleared in parts: a key left over after a crash here is only
+        // replayed again, which changes nothing.
+        let keys: Vec<Vec<u8>> = store
+            .keys(Keyspace::Settings, JOURNAL)
+            .collect::<eywa_storage::Result<_>>()?;
+        for part in keys.chunks(10_000) {
+            let mut batch = Batch::new();
+            for key in part {
+                batch.delete(Keyspace::Settings, key.clone());
+            }
+            store.apply(batch)?;
         }
-        store.apply(batch)?;
         self.unsaved = 0;
         Ok(())
     }
@@ -363,11 +371,17 @@ impl Vectors {
         let kinds = numbers(&filter.kinds);
         let agents = numbers(&filter.agents);
         if filter.projects.is_empty() {
-            return self.index.search(query, k, &|key| {
+            let keep = |key: u64| {
                 self.meta
                     .get(&key)
                     .is_some_and(|m| Self::keeps(m, &kinds, &agents, filter))
-            });
+            };
+            // A small store is searched exactly: the same answer however the graph was
+            // built, and still a few milliseconds.
+            if self.meta.len() <= EXACT_LIMIT {
+                return self.index.search_exact(query, k, &keep);
+            }
+            return self.index.search(query, k, &keep);
         }
         let projects: Vec<u32> = filter
             .projects

@@ -133,6 +133,36 @@ impl HnswIndex {
         }
     }
 
+    /// The `k` vectors most similar to `query` among those `keep` accepts, exactly: every
+    /// stored vector is compared (SIMD), so use it on small indexes.
+    pub fn search_exact(
+        &self,
+        query: &[f32],
+        k: usize,
+        keep: &dyn Fn(u64) -> bool,
+    ) -> Result<Vec<(u64, f32)>> {
+        let q = normalized(query, self.dim)?;
+        if k == 0 || self.index.size() == 0 {
+            return Ok(Vec::new());
+        }
+        let matches = {
+            let _context = self.take_context();
+            self.index
+                .exact_search(&q, self.index.size())
+                .map_err(vector_error)?
+        };
+        let mut out: Vec<(u64, f32)> = matches
+            .keys
+            .into_iter()
+            .zip(matches.distances)
+            .filter(|(key, _)| keep(*key))
+            .map(|(key, distance)| (key, 1.0 - distance))
+            .collect();
+        out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        out.truncate(k);
+        Ok(out)
+    }
+
     /// The `k` of `keys` most similar to `query`, exactly (for filters that keep few
     /// vectors, where a graph search would wander).
     pub fn search_among(
@@ -319,6 +349,16 @@ mod tests {
             keys(parallel.search(q, 10, &|_| true).unwrap()),
             keys(flat.search(q, 10, &|_| true).unwrap())
         );
+        // Exact search finds every vector when `k` covers them, filtered or not.
+        let all = parallel.search_exact(q, 1_000, &|_| true).unwrap();
+        assert_eq!(all.len(), 300);
+        let exact = flat.search(q, 10, &|_| true).unwrap();
+        for ((k1, s1), (k2, s2)) in all[..10].iter().zip(&exact) {
+            assert_eq!(k1, k2);
+            assert!((s1 - s2).abs() < 1e-5);
+        }
+        let even = parallel.search_exact(q, 1_000, &|k| k % 2 == 0).unwrap();
+        assert_eq!(even.len(), 150);
         // More searches at once than there are contexts: they wait, none fails.
         let want = parallel.search(q, 10, &|_| true).unwrap();
         std::thread::scope(|scope| {
