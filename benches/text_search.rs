@@ -102,6 +102,11 @@ fn text_search(c: &mut Criterion) {
             index.search(q).unwrap();
         },
     );
+    // What `eywa search` runs: the passages without snippets (cut later for the few
+    // sessions returned).
+    fixture::percentiles("text_search/1m_passages_top250/no_snippets", &plain, |q| {
+        index.search_passages(q).unwrap();
+    });
 }
 
 criterion_group!(benches, text_search);

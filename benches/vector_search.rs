@@ -7,7 +7,7 @@
 //! recall@10 is under 0.95.
 //!
 //! Latency: a million synthetic low-rank vectors, indexed once into
-//! `target/bench-data/vectors-1m-v1/`: the top 250 (what a 10-session search collects), the
+//! `target/bench-data/vectors-1m-v3/`: the top 250 (what a 10-session search collects), the
 //! top 10, a filter keeping a tenth of the keys (searched in the graph), and exact search
 //! among the 10,000 keys of one project (what eywa does for a filter that keeps few).
 
@@ -256,7 +256,7 @@ fn real_recall() {
 
 /// The million synthetic vectors, indexed once; and 1,000 queries of the same kind.
 fn million() -> (HnswIndex, Vec<Vec<f32>>) {
-    let dir = data_dir("vectors-1m-v1");
+    let dir = data_dir("vectors-1m-v3");
     let file = dir.join("index.usearch");
     let queries: Vec<Vec<f32>> = fixture::low_rank_vectors(1_000, DIM, 64, 99).collect();
     if dir.join("complete").exists() {

@@ -106,12 +106,21 @@ struct Found {
     project: String,
     score: f32,
     kind: String,
-    snippet: String,
+    /// The passage's text (lexical), to cut the snippet from.
+    text: String,
     timestamp: i64,
     agent: Option<String>,
     matches: u32,
     /// The best chunk's vector key (semantic), for its snippet.
     chunk: Option<u64>,
+}
+
+/// Where the snippet of a hit comes from, cut only for the hits returned.
+enum Snippet {
+    /// The passage's text: the fragment around the matched words.
+    Passage(String),
+    /// The chunk's stored start.
+    Chunk(u64),
 }
 
 /// A session as each retriever found it.
@@ -201,8 +210,26 @@ impl Engine {
             .as_deref()
             .map(|f| self.focus(f))
             .transpose()?;
-        let mut hits = self.rank(mode, lexical, semantic, focus.as_ref())?;
-        hits.truncate(limit);
+        let mut ranked = self.rank(mode, lexical, semantic, focus.as_ref());
+        ranked.truncate(limit);
+        let snippets = match ranked.iter().any(|(_, s)| matches!(s, Snippet::Passage(_))) {
+            true => Some(self.text.snippets(&request.query)?),
+            false => None,
+        };
+        let store = self.graph.store();
+        let mut hits = Vec::with_capacity(ranked.len());
+        for (mut hit, snippet) in ranked {
+            hit.snippet = match snippet {
+                Snippet::Passage(text) => snippets
+                    .as_ref()
+                    .map(|s| s.snippet(&text))
+                    .unwrap_or_default(),
+                Snippet::Chunk(key) => Semantic::entry(store, key)?
+                    .map(|e| e.snippet)
+                    .unwrap_or_default(),
+            };
+            hits.push(hit);
+        }
         for hit in &mut hits {
             if !hit.session_id.is_empty()
                 && let Some(node) = self.graph.node(NodeId::episode(&hit.session_id))?
@@ -259,7 +286,7 @@ impl Engine {
         {
             self.reindex_locked()?;
         }
-        let hits = self.text.search(&TextQuery {
+        let hits = self.text.search_passages(&TextQuery {
             query: request.query.clone(),
             kinds: request.kinds.clone(),
             projects: request.projects.iter().map(|p| p.to_lowercase()).collect(),
@@ -275,7 +302,7 @@ impl Engine {
                 project: h.doc.project,
                 score: h.score,
                 kind: h.doc.kind,
-                snippet: h.snippet,
+                text: h.doc.text,
                 timestamp: h.doc.timestamp,
                 agent: h.doc.agent,
                 matches: 1,
@@ -319,7 +346,7 @@ impl Engine {
                 project: h.project,
                 score: h.score,
                 kind: h.kind,
-                snippet: String::new(),
+                text: String::new(),
                 timestamp: h.timestamp,
                 agent: h.agent,
                 matches: 1,
@@ -364,7 +391,7 @@ impl Engine {
         lexical: Vec<(String, Found)>,
         semantic: Vec<(String, Found)>,
         focus: Option<&Focus>,
-    ) -> Result<Vec<SearchHit>> {
+    ) -> Vec<(SearchHit, Snippet)> {
         let weights = Weights::default();
         let now = Timestamp::now().0;
         let lexical_ranks = ranks(&lexical.iter().map(|(_, f)| f.score).collect::<Vec<_>>());
@@ -384,7 +411,6 @@ impl Engine {
             let score = f.score;
             merged.entry(key).or_default().semantic = Some((f, Ranked { rank, score }));
         }
-        let store = self.graph.store();
         let mut hits = Vec::with_capacity(merged.len());
         for both in merged.into_values() {
             let lex_rank = both.lexical.as_ref().map(|(_, r)| *r);
@@ -411,25 +437,24 @@ impl Engine {
             let age_days = (now - best.timestamp).max(0) as f64 / 86_400_000.0;
             let signals = score(mode, lex_rank, sem_rank, bests, graph, age_days, &weights);
             let snippet = match best.chunk {
-                Some(key) => Semantic::entry(store, key)?
-                    .map(|e| e.snippet)
-                    .unwrap_or_default(),
-                None => best.snippet.clone(),
+                Some(key) => Snippet::Chunk(key),
+                None => Snippet::Passage(best.text),
             };
-            hits.push(SearchHit {
+            let hit = SearchHit {
                 session_id: best.session_id,
                 title: String::new(),
                 project: best.project,
                 score: signals.total as f32,
                 kind: best.kind,
-                snippet,
+                snippet: String::new(),
                 timestamp: Timestamp(best.timestamp),
                 agent: best.agent,
                 matches: best.matches,
                 signals,
-            });
+            };
+            hits.push((hit, snippet));
         }
-        hits.sort_by(|a, b| {
+        hits.sort_by(|(a, _), (b, _)| {
             b.signals
                 .total
                 .total_cmp(&a.signals.total)
@@ -437,6 +462,6 @@ impl Engine {
                 .then(b.timestamp.cmp(&a.timestamp))
                 .then(a.session_id.cmp(&b.session_id))
         });
-        Ok(hits)
+        hits
     }
 }

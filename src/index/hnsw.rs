@@ -12,8 +12,9 @@ use crate::{Error, Result};
 const CONNECTIVITY: usize = 16;
 /// Candidates kept while inserting (`efConstruction`).
 const EXPANSION_ADD: usize = 128;
-/// Candidates kept while searching (`ef`); at least the `k` asked for.
-const EXPANSION_SEARCH: usize = 96;
+/// Candidates kept while searching (`ef`): what a 10-session search collects (250
+/// chunks). A search for more raises it for the searches after it.
+const EXPANSION_SEARCH: usize = 256;
 /// Searches that may run at once: usearch needs a context per concurrent search, and
 /// fails one that finds none free; more wait for a free context.
 const CONTEXTS: usize = 16;

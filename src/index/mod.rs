@@ -5,5 +5,5 @@ mod text;
 mod vector;
 
 pub use self::hnsw::HnswIndex;
-pub use self::text::{TextDoc, TextHit, TextIndex, TextQuery};
+pub use self::text::{Snippets, TextDoc, TextHit, TextIndex, TextQuery};
 pub use self::vector::{FlatIndex, VectorIndex};

@@ -281,23 +281,21 @@ impl TextIndex {
             .collect()
     }
 
-    /// The best-scoring documents (BM25) for `q`, best first.
-    pub fn search(&self, q: &TextQuery) -> Result<Vec<TextHit>> {
-        let f = self.fields;
-        // Free text, not query syntax: every word as the index analyzes it (stemmed,
-        // stopwords dropped), any of them: a BM25 disjunction.
-        let terms = self.query_terms(&q.query);
+    /// The query's words as a BM25 disjunction over the text field; free text, not query
+    /// syntax: every word as the index analyzes it (stemmed, stopwords dropped).
+    fn text_query(&self, query: &str) -> Result<BooleanQuery> {
+        let terms = self.query_terms(query);
         if terms.is_empty() {
             return Err(Error::InvalidArgument(format!(
                 "`{}` has no words to search for (common words like `the` are not indexed)",
-                q.query.trim()
+                query.trim()
             )));
         }
-        let text_query: Box<dyn Query> = Box::new(BooleanQuery::new(
+        Ok(BooleanQuery::new(
             terms
                 .into_iter()
                 .map(|t| {
-                    let term = Term::from_field_text(f.text, &t);
+                    let term = Term::from_field_text(self.fields.text, &t);
                     (
                         Occur::Should,
                         Box::new(TermQuery::new(term, IndexRecordOption::WithFreqs))
@@ -305,7 +303,25 @@ impl TextIndex {
                     )
                 })
                 .collect(),
-        ));
+        ))
+    }
+
+    /// The best-scoring documents (BM25) for `q`, best first, each with a snippet around
+    /// the match.
+    pub fn search(&self, q: &TextQuery) -> Result<Vec<TextHit>> {
+        let mut hits = self.search_passages(q)?;
+        let snippets = self.snippets(&q.query)?;
+        for hit in &mut hits {
+            hit.snippet = snippets.snippet(&hit.doc.text);
+        }
+        Ok(hits)
+    }
+
+    /// [`TextIndex::search`] without snippets (empty): for callers that keep only a few
+    /// of the documents, and cut snippets for those with [`TextIndex::snippets`].
+    pub fn search_passages(&self, q: &TextQuery) -> Result<Vec<TextHit>> {
+        let f = self.fields;
+        let text_query: Box<dyn Query> = Box::new(self.text_query(&q.query)?);
         let mut clauses: Vec<(Occur, Box<dyn Query>)> = vec![(Occur::Must, text_query)];
         let any_of = |field: Field, values: &[String]| -> Box<dyn Query> {
             let terms: Vec<(Occur, Box<dyn Query>)> = values
@@ -348,9 +364,6 @@ impl TextIndex {
                 &TopDocs::with_limit(q.limit.max(1)).order_by_score(),
             )
             .map_err(tantivy_error)?;
-        let mut snippets =
-            SnippetGenerator::create(&searcher, &query, f.text).map_err(tantivy_error)?;
-        snippets.set_max_num_chars(SNIPPET_CHARS);
         let mut hits = Vec::with_capacity(top.len());
         for (score, address) in top {
             let stored: TantivyDocument = searcher.doc(address).map_err(tantivy_error)?;
@@ -361,16 +374,10 @@ impl TextIndex {
                     .unwrap_or_default()
                     .to_owned()
             };
-            let snippet = snippets.snippet_from_doc(&stored);
-            let fragment = if snippet.fragment().is_empty() {
-                text(f.text).chars().take(SNIPPET_CHARS).collect()
-            } else {
-                marked(snippet.fragment(), snippet.highlighted())
-            };
             let agent = text(f.agent);
             hits.push(TextHit {
                 score,
-                snippet: fragment,
+                snippet: String::new(),
                 doc: TextDoc {
                     id: text(f.id),
                     source: String::new(),
@@ -387,6 +394,33 @@ impl TextIndex {
             });
         }
         Ok(hits)
+    }
+
+    /// Cuts snippets for `query`: the best fragment of a text, its matched words in
+    /// `**bold**`.
+    pub fn snippets(&self, query: &str) -> Result<Snippets> {
+        let query = self.text_query(query)?;
+        let searcher = self.reader.searcher();
+        let mut generator =
+            SnippetGenerator::create(&searcher, &query, self.fields.text).map_err(tantivy_error)?;
+        generator.set_max_num_chars(SNIPPET_CHARS);
+        Ok(Snippets(generator))
+    }
+}
+
+/// Snippets of texts for one query ([`TextIndex::snippets`]).
+pub struct Snippets(SnippetGenerator);
+
+impl Snippets {
+    /// The best fragment of `text`, matched words in `**bold**`; its start when nothing
+    /// matches.
+    pub fn snippet(&self, text: &str) -> String {
+        let snippet = self.0.snippet(text);
+        if snippet.fragment().is_empty() {
+            text.chars().take(SNIPPET_CHARS).collect()
+        } else {
+            marked(snippet.fragment(), snippet.highlighted())
+        }
     }
 }
 
