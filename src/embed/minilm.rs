@@ -38,15 +38,24 @@ fn default_eps() -> f64 {
     1e-12
 }
 
-/// A dense layer with its weight stored transposed, ready for `x · Wᵀ`.
+/// A dense layer: its weight as stored (`(out, in)` rows, for a few input rows) and
+/// transposed (for the matrix product of a batch).
 struct Dense {
+    weight: Vec<f32>,
     weight_t: Tensor,
+    bias_values: Vec<f32>,
     bias: Tensor,
 }
 
 impl Dense {
     /// `x` is `(rows, in)`; the result `(rows, out)`.
     fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
+        let rows = x.dim(0)?;
+        if rows <= eywa_kernels::FEW_ROWS {
+            let values = x.flatten_all()?.to_vec1::<f32>()?;
+            let y = eywa_kernels::dense_rows(&values, rows, &self.weight, &self.bias_values);
+            return Tensor::from_vec(y, (rows, self.bias_values.len()), x.device());
+        }
         x.matmul(&self.weight_t)?.broadcast_add(&self.bias)
     }
 }
@@ -87,13 +96,19 @@ impl Weights {
     }
 
     fn dense(&mut self, prefix: &str) -> Result<Dense> {
+        let weight = self.take(&format!("{prefix}.weight"))?;
+        let bias = self.take(&format!("{prefix}.bias"))?;
         Ok(Dense {
-            weight_t: self
-                .take(&format!("{prefix}.weight"))?
+            weight: weight
+                .flatten_all()
+                .and_then(|w| w.to_vec1::<f32>())
+                .map_err(model_error)?,
+            weight_t: weight
                 .t()
                 .and_then(|t| t.contiguous())
                 .map_err(model_error)?,
-            bias: self.take(&format!("{prefix}.bias"))?,
+            bias_values: bias.to_vec1::<f32>().map_err(model_error)?,
+            bias,
         })
     }
 

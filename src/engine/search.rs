@@ -183,21 +183,30 @@ impl Engine {
             }
             (mode, _) => mode,
         };
-        let lexical = match mode {
-            SearchMode::Semantic => Vec::new(),
-            _ => match self.lexical(request, limit) {
-                Ok(found) => found,
-                // Only common words: nothing to match by words, but meaning may match.
-                Err(Error::InvalidArgument(why)) if mode == SearchMode::Hybrid => {
-                    notices.push(why);
-                    Vec::new()
-                }
-                Err(e) => return Err(e),
-            },
-        };
-        let semantic = match mode {
-            SearchMode::Lexical => Vec::new(),
-            _ => self.semantic_found(request, limit)?,
+        let (lexical, semantic) = match mode {
+            SearchMode::Lexical => (self.lexical(request, limit)?, Vec::new()),
+            SearchMode::Semantic => (Vec::new(), self.semantic_found(request, limit)?),
+            // The query's embedding (~15 ms on the CPU when not cached) runs beside BM25.
+            SearchMode::Hybrid => {
+                let (lexical, semantic) = std::thread::scope(|s| {
+                    let semantic = s.spawn(|| self.semantic_found(request, limit));
+                    let lexical = self.lexical(request, limit);
+                    let semantic = semantic
+                        .join()
+                        .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
+                    (lexical, semantic)
+                });
+                let lexical = match lexical {
+                    Ok(found) => found,
+                    // Only common words: nothing to match by words, but meaning may match.
+                    Err(Error::InvalidArgument(why)) => {
+                        notices.push(why);
+                        Vec::new()
+                    }
+                    Err(e) => return Err(e),
+                };
+                (lexical, semantic?)
+            }
         };
         if mode != SearchMode::Lexical && self.semantic.backlog() > 0 {
             notices.push(format!(
