@@ -395,35 +395,46 @@ fn semantic_search_from_the_shell_and_through_serve() {
             .join("eywa/models/all-MiniLM-L6-v2/model.safetensors")
             .is_file()
     );
+    // `eywa stats` asks the server, which holds the store, how far its embedder is.
     let deadline = std::time::Instant::now() + std::time::Duration::from_secs(120);
-    let remote = loop {
-        let out = fresh
-            .eywa()
-            .args([
-                "search",
-                "mending the text splitter",
-                "--json",
-                "--addr",
-                &addr,
-            ])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-        // Until the background embedder is through, the answer says what is missing.
-        if v["notices"].as_array().unwrap().is_empty() {
-            break v;
+    let stats = loop {
+        let stats = fresh.json(&["stats", "--json", "--addr", &addr]);
+        assert_eq!(stats["semantic"]["model"], installed["model_id"], "{stats}");
+        assert!(stats["counts"]["sessions"].as_u64().unwrap() > 0, "{stats}");
+        if stats["semantic"]["backlog"] == 0 {
+            break stats;
         }
         assert!(
             std::time::Instant::now() < deadline,
-            "the backlog was never embedded: {v}"
+            "the backlog was never embedded: {stats}"
         );
         std::thread::sleep(std::time::Duration::from_millis(200));
     };
+    assert!(
+        stats["semantic"]["vectors"].as_u64().unwrap() > 0,
+        "{stats}"
+    );
+    let out = fresh
+        .eywa()
+        .args(["stats", "--addr", &addr])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("0 chunks waiting to be embedded"), "{text}");
+    let remote = fresh.json(&[
+        "search",
+        "mending the text splitter",
+        "--json",
+        "--addr",
+        &addr,
+    ]);
+    // The embedder is through: nothing is missing from the answer.
+    assert_eq!(remote["notices"], serde_json::json!([]), "{remote}");
     assert_eq!(remote["mode"], "hybrid");
     assert_eq!(
         remote["hits"][0]["session_id"],

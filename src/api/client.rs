@@ -4,13 +4,14 @@
 use tonic::transport::Channel;
 
 use super::pb;
-use crate::engine::{GetOutcome, IngestReport, SearchHit, SearchRequest, SearchResults};
+use crate::engine::{GetOutcome, IngestReport, SearchHit, SearchRequest, SearchResults, Stats};
 use crate::retrieve::GetOptions;
 
 #[derive(Debug, Clone)]
 pub struct RemoteClient {
     retrieval: pb::retrieval_client::RetrievalClient<Channel>,
     ingest: pb::ingest_client::IngestClient<Channel>,
+    admin: pb::admin_client::AdminClient<Channel>,
 }
 
 impl RemoteClient {
@@ -21,7 +22,8 @@ impl RemoteClient {
             .await?;
         Ok(RemoteClient {
             retrieval: pb::retrieval_client::RetrievalClient::new(channel.clone()),
-            ingest: pb::ingest_client::IngestClient::new(channel),
+            ingest: pb::ingest_client::IngestClient::new(channel.clone()),
+            admin: pb::admin_client::AdminClient::new(channel),
         })
     }
 
@@ -87,6 +89,12 @@ impl RemoteClient {
     /// Asks the server to ingest its Claude dir.
     pub async fn ingest(&mut self) -> Result<IngestReport, tonic::Status> {
         let response = self.ingest.ingest(pb::IngestRequest {}).await?.into_inner();
+        Ok(response.into())
+    }
+
+    /// The server's counts, tiers, caches and embedding backlog.
+    pub async fn stats(&mut self) -> Result<Stats, tonic::Status> {
+        let response = self.admin.stats(pb::StatsRequest {}).await?.into_inner();
         Ok(response.into())
     }
 }

@@ -699,7 +699,7 @@ impl From<Stats> for pb::StatsResponse {
                 .into_iter()
                 .map(|c| pb::CacheStats {
                     hit_rate: c.hit_rate(),
-                    name: c.name.to_owned(),
+                    name: c.name.into_owned(),
                     capacity: c.capacity as u64,
                     len: c.len as u64,
                     hits: c.hits,
@@ -708,6 +708,73 @@ impl From<Stats> for pb::StatsResponse {
                 })
                 .collect(),
             semantic: Some(semantic.into()),
+        }
+    }
+}
+
+/// A server's stats, as `eywa stats` shows them while `eywa serve` holds the store.
+impl From<pb::StatsResponse> for Stats {
+    fn from(stats: pb::StatsResponse) -> Self {
+        let pb::StatsResponse {
+            sessions,
+            agents,
+            episodes,
+            entities,
+            edges,
+            sources,
+            skipped_lines,
+            nodes_by_kind,
+            edges_by_relation,
+            tiers,
+            caches,
+            semantic,
+        } = stats;
+        Stats {
+            counts: Counts {
+                sessions,
+                agents,
+                episodes,
+                entities,
+                edges,
+                sources,
+                skipped_lines,
+            },
+            kinds: nodes_by_kind.into_iter().collect(),
+            relations: edges_by_relation.into_iter().collect(),
+            tiers: tiers.map(Into::into).unwrap_or_default(),
+            caches: caches
+                .into_iter()
+                .map(|c| eywa_storage::CacheStats {
+                    name: c.name.into(),
+                    capacity: usize::try_from(c.capacity).unwrap_or(usize::MAX),
+                    len: usize::try_from(c.len).unwrap_or(usize::MAX),
+                    hits: c.hits,
+                    misses: c.misses,
+                    // Not sent: nothing shows it.
+                    inserts: 0,
+                    evictions: c.evictions,
+                })
+                .collect(),
+            semantic: semantic.map(Into::into).unwrap_or_default(),
+        }
+    }
+}
+
+impl From<pb::Semantic> for crate::engine::SemanticStatus {
+    fn from(semantic: pb::Semantic) -> Self {
+        let pb::Semantic {
+            model,
+            unavailable,
+            vectors,
+            backlog,
+            rebuilding,
+        } = semantic;
+        crate::engine::SemanticStatus {
+            model: (!model.is_empty()).then_some(model),
+            unavailable: (!unavailable.is_empty()).then_some(unavailable),
+            vectors,
+            backlog,
+            rebuilding,
         }
     }
 }
@@ -824,9 +891,90 @@ impl From<TierStats> for pb::TierStats {
     }
 }
 
+impl From<pb::TierStats> for TierStats {
+    fn from(tiers: pb::TierStats) -> Self {
+        let pb::TierStats {
+            warm_bytes,
+            warm_chunks,
+            warm_chunk_bytes,
+            cold_chunks,
+            cold_chunk_bytes,
+            blobs,
+            blob_raw_bytes,
+            blob_stored_bytes,
+            // Computed from the rest.
+            compression_ratio: _,
+        } = tiers;
+        TierStats {
+            warm_chunks,
+            warm_bytes: warm_chunk_bytes,
+            cold_chunks,
+            cold_raw_bytes: cold_chunk_bytes,
+            blobs,
+            blob_raw_bytes,
+            blob_stored_bytes,
+            warm_disk_bytes: warm_bytes,
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn stats_cross_the_wire_unchanged() {
+        let stats = Stats {
+            counts: Counts {
+                sessions: 1,
+                agents: 2,
+                episodes: 3,
+                entities: 4,
+                edges: 5,
+                sources: 6,
+                skipped_lines: 7,
+            },
+            kinds: [("Episode".to_owned(), 3), ("File".to_owned(), 4)].into(),
+            relations: [("MODIFIED".to_owned(), 5)].into(),
+            tiers: TierStats {
+                warm_chunks: 8,
+                warm_bytes: 9,
+                cold_chunks: 10,
+                cold_raw_bytes: 11,
+                blobs: 12,
+                blob_raw_bytes: 13,
+                blob_stored_bytes: 14,
+                warm_disk_bytes: 15,
+            },
+            caches: vec![eywa_storage::CacheStats {
+                name: "nodes".into(),
+                capacity: 16,
+                len: 17,
+                hits: 18,
+                misses: 19,
+                inserts: 0,
+                evictions: 20,
+            }],
+            semantic: crate::engine::SemanticStatus {
+                model: Some("all-MiniLM-L6-v2@53aa5117".to_owned()),
+                unavailable: None,
+                vectors: 21,
+                backlog: 22,
+                rebuilding: true,
+            },
+        };
+        let wire = pb::StatsResponse::from(stats.clone());
+        assert_eq!(Stats::from(wire), stats);
+        let off = crate::engine::SemanticStatus {
+            model: None,
+            unavailable: Some("no embedding model".to_owned()),
+            ..Default::default()
+        };
+        assert_eq!(
+            crate::engine::SemanticStatus::from(pb::Semantic::from(off.clone())),
+            off
+        );
+    }
 
     #[test]
     fn ages_read_as_people_say_them() {

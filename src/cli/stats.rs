@@ -1,5 +1,6 @@
 use std::process::ExitCode;
 
+use anyhow::Context;
 use serde_json::json;
 
 use super::Paths;
@@ -9,11 +10,23 @@ pub struct Args {
     /// Print JSON
     #[arg(long)]
     json: bool,
+    /// Server to ask when another process holds the store
+    #[arg(long, env = "EYWA_ADDR", default_value = eywa::server::DEFAULT_ADDR, value_name = "HOST:PORT")]
+    addr: String,
 }
 
 pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
-    let engine = super::open_local_semantic(paths)?;
-    let s = engine.stats()?;
+    let s = match paths.open_engine_semantic() {
+        Ok(engine) => engine.stats()?,
+        // `eywa serve` holds the store (and is the one embedding): ask it.
+        Err(eywa::Error::Storage(eywa_storage::Error::Locked { .. })) => {
+            super::with_server(&args.addr, async |c| c.stats().await)?
+        }
+        Err(other) => {
+            return Err(other)
+                .with_context(|| format!("cannot open the store in {}", paths.data_dir.display()));
+        }
+    };
     let t = &s.tiers;
     if args.json {
         let caches: Vec<_> = s

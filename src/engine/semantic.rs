@@ -76,7 +76,7 @@ struct QueueItem {
 }
 
 /// How far semantic memory is.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
 pub struct SemanticStatus {
     /// The model in use, or `None` when search is lexical only.
     pub model: Option<String>,

@@ -7,7 +7,7 @@ use crate::Result;
 use crate::graph::Counts;
 
 /// What the store holds and how its tiers and caches are doing.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 pub struct Stats {
     pub counts: Counts,
     /// Nodes per kind: `Episode`, `Project`, `Tool`, …

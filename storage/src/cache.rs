@@ -1,6 +1,6 @@
 //! The hot tier: bounded LRU caches of decoded values, with hit and eviction counters.
 
-use std::borrow::Borrow;
+use std::borrow::{Borrow, Cow};
 use std::hash::Hash;
 use std::num::NonZeroUsize;
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -20,9 +20,9 @@ pub struct HotCache<K, V> {
 }
 
 /// A snapshot of a cache's size and counters.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CacheStats {
-    pub name: &'static str,
+    pub name: Cow<'static, str>,
     /// Entries the cache holds at most.
     pub capacity: usize,
     /// Entries it holds now.
@@ -140,7 +140,7 @@ impl<K: Hash + Eq, V: Clone> HotCache<K, V> {
             (entries.cap().get(), entries.len())
         };
         CacheStats {
-            name: self.name,
+            name: Cow::Borrowed(self.name),
             capacity,
             len,
             hits: self.hits.load(Ordering::Relaxed),
@@ -300,7 +300,7 @@ mod tests {
         assert_eq!(
             stats,
             CacheStats {
-                name: "nodes",
+                name: "nodes".into(),
                 capacity: 4,
                 len: 1,
                 hits: 3,
