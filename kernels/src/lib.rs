@@ -26,6 +26,9 @@ pub fn dense_rows(x: &[f32], rows: usize, weight: &[f32], bias: &[f32]) -> Vec<f
         outputs * inputs,
         "the weight is not outputs × inputs"
     );
+    if rows == 0 || outputs == 0 {
+        return Vec::new();
+    }
     // Computed output-major (each task writes one run of outputs), then turned around.
     let mut by_output = vec![0f32; outputs * rows];
     let task = |start: usize, out: &mut [f32]| {
@@ -165,6 +168,12 @@ mod tests {
 
     #[test]
     fn the_simd_and_portable_dots_agree() {
+        #[cfg(target_arch = "x86_64")]
+        if !(std::arch::is_x86_feature_detected!("avx2")
+            && std::arch::is_x86_feature_detected!("fma"))
+        {
+            println!("this CPU has no AVX2/FMA: only the portable dots run here");
+        }
         for len in [384, 1536, 13, 8, 1] {
             let x = values(BLOCK * len, 4);
             let w = values(len, 5);
@@ -182,8 +191,11 @@ mod tests {
             (1, 384, 384),
             (7, 384, 1536),
             (24, 1536, 384),
+            (13, 384, 384),
+            (17, 9, 300),
             (3, 13, 1),
             (5, 9, 300),
+            (0, 384, 384),
         ] {
             let x = values(rows * inputs, 1);
             let w = values(outputs * inputs, 2);
