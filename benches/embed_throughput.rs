@@ -1,6 +1,7 @@
 //! The embedder's speed: all-MiniLM-L6-v2 on the CPU (candle), texts of 64 and of 256
 //! tokens (the longest it reads) in batches of 32, and one short query at a time (what a
-//! search waits for). Needs the model installed (see `fixture::minilm`).
+//! search waits for), alone and while batches are embedded beside it. Needs the model
+//! installed (see `fixture::minilm`).
 
 mod fixture;
 
@@ -69,6 +70,44 @@ fn embed_throughput(c: &mut Criterion) {
     fixture::percentiles("embed_throughput/one_query", &queries, |q| {
         model.embed(&[q.as_str()]).unwrap();
     });
+    // A query while batches of 64 tokens are embedded without pause beside it: on the
+    // shared pool, and on the background pool `eywa serve`'s embedder uses.
+    let batch = texts(&model, 32, 64);
+    let batch: Vec<&str> = batch.iter().map(String::as_str).collect();
+    let background = eywa::embed::background_pool().unwrap();
+    for (label, pool) in [
+        ("beside_embedding_on_the_shared_pool", None),
+        ("beside_background_embedding", Some(&background)),
+    ] {
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|s| {
+            s.spawn(|| {
+                while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+                    let embed = || model.embed(&batch).unwrap();
+                    match pool {
+                        Some(pool) => pool.install(embed),
+                        None => embed(),
+                    };
+                }
+            });
+            fixture::percentiles(
+                &format!("embed_throughput/one_query/{label}"),
+                &queries,
+                |q| {
+                    model.embed(&[q.as_str()]).unwrap();
+                },
+            );
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        });
+    }
+    let started = std::time::Instant::now();
+    for _ in 0..3 {
+        background.install(|| model.embed(&batch).unwrap());
+    }
+    println!(
+        "embed_throughput/64_tokens/background_pool: {:.1} texts/s",
+        (3 * batch.len()) as f64 / started.elapsed().as_secs_f64()
+    );
 }
 
 criterion_group!(benches, embed_throughput);

@@ -2,10 +2,12 @@
 //! in process on the CPU ([`MiniLm`], candle + tokenizers), and finding and installing
 //! the model ([`install`], [`ModelDir`]).
 
+mod background;
 mod chunk;
 mod install;
 mod minilm;
 
+pub use self::background::background_pool;
 pub use self::chunk::{MAX_CHUNK_CHARS, chunks};
 pub use self::install::{
     InstallEvent, InstallOptions, InstallSource, Installed, MODEL_NAME, ModelDir, WEIGHTS_SHA256,

@@ -777,10 +777,15 @@ impl Engine {
         if let Err(e) = self.rebuild_vectors_if_stale() {
             tracing::error!(error = %e, "cannot rebuild the vector index");
         }
+        // Batches go to a pool of their own, below the searches (see `background_pool`).
+        let pool = crate::embed::background_pool()
+            .inspect_err(|e| tracing::warn!(error = %e, "embedding on the shared threads"))
+            .ok();
+        let step = || self.semantic.step(store, STEP);
         let mut last_save = Instant::now();
         let mut seen = 0;
         while !stop.load(Ordering::Relaxed) {
-            match self.semantic.step(store, STEP) {
+            match pool.as_ref().map_or_else(step, |pool| pool.install(step)) {
                 Ok((0, _)) => {
                     if let Err(e) = self.semantic.save(store) {
                         tracing::error!(error = %e, "cannot save the vector index");
