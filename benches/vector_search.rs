@@ -23,7 +23,6 @@ use eywa::index::{FlatIndex, HnswIndex, VectorIndex};
 const DIM: usize = 384;
 const REAL: usize = 20_480;
 const MILLION: usize = 1_000_000;
-const THREADS: usize = 2;
 /// Words of one text of the recall set.
 const WINDOW: usize = 32;
 
@@ -238,7 +237,7 @@ fn real_recall() {
         .collect();
     let started = std::time::Instant::now();
     let mut hnsw = HnswIndex::new(DIM).unwrap();
-    hnsw.extend(&items, THREADS).unwrap();
+    hnsw.extend(&items).unwrap();
     let built = started.elapsed();
     let mut flat = FlatIndex::new(DIM);
     for (k, v) in &items {
@@ -269,7 +268,7 @@ fn million() -> (HnswIndex, Vec<Vec<f32>>) {
     for (i, v) in fixture::low_rank_vectors(MILLION, DIM, 64, 7).enumerate() {
         batch.push((i as u64, v));
         if batch.len() == 50_000 {
-            index.extend(&batch, THREADS).unwrap();
+            index.extend(&batch).unwrap();
             batch.clear();
             eprintln!(
                 "vector_search: indexed {} vectors in {:.0?}",
@@ -278,7 +277,7 @@ fn million() -> (HnswIndex, Vec<Vec<f32>>) {
             );
         }
     }
-    index.extend(&batch, THREADS).unwrap();
+    index.extend(&batch).unwrap();
     eprintln!(
         "vector_search: indexed {MILLION} vectors in {:.1?}",
         started.elapsed()

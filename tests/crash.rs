@@ -85,9 +85,11 @@ fn next(state: &mut u64) -> u64 {
     *state >> 33
 }
 
-fn spawn_ingest(home: &ClaudeHome, data: &std::path::Path) -> std::process::Child {
+/// `eywa ingest --json` with `extra` arguments, its output discarded.
+fn spawn_ingest(home: &ClaudeHome, data: &std::path::Path, extra: &[&str]) -> std::process::Child {
     Command::new(env!("CARGO_BIN_EXE_eywa"))
         .args(["ingest", "--json"])
+        .args(extra)
         .env("EYWA_DATA_DIR", data)
         .env("EYWA_CLAUDE_DIR", home.root())
         .env_remove("EYWA_LOG")
@@ -103,7 +105,7 @@ fn killed_ingests_leave_a_consistent_store_that_converges() {
     // The clean result, and how long a clean child ingest takes.
     let clean_dir = tempfile::tempdir().unwrap();
     let started = Instant::now();
-    let status = spawn_ingest(&home, &clean_dir.path().join("eywa"))
+    let status = spawn_ingest(&home, &clean_dir.path().join("eywa"), &[])
         .wait()
         .unwrap();
     assert!(status.success());
@@ -123,7 +125,7 @@ fn killed_ingests_leave_a_consistent_store_that_converges() {
     for run in 0..RUNS {
         let data = tempfile::tempdir().unwrap();
         let dir = data.path().join("eywa");
-        let mut child = spawn_ingest(&home, &dir);
+        let mut child = spawn_ingest(&home, &dir, &[]);
         // Anywhere from process start to a little past a clean run's length.
         let at = Duration::from_micros(next(&mut seed) % (span.as_micros() as u64 * 11 / 10 + 1));
         std::thread::sleep(at);
@@ -212,15 +214,7 @@ fn killed_embedding_runs_converge_to_a_clean_one() {
             .status()
             .unwrap();
         assert!(install.success());
-        Command::new(env!("CARGO_BIN_EXE_eywa"))
-            .args(["ingest", "--embed", "--json"])
-            .env("EYWA_DATA_DIR", dir)
-            .env("EYWA_CLAUDE_DIR", home.root())
-            .env_remove("EYWA_LOG")
-            .stdout(Stdio::null())
-            .stderr(Stdio::null())
-            .spawn()
-            .unwrap()
+        spawn_ingest(&home, dir, &["--embed"])
     };
     let query = eywa::engine::SearchRequest {
         query: "streaming the billing export".into(),

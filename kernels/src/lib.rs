@@ -7,12 +7,14 @@
 //! again); here each weight row is read once and dotted with eight input rows at a time,
 //! and the outputs are split between the cores.
 
+use rayon::prelude::*;
+
 /// Rows at most for which [`dense_rows`] beats the packed matrix product.
 pub const FEW_ROWS: usize = 24;
 /// Input rows dotted with each weight row at once: eight independent sums keep the
 /// multiply-add units busy.
 const BLOCK: usize = 8;
-/// Outputs one task computes.
+/// Outputs one task computes at least.
 const OUTPUTS_PER_TASK: usize = 128;
 
 /// `y = x · Wᵀ + b`: `x` is `rows × inputs`, `weight` is `outputs × inputs`, `bias` has
@@ -29,11 +31,13 @@ pub fn dense_rows(x: &[f32], rows: usize, weight: &[f32], bias: &[f32]) -> Vec<f
     if rows == 0 || outputs == 0 {
         return Vec::new();
     }
-    // Computed output-major (each task writes one run of outputs), then turned around.
+    // Computed output-major (each task writes a run of outputs), then turned around.
     let mut by_output = vec![0f32; outputs * rows];
-    let task = |start: usize, out: &mut [f32]| {
-        for (i, y) in out.chunks_mut(rows).enumerate() {
-            let j = start + i;
+    by_output
+        .par_chunks_mut(rows)
+        .enumerate()
+        .with_min_len(OUTPUTS_PER_TASK)
+        .for_each(|(j, y)| {
             let w = &weight[j * inputs..(j + 1) * inputs];
             // Eight rows share each read of the weight row (the last repeated to fill).
             for (block, y) in y.chunks_mut(BLOCK).enumerate() {
@@ -48,9 +52,7 @@ pub fn dense_rows(x: &[f32], rows: usize, weight: &[f32], bias: &[f32]) -> Vec<f
                     *y = bias[j] + sum;
                 }
             }
-        }
-    };
-    run(&mut by_output, rows * OUTPUTS_PER_TASK, 0, rows, &task);
+        });
     let mut y = vec![0f32; rows * outputs];
     for j in 0..outputs {
         for r in 0..rows {
@@ -58,27 +60,6 @@ pub fn dense_rows(x: &[f32], rows: usize, weight: &[f32], bias: &[f32]) -> Vec<f
         }
     }
     y
-}
-
-/// Splits `out` in halves over the thread pool down to `chunk` values per task.
-fn run(
-    out: &mut [f32],
-    chunk: usize,
-    start: usize,
-    rows: usize,
-    task: &(impl Fn(usize, &mut [f32]) + Sync),
-) {
-    if out.len() <= chunk {
-        task(start, out);
-        return;
-    }
-    // Split on a whole output.
-    let half = (out.len() / rows / 2) * rows;
-    let (left, right) = out.split_at_mut(half);
-    rayon::join(
-        || run(left, chunk, start, rows, task),
-        || run(right, chunk, start + half / rows, rows, task),
-    );
 }
 
 /// The dot products of `w` with [`BLOCK`] rows as long as it (AVX2 and FMA when the CPU

@@ -1,6 +1,5 @@
 use std::process::ExitCode;
 
-use anyhow::Context;
 use eywa::engine::{GetOutcome, HandoffHit};
 use eywa::retrieve::{DEFAULT_DAYS_BACK, DEFAULT_LIMIT, GetOptions};
 use serde_json::json;
@@ -35,16 +34,10 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         limit: args.limit,
         projects: args.projects.clone(),
     };
-    let outcome = match paths.open_engine() {
-        Ok(engine) => (*engine.get_handoffs(&query, &options)?).clone(),
-        Err(eywa::Error::Storage(eywa_storage::Error::Locked { .. })) => {
-            // `eywa serve` holds the store: ask it.
-            super::with_server(&args.addr, async |c| c.get_handoffs(&query, &options).await)?
-        }
-        Err(other) => {
-            return Err(other)
-                .with_context(|| format!("cannot open the store in {}", paths.data_dir.display()));
-        }
+    let outcome = match super::open_or_served(paths, paths.open_engine())? {
+        Some(engine) => (*engine.get_handoffs(&query, &options)?).clone(),
+        // `eywa serve` holds the store: ask it.
+        None => super::with_server(&args.addr, async |c| c.get_handoffs(&query, &options).await)?,
     };
     if args.json {
         super::print_json(&to_json(&outcome))?;

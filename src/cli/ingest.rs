@@ -3,7 +3,6 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use anyhow::Context;
 use eywa::engine::{Engine, Progress};
 
 use super::Paths;
@@ -48,8 +47,8 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         paths.open_engine()
     };
     let mut embedded = None;
-    let report = match opened {
-        Ok(engine) => {
+    let report = match super::open_or_served(paths, opened)? {
+        Some(engine) => {
             let report = engine.ingest_with_progress(&mut show_progress())?;
             if args.embed {
                 embedded = Some(super::embed::embed(&engine)?);
@@ -57,13 +56,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             report
         }
         // `eywa serve` holds the store: it ingests its own Claude dir.
-        Err(eywa::Error::Storage(eywa_storage::Error::Locked { .. })) => {
-            super::with_server(&args.addr, async |c| c.ingest().await)?
-        }
-        Err(other) => {
-            return Err(other)
-                .with_context(|| format!("cannot open the store in {}", paths.data_dir.display()));
-        }
+        None => super::with_server(&args.addr, async |c| c.ingest().await)?,
     };
     if args.json {
         let mut value = serde_json::to_value(&report)?;

@@ -169,6 +169,20 @@ pub fn open_local_semantic(paths: &Paths) -> anyhow::Result<Engine> {
     locally(paths, paths.open_engine_semantic())
 }
 
+/// The store opened in this process, or `None` when a running `eywa serve` holds it (ask
+/// the server then, with [`with_server`]).
+pub fn open_or_served(
+    paths: &Paths,
+    opened: Result<Engine, eywa::Error>,
+) -> anyhow::Result<Option<Engine>> {
+    match opened {
+        Ok(engine) => Ok(Some(engine)),
+        Err(eywa::Error::Storage(eywa_storage::Error::Locked { .. })) => Ok(None),
+        Err(other) => Err(other)
+            .with_context(|| format!("cannot open the store in {}", paths.data_dir.display())),
+    }
+}
+
 fn locally(paths: &Paths, opened: Result<Engine, eywa::Error>) -> anyhow::Result<Engine> {
     match opened {
         Ok(engine) => Ok(engine),

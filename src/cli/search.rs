@@ -104,14 +104,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     } else {
         paths.open_engine_semantic()
     };
-    let engine = match opened {
-        Ok(engine) => Some(engine),
-        Err(eywa::Error::Storage(eywa_storage::Error::Locked { .. })) => None,
-        Err(other) => {
-            return Err(other)
-                .with_context(|| format!("cannot open the store in {}", paths.data_dir.display()));
-        }
-    };
+    let engine = super::open_or_served(paths, opened)?;
     let search = |r: &SearchRequest| -> anyhow::Result<SearchResults> {
         match &engine {
             Some(engine) => Ok(engine.search(r)?),

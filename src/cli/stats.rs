@@ -1,6 +1,5 @@
 use std::process::ExitCode;
 
-use anyhow::Context;
 use serde_json::json;
 
 use super::Paths;
@@ -16,16 +15,10 @@ pub struct Args {
 }
 
 pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
-    let s = match paths.open_engine_semantic() {
-        Ok(engine) => engine.stats()?,
+    let s = match super::open_or_served(paths, paths.open_engine_semantic())? {
+        Some(engine) => engine.stats()?,
         // `eywa serve` holds the store (and is the one embedding): ask it.
-        Err(eywa::Error::Storage(eywa_storage::Error::Locked { .. })) => {
-            super::with_server(&args.addr, async |c| c.stats().await)?
-        }
-        Err(other) => {
-            return Err(other)
-                .with_context(|| format!("cannot open the store in {}", paths.data_dir.display()));
-        }
+        None => super::with_server(&args.addr, async |c| c.stats().await)?,
     };
     let t = &s.tiers;
     if args.json {

@@ -237,14 +237,12 @@ impl Engine {
                     .map(|e| e.snippet)
                     .unwrap_or_default(),
             };
-            hits.push(hit);
-        }
-        for hit in &mut hits {
             if !hit.session_id.is_empty()
                 && let Some(node) = self.graph.node(NodeId::episode(&hit.session_id))?
             {
                 hit.title = node.name.clone();
             }
+            hits.push(hit);
         }
         Ok(SearchResults {
             hits,

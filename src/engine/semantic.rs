@@ -556,6 +556,16 @@ impl Semantic {
         Ok(lost.len())
     }
 
+    /// Saves the index when [`SAVE_EVERY`] has passed since `last_save`: a long run
+    /// saves as it goes, so the journal stays short.
+    fn save_if_due(&self, store: &Store, last_save: &mut Instant) -> Result<()> {
+        if last_save.elapsed() >= SAVE_EVERY {
+            *last_save = Instant::now();
+            self.save(store)?;
+        }
+        Ok(())
+    }
+
     /// Saves the index file if vectors changed since the last save.
     pub fn save(&self, store: &Store) -> Result<bool> {
         let _write = self.lock_write();
@@ -724,11 +734,8 @@ impl Engine {
             report.chunks += taken;
             report.embedded += computed;
             progress(report.chunks, self.semantic.backlog());
-            // A long run saves as it goes: the journal stays short.
-            if last_save.elapsed() >= SAVE_EVERY {
-                self.semantic.save(self.graph.store())?;
-                last_save = Instant::now();
-            }
+            self.semantic
+                .save_if_due(self.graph.store(), &mut last_save)?;
         }
         self.semantic.save(self.graph.store())?;
         report.seconds = started.elapsed().as_secs_f64();
@@ -800,11 +807,8 @@ impl Engine {
                         backlog = self.semantic.backlog(),
                         "embedded"
                     );
-                    if last_save.elapsed() >= SAVE_EVERY {
-                        if let Err(e) = self.semantic.save(store) {
-                            tracing::error!(error = %e, "cannot save the vector index");
-                        }
-                        last_save = Instant::now();
+                    if let Err(e) = self.semantic.save_if_due(store, &mut last_save) {
+                        tracing::error!(error = %e, "cannot save the vector index");
                     }
                 }
                 Err(e) => {

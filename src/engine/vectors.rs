@@ -235,7 +235,6 @@ impl Vectors {
     /// dropped (returned, so that their documents are queued again).
     pub fn rebuild(&mut self, store: &Store, model: &str) -> Result<Vec<u64>> {
         let mut index = HnswIndex::new(self.index.dim())?;
-        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         let mut lost = Vec::new();
         let keys: Vec<u64> = self.meta.keys().copied().collect();
         for part in keys.chunks(REBUILD_BATCH) {
@@ -246,7 +245,7 @@ impl Vectors {
                     None => lost.push(key),
                 }
             }
-            index.extend(&items, threads)?;
+            index.extend(&items)?;
         }
         self.index = index;
         self.stale = false;
@@ -268,10 +267,11 @@ impl Vectors {
         let keys: Vec<Vec<u8>> = store
             .keys(Keyspace::Settings, JOURNAL)
             .collect::<eywa_storage::Result<_>>()?;
-        for part in keys.chunks(10_000) {
+        let mut keys = keys.into_iter().peekable();
+        while keys.peek().is_some() {
             let mut batch = Batch::new();
-            for key in part {
-                batch.delete(Keyspace::Settings, key.clone());
+            for key in keys.by_ref().take(10_000) {
+                batch.delete(Keyspace::Settings, key);
             }
             store.apply(batch)?;
         }
@@ -323,10 +323,8 @@ impl Vectors {
         }
         self.unsaved += items.len() as u64;
         if !self.stale {
-            let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
-            let vectors: Vec<(u64, Vec<f32>)> =
-                items.iter().map(|(k, _, v)| (*k, v.to_vec())).collect();
-            self.index.extend(&vectors, threads)?;
+            let vectors: Vec<(u64, &[f32])> = items.iter().map(|(k, _, v)| (*k, *v)).collect();
+            self.index.extend(&vectors)?;
         }
         Ok(())
     }
@@ -370,45 +368,34 @@ impl Vectors {
         };
         let kinds = numbers(&filter.kinds);
         let agents = numbers(&filter.agents);
-        if filter.projects.is_empty() {
-            let keep = |key: u64| {
-                self.meta
-                    .get(&key)
-                    .is_some_and(|m| Self::keeps(m, &kinds, &agents, filter))
-            };
-            // A small store is searched exactly: the same answer however the graph was
-            // built, and still a few milliseconds.
-            if self.meta.len() <= EXACT_LIMIT {
-                return self.index.search_exact(query, k, &keep);
-            }
-            return self.index.search(query, k, &keep);
-        }
-        let projects: Vec<u32> = filter
-            .projects
-            .iter()
-            .filter_map(|p| self.strings.number(p))
-            .collect();
-        let size: usize = projects
-            .iter()
-            .map(|p| self.by_project.get(p).map_or(0, |s| s.len()))
-            .sum();
-        if size <= EXACT_LIMIT {
-            let mut keys = projects
-                .iter()
-                .filter_map(|p| self.by_project.get(p))
-                .flat_map(|s| s.iter().copied())
-                .filter(|key| {
-                    self.meta
-                        .get(key)
-                        .is_some_and(|m| Self::keeps(m, &kinds, &agents, filter))
-                });
-            return self.index.search_among(query, k, &mut keys);
-        }
-        self.index.search(query, k, &|key| {
+        let projects = numbers(&filter.projects);
+        let keep = |key: u64| {
             self.meta.get(&key).is_some_and(|m| {
-                projects.contains(&m.project) && Self::keeps(m, &kinds, &agents, filter)
+                projects.as_ref().is_none_or(|ps| ps.contains(&m.project))
+                    && Self::keeps(m, &kinds, &agents, filter)
             })
-        })
+        };
+        // A search among few vectors is answered exactly: the same answer however the
+        // graph was built, and still a few milliseconds; a broader one walks the graph.
+        let candidates = match &projects {
+            None => self.meta.len(),
+            Some(ps) => ps
+                .iter()
+                .map(|p| self.by_project.get(p).map_or(0, |s| s.len()))
+                .sum(),
+        };
+        match &projects {
+            _ if candidates > EXACT_LIMIT => self.index.search(query, k, &keep),
+            None => self.index.search_exact(query, k, &keep),
+            Some(ps) => {
+                let mut keys = ps
+                    .iter()
+                    .filter_map(|p| self.by_project.get(p))
+                    .flat_map(|s| s.iter().copied())
+                    .filter(|key| keep(*key));
+                self.index.search_among(query, k, &mut keys)
+            }
+        }
     }
 
     /// The mean of a session's chunk vectors, normalized; `None` without chunks.

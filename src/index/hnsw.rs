@@ -18,6 +18,8 @@ const EXPANSION_SEARCH: usize = 256;
 /// Searches that may run at once: usearch needs a context per concurrent search, and
 /// fails one that finds none free; more wait for a free context.
 const CONTEXTS: usize = 16;
+/// Vectors at least for which [`HnswIndex::extend`] adds over several threads.
+const PARALLEL_ADD: usize = 256;
 
 fn vector_error(e: impl std::fmt::Display) -> Error {
     Error::VectorIndex(e.to_string())
@@ -152,16 +154,7 @@ impl HnswIndex {
                 .exact_search(&q, self.index.size())
                 .map_err(vector_error)?
         };
-        let mut out: Vec<(u64, f32)> = matches
-            .keys
-            .into_iter()
-            .zip(matches.distances)
-            .filter(|(key, _)| keep(*key))
-            .map(|(key, distance)| (key, 1.0 - distance))
-            .collect();
-        out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        out.truncate(k);
-        Ok(out)
+        Ok(best(scored(matches, keep), k))
     }
 
     /// The `k` of `keys` most similar to `query`, exactly (for filters that keep few
@@ -181,34 +174,35 @@ impl HnswIndex {
                 scored.push((key, dot));
             }
         }
-        scored.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        scored.truncate(k);
-        Ok(scored)
+        Ok(best(scored, k))
     }
 
-    /// Adds many new vectors at once, over `threads` threads (a key already present is
-    /// replaced first). Building a large index this way is about `threads` times faster
-    /// than one [`VectorIndex::upsert`] after another.
-    pub fn extend(&mut self, items: &[(u64, Vec<f32>)], threads: usize) -> Result<()> {
-        let threads = threads.clamp(1, CONTEXTS);
-        let mut normal = Vec::with_capacity(items.len());
-        for (key, v) in items {
-            if self.index.contains(*key) {
-                self.index.remove(*key).map_err(vector_error)?;
-            }
-            normal.push((*key, normalized(v, self.dim)?));
+    /// Adds many vectors at once over every core (a key already present is replaced).
+    /// Building a large index this way is about as many times faster than one
+    /// [`VectorIndex::upsert`] after another as there are cores.
+    pub fn extend<V: AsRef<[f32]>>(&mut self, items: &[(u64, V)]) -> Result<()> {
+        // Every vector is checked before anything changes.
+        let normal = items
+            .iter()
+            .map(|(key, v)| Ok((*key, normalized(v.as_ref(), self.dim)?)))
+            .collect::<Result<Vec<_>>>()?;
+        for (key, _) in &normal {
+            self.remove_if_present(*key)?;
         }
-        let needed = self.index.size() + normal.len();
-        if needed > self.index.capacity() {
-            self.index
-                .reserve_capacity_and_threads(needed.next_power_of_two(), CONTEXTS)
-                .map_err(vector_error)?;
+        self.reserve_for(normal.len())?;
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get())
+            .min(CONTEXTS);
+        // A few vectors are not worth starting threads for.
+        if threads == 1 || normal.len() < PARALLEL_ADD {
+            return normal
+                .iter()
+                .try_for_each(|(key, v)| self.index.add(*key, v).map_err(vector_error));
         }
         let index = &self.index;
-        let per_thread = normal.len().div_ceil(threads).max(1);
         std::thread::scope(|scope| {
             let workers: Vec<_> = normal
-                .chunks(per_thread)
+                .chunks(normal.len().div_ceil(threads))
                 .map(|part| {
                     scope.spawn(move || -> Result<()> {
                         for (key, v) in part {
@@ -224,10 +218,51 @@ impl HnswIndex {
         })
     }
 
+    fn remove_if_present(&mut self, key: u64) -> Result<()> {
+        if self.index.contains(key) {
+            self.index.remove(key).map_err(vector_error)?;
+        }
+        Ok(())
+    }
+
+    /// Makes room for `more` vectors.
+    fn reserve_for(&mut self, more: usize) -> Result<()> {
+        let needed = self.index.size() + more;
+        if needed > self.index.capacity() {
+            self.index
+                .reserve_capacity_and_threads(needed.next_power_of_two(), CONTEXTS)
+                .map_err(vector_error)?;
+        }
+        Ok(())
+    }
+
     /// Bytes the index holds in memory.
     pub fn memory_usage(&self) -> usize {
         self.index.memory_usage()
     }
+}
+
+/// Keys with their cosine similarity, from usearch's cosine distances, those `keep`
+/// accepts.
+fn scored(matches: usearch::ffi::Matches, keep: &dyn Fn(u64) -> bool) -> Vec<(u64, f32)> {
+    matches
+        .keys
+        .into_iter()
+        .zip(matches.distances)
+        .filter(|(key, _)| keep(*key))
+        .map(|(key, distance)| (key, 1.0 - distance))
+        .collect()
+}
+
+/// The `k` most similar, best first (equal scores: lower key first).
+fn best(mut scored: Vec<(u64, f32)>, k: usize) -> Vec<(u64, f32)> {
+    let order = |a: &(u64, f32), b: &(u64, f32)| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0));
+    if k < scored.len() {
+        scored.select_nth_unstable_by(k, order);
+        scored.truncate(k);
+    }
+    scored.sort_by(order);
+    scored
 }
 
 /// A search context in use; given back when dropped.
@@ -247,15 +282,8 @@ impl VectorIndex for HnswIndex {
 
     fn upsert(&mut self, key: u64, vector: &[f32]) -> Result<()> {
         let v = normalized(vector, self.dim)?;
-        if self.index.contains(key) {
-            self.index.remove(key).map_err(vector_error)?;
-        }
-        let size = self.index.size();
-        if size + 1 > self.index.capacity() {
-            self.index
-                .reserve_capacity_and_threads((size + 1).next_power_of_two(), CONTEXTS)
-                .map_err(vector_error)?;
-        }
+        self.remove_if_present(key)?;
+        self.reserve_for(1)?;
         self.index.add(key, &v).map_err(vector_error)
     }
 
@@ -282,14 +310,7 @@ impl VectorIndex for HnswIndex {
             .index
             .filtered_search(&q, wanted, keep)
             .map_err(vector_error)?;
-        let mut out: Vec<(u64, f32)> = matches
-            .keys
-            .into_iter()
-            .zip(matches.distances)
-            .map(|(key, distance)| (key, 1.0 - distance))
-            .collect();
-        out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
-        Ok(out)
+        Ok(best(scored(matches, &|_| true), wanted))
     }
 
     fn len(&self) -> usize {
@@ -337,9 +358,10 @@ mod tests {
             .map(|(i, v)| (1000 + i as u64, v))
             .collect();
         let mut parallel = HnswIndex::new(16).unwrap();
-        parallel.extend(&data[..150], 2).unwrap();
-        parallel.extend(&data[150..], 2).unwrap();
-        parallel.extend(&data[..10], 2).unwrap();
+        // 280 is over `PARALLEL_ADD`: the threads run; 20 and 10 are added in turn.
+        parallel.extend(&data[..280]).unwrap();
+        parallel.extend(&data[280..]).unwrap();
+        parallel.extend(&data[..10]).unwrap();
         assert_eq!(parallel.len(), 300);
         let mut flat = crate::index::FlatIndex::new(16);
         for (k, v) in &data {
