@@ -15,3 +15,41 @@ pub fn create_private_dir(path: &Path) -> Result<()> {
     }
     Ok(())
 }
+
+/// Flushes a directory's entries (a created, renamed or removed file) to disk.
+pub fn sync_dir(dir: &Path) -> Result<()> {
+    #[cfg(unix)]
+    {
+        let handle = std::fs::File::open(dir).map_err(Error::io(dir))?;
+        handle.sync_all().map_err(Error::io(dir))?;
+    }
+    Ok(())
+}
+
+/// Writes `bytes` to `path` so that a reader sees the old file or the new one, never a
+/// part: a private (0600) temporary file beside it, synced, then renamed over it.
+pub fn write_private_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
+    use std::io::Write;
+    let dir = path.parent().unwrap_or(Path::new("."));
+    let mut name = path.file_name().unwrap_or_default().to_os_string();
+    name.push(format!(".{}.tmp", std::process::id()));
+    let tmp = dir.join(name);
+    let result = (|| {
+        let mut options = std::fs::OpenOptions::new();
+        options.write(true).create(true).truncate(true);
+        #[cfg(unix)]
+        {
+            use std::os::unix::fs::OpenOptionsExt;
+            options.mode(0o600);
+        }
+        let mut file = options.open(&tmp).map_err(Error::io(&tmp))?;
+        file.write_all(bytes).map_err(Error::io(&tmp))?;
+        file.sync_all().map_err(Error::io(&tmp))?;
+        std::fs::rename(&tmp, path).map_err(Error::io(path))?;
+        sync_dir(dir)
+    })();
+    if result.is_err() {
+        let _ = std::fs::remove_file(&tmp);
+    }
+    result
+}

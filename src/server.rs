@@ -4,8 +4,10 @@
 
 use std::future::Future;
 use std::sync::Arc;
+use std::time::Duration;
 
 use tokio::net::TcpListener;
+use tokio_stream::StreamExt;
 use tokio_stream::wrappers::TcpListenerStream;
 use tonic::transport::Server;
 use tonic_health::ServingStatus;
@@ -24,7 +26,11 @@ pub enum ServeError {
     Transport(#[from] tonic::transport::Error),
 }
 
-/// Serves until `shutdown` resolves; in-flight requests finish first.
+/// How long in-flight requests and open connections get to finish after `shutdown`.
+pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
+
+/// Serves until `shutdown` resolves; in-flight requests get [`SHUTDOWN_GRACE`] to finish,
+/// then open connections are closed.
 pub async fn run(
     listener: TcpListener,
     engine: Arc<Engine>,
@@ -45,8 +51,34 @@ pub async fn run(
         .add_service(health_service)
         .add_service(reflection().build_v1()?)
         .add_service(reflection().build_v1alpha()?);
-    api::add_services(router, engine)
-        .serve_with_incoming_shutdown(TcpListenerStream::new(listener), shutdown)
-        .await?;
+    // Answers go out at once: without TCP_NODELAY a small reply waits for the client's
+    // delayed ACK (~40 ms a request). Tonic sets it only on listeners it binds itself.
+    let incoming = TcpListenerStream::new(listener).map(|stream| {
+        if let Ok(stream) = &stream {
+            let _ = stream.set_nodelay(true);
+        }
+        stream
+    });
+    let (stopping, stopped) = tokio::sync::oneshot::channel::<()>();
+    let served = api::add_services(router, engine).serve_with_incoming_shutdown(incoming, async {
+        shutdown.await;
+        let _ = stopping.send(());
+    });
+    tokio::pin!(served);
+    tokio::select! {
+        result = &mut served => result?,
+        () = async {
+            if stopped.await.is_ok() {
+                tokio::time::sleep(SHUTDOWN_GRACE).await;
+            } else {
+                std::future::pending::<()>().await;
+            }
+        } => {
+            tracing::warn!(
+                "connections still open {} s after shutdown began: closing them",
+                SHUTDOWN_GRACE.as_secs()
+            );
+        }
+    }
     Ok(())
 }

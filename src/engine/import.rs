@@ -37,6 +37,14 @@ impl Engine {
     /// changes nothing.
     pub fn import_eywa(&self, dir: &Path) -> Result<ImportReport> {
         let _guard = self.ingest_lock.lock().unwrap_or_else(|p| p.into_inner());
+        let result = self.import_locked(dir);
+        if result.is_err() {
+            self.handoffs_lost();
+        }
+        result
+    }
+
+    fn import_locked(&self, dir: &Path) -> Result<ImportReport> {
         if !dir.is_dir() {
             return Err(Error::NotFound(format!(
                 "no Eywa folder at {}",
@@ -89,6 +97,7 @@ impl Engine {
             .map(|s| s.session_id)
             .collect();
         let mut redacted = RedactionCounts::default();
+        let mut written = Vec::new();
         for (short, (front, sections, path)) in found {
             if known.iter().any(|k| k.starts_with(&short)) {
                 report.known += 1;
@@ -114,14 +123,18 @@ impl Engine {
                 archive_tail: Vec::new(),
                 state: None,
             };
-            self.graph
-                .write_session(Batch::new(), std::slice::from_ref(&facts), &record)?;
+            self.write_facts(
+                Batch::new(),
+                std::slice::from_ref(&facts),
+                &record,
+                &mut written,
+            )?;
             report.imported += 1;
         }
         self.graph.derive_sequences()?;
         self.graph.store().flush()?;
         self.graph.save_view()?;
-        self.reload_handoffs()?;
+        self.handoffs_changed(&written)?;
         Ok(report)
     }
 }

@@ -86,6 +86,14 @@ impl Engine {
             .ingest_lock
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let result = self.ingest_locked(progress);
+        if result.is_err() {
+            self.handoffs_lost();
+        }
+        result
+    }
+
+    fn ingest_locked(&self, progress: &mut dyn FnMut(Progress)) -> Result<IngestReport> {
         let started = Instant::now();
         let projects = self.claude.projects_dir();
         if !projects.is_dir() {
@@ -207,8 +215,8 @@ impl Engine {
         if self.graph.save_view()? {
             tracing::debug!("saved the graph view snapshot");
         }
-        self.reload_handoffs()?;
-        if report.files_read > 0 {
+        self.handoffs_changed(&run.handoffs)?;
+        if !run.handoffs.is_empty() {
             self.write_handoff_index()?;
         }
         let idle = i64::from(self.config.chunk_idle_days) * 24 * 3600 * 1000;
@@ -414,7 +422,7 @@ impl Engine {
                 run.relabel.insert(owner.to_owned());
             }
         }
-        self.graph.write_session(batch, &facts, &record)?;
+        self.write_facts(batch, &facts, &record, &mut run.handoffs)?;
         if let Some(owners) = self
             .owners
             .write()
@@ -577,7 +585,8 @@ impl Engine {
         let Some(root) = &self.config.data_dir else {
             return Ok(());
         };
-        let index = build_index(&self.graph.handoffs()?, chrono::Utc::now());
+        let handoffs: Vec<Handoff> = self.handoff_index()?.handoffs().collect();
+        let index = build_index(&handoffs, chrono::Utc::now());
         let bytes = serde_json::to_vec_pretty(&index).expect("a JSON value serializes");
         write_atomically(&root.join("handoff-index.json"), &bytes)
     }
@@ -709,6 +718,27 @@ impl Engine {
 }
 
 impl Engine {
+    /// Writes what one source says (see [`Graph::write_session`]); the handoffs it holds
+    /// are added to `written` for the `get` index, whose files are marked behind first.
+    pub(super) fn write_facts(
+        &self,
+        batch: Batch,
+        facts: &[SessionFacts],
+        record: &SourceRecord,
+        written: &mut Vec<Handoff>,
+    ) -> Result<()> {
+        let handoffs = facts.iter().filter_map(|f| f.handoff.as_ref());
+        if handoffs.clone().next().is_some() {
+            self.handoffs_will_change()?;
+        }
+        self.graph.write_session(batch, facts, record)?;
+        written.extend(handoffs.map(|h| Handoff {
+            sections: Default::default(),
+            ..h.clone()
+        }));
+        Ok(())
+    }
+
     /// Writes a Document read whole from a file (a plan, a memory file), its archive and
     /// its source record, and indexes its text.
     fn write_document(
@@ -770,6 +800,8 @@ pub(super) struct Run {
     relabel: BTreeSet<String>,
     /// `sessions-index.json` entries, by session id.
     index: HashMap<String, IndexEntry>,
+    /// The handoffs written, without their bodies (for the `get` index).
+    handoffs: Vec<Handoff>,
 }
 
 /// What other transcripts said, as the store and this run know it.

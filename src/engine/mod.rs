@@ -98,7 +98,12 @@ pub struct Engine {
     graph: Graph,
     claude: ClaudeDir,
     config: EngineConfig,
-    handoffs: RwLock<Arc<HandoffIndex>>,
+    /// The `get` index, loaded on first use (from its files, else from the store).
+    handoffs: RwLock<Option<Arc<HandoffIndex>>>,
+    /// The `get` index's files in the index tier.
+    handoff_files: crate::index::HandoffFiles,
+    /// Whether this engine's writes have left the index files behind the store.
+    handoffs_behind: Mutex<Behind>,
     /// `get` results, invalidated by every ingest.
     results: GenerationalCache<String, Arc<GetOutcome>>,
     /// One ingest at a time.
@@ -132,7 +137,6 @@ impl Engine {
             eywa_storage::Config::new().path(data_dir.join("store"))
         };
         let graph = Graph::open(storage.open()?)?;
-        let index = HandoffIndex::new(graph.handoffs()?);
         let index_dir = graph.store().path().join("index");
         let (text, created) = crate::index::TextIndex::open(&index_dir.join("text"))?;
         let (semantic, vectors_reset) =
@@ -141,7 +145,9 @@ impl Engine {
             graph,
             claude: ClaudeDir::new(&config.claude_dir),
             config,
-            handoffs: RwLock::new(Arc::new(index)),
+            handoffs: RwLock::new(None),
+            handoff_files: crate::index::HandoffFiles::new(&index_dir),
+            handoffs_behind: Mutex::new(Behind::No),
             results: GenerationalCache::new(
                 "get_results",
                 NonZeroUsize::new(RESULT_CACHE_ENTRIES).expect("positive"),
@@ -189,20 +195,124 @@ impl Engine {
         &self.claude
     }
 
-    fn handoff_index(&self) -> Arc<HandoffIndex> {
+    /// The `get` index: as loaded, else from its files when they describe the store, else
+    /// rebuilt from the store (and saved).
+    fn handoff_index(&self) -> Result<Arc<HandoffIndex>> {
+        if let Some(index) = self.loaded_handoffs() {
+            return Ok(index);
+        }
+        let generation = self.graph.handoff_generation()?;
+        let index = match self.handoff_files.load() {
+            Some(index) if index.generation() == generation => Arc::new(index),
+            _ => self.rebuild_handoffs(generation)?,
+        };
+        let mut slot = self.handoffs.write().unwrap_or_else(|p| p.into_inner());
+        Ok(slot.get_or_insert(index).clone())
+    }
+
+    fn loaded_handoffs(&self) -> Option<Arc<HandoffIndex>> {
         self.handoffs
             .read()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
             .clone()
     }
 
-    fn reload_handoffs(&self) -> Result<()> {
-        let index = Arc::new(HandoffIndex::new(self.graph.handoffs()?));
-        *self
-            .handoffs
-            .write()
-            .unwrap_or_else(|poisoned| poisoned.into_inner()) = index;
+    /// The index of every handoff in the store, saved unless a write is under way (it saves
+    /// the index when it is done).
+    fn rebuild_handoffs(&self, generation: u64) -> Result<Arc<HandoffIndex>> {
+        let index = HandoffIndex::build(&self.graph.handoffs()?, generation);
+        let behind = self
+            .handoffs_behind
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if *behind == Behind::No {
+            self.handoff_files
+                .save(&index, crate::retrieve::Rebuilt::Base)?;
+        }
+        Ok(Arc::new(index))
+    }
+
+    /// Call before writing a handoff: the index files are marked as behind the store.
+    fn handoffs_will_change(&self) -> Result<()> {
+        let mut behind = self
+            .handoffs_behind
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if *behind == Behind::No {
+            let since = self.graph.handoff_generation()?;
+            self.handoff_files.mark_stale()?;
+            *behind = Behind::Since(since);
+        }
+        Ok(())
+    }
+
+    /// Call once a write run is over and flushed, with every handoff it wrote: the index
+    /// takes them in (a new delta, or a new base) and its files are saved again.
+    fn handoffs_changed(&self, changed: &[crate::model::Handoff]) -> Result<()> {
+        let mut behind = self
+            .handoffs_behind
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        let since = match *behind {
+            Behind::No => return Ok(()),
+            Behind::Since(generation) => Some(generation),
+            Behind::Lost => None,
+        };
+        let generation = self.graph.handoff_generation()?;
+        let before = since.and_then(|since| {
+            self.loaded_handoffs()
+                .filter(|i| i.generation() == since)
+                .or_else(|| {
+                    self.handoff_files
+                        .load_behind()
+                        .filter(|i| i.generation() == since)
+                        .map(Arc::new)
+                })
+        });
+        let (index, rebuilt) = match before {
+            Some(before) => before.with_changes(changed, generation),
+            None => (
+                HandoffIndex::build(&self.graph.handoffs()?, generation),
+                crate::retrieve::Rebuilt::Base,
+            ),
+        };
+        self.handoff_files.save(&index, rebuilt)?;
+        *behind = Behind::No;
+        *self.handoffs.write().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(index));
         self.results.bump();
         Ok(())
     }
+
+    /// Call when a write run failed after writing handoffs it could not report: the index
+    /// is rebuilt from the store next time.
+    fn handoffs_lost(&self) {
+        let mut behind = self
+            .handoffs_behind
+            .lock()
+            .unwrap_or_else(|p| p.into_inner());
+        if *behind != Behind::No {
+            *behind = Behind::Lost;
+            *self.handoffs.write().unwrap_or_else(|p| p.into_inner()) = None;
+        }
+    }
+
+    /// Rebuilds the `get` index from the store (after writes made past the engine).
+    pub fn reload_handoffs(&self) -> Result<()> {
+        let generation = self.graph.handoff_generation()?;
+        let index = self.rebuild_handoffs(generation)?;
+        *self.handoffs.write().unwrap_or_else(|p| p.into_inner()) = Some(index);
+        self.results.bump();
+        Ok(())
+    }
+}
+
+/// How far the `get` index files are behind the store.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Behind {
+    /// They describe it.
+    No,
+    /// Handoffs were written since the files held this handoff generation.
+    Since(u64),
+    /// Handoffs were written and not all of them are known: rebuild from the store.
+    Lost,
 }

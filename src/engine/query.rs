@@ -36,6 +36,35 @@ impl Engine {
         self.get_handoffs_at(query, options, chrono::Local::now().date_naive())
     }
 
+    /// `eywa get` from the index files of the store in `data_dir`, without opening the
+    /// store: what a fresh process asks first. `None` when the files are missing or behind
+    /// the store (a write is under way or was cut short): open the store then. Hits carry
+    /// what `get` prints, not the handoff bodies.
+    pub fn get_handoffs_from_files(
+        data_dir: &std::path::Path,
+        query: &str,
+        options: &GetOptions,
+    ) -> Result<Option<GetOutcome>> {
+        check_get(options)?;
+        let files = crate::index::HandoffFiles::new(&data_dir.join("store").join("index"));
+        let Some(index) = files.load() else {
+            return Ok(None);
+        };
+        let result = index.get(query, options, chrono::Local::now().date_naive());
+        Ok(Some(GetOutcome {
+            tokens: result.tokens,
+            fallback_recent: result.fallback_recent,
+            hits: result
+                .hits
+                .into_iter()
+                .map(|s| HandoffHit {
+                    handoff: s.handoff,
+                    score: s.score,
+                })
+                .collect(),
+        }))
+    }
+
     /// `eywa get` as of `today`. Results are cached until the next ingest.
     pub fn get_handoffs_at(
         &self,
@@ -43,13 +72,7 @@ impl Engine {
         options: &GetOptions,
         today: NaiveDate,
     ) -> Result<Arc<GetOutcome>> {
-        check_limit(options.limit)?;
-        if options.days_back > MAX_DAYS_BACK {
-            return Err(Error::InvalidArgument(format!(
-                "days_back must be at most {MAX_DAYS_BACK}, got {}",
-                options.days_back
-            )));
-        }
+        check_get(options)?;
         let key = format!(
             "{query}\u{0}{}\u{0}{}\u{0}{}\u{0}{today}",
             options.days_back,
@@ -59,19 +82,23 @@ impl Engine {
         if let Some(hit) = self.results.get(&key) {
             return Ok(hit);
         }
-        let index = self.handoff_index();
-        let result = index.get(query, options, today);
+        let result = self.handoff_index()?.get(query, options, today);
+        let mut hits = Vec::with_capacity(result.hits.len());
+        for scored in result.hits {
+            // The index keeps what `get` ranks and prints; the body is in the store.
+            let handoff = match self.graph.handoff(&scored.handoff.session_id)? {
+                Some(stored) => stored,
+                None => scored.handoff,
+            };
+            hits.push(HandoffHit {
+                handoff,
+                score: scored.score,
+            });
+        }
         let outcome = Arc::new(GetOutcome {
             tokens: result.tokens,
             fallback_recent: result.fallback_recent,
-            hits: result
-                .hits
-                .into_iter()
-                .map(|s| HandoffHit {
-                    handoff: s.handoff.clone(),
-                    score: s.score,
-                })
-                .collect(),
+            hits,
         });
         self.results.insert(key, outcome.clone());
         Ok(outcome)
@@ -293,6 +320,17 @@ impl Engine {
         related.truncate(limit);
         Ok(related)
     }
+}
+
+fn check_get(options: &GetOptions) -> Result<()> {
+    check_limit(options.limit)?;
+    if options.days_back > MAX_DAYS_BACK {
+        return Err(Error::InvalidArgument(format!(
+            "days_back must be at most {MAX_DAYS_BACK}, got {}",
+            options.days_back
+        )));
+    }
+    Ok(())
 }
 
 /// Parses relation names; empty names are ignored.

@@ -171,6 +171,11 @@ impl Graph {
         &self.store
     }
 
+    /// The generation of the last write that changed a handoff.
+    pub fn handoff_generation(&self) -> Result<u64> {
+        snapshot::handoff_generation(&self.store)
+    }
+
     fn view(&self) -> RwLockReadGuard<'_, View> {
         self.view.read().unwrap_or_else(|p| p.into_inner())
     }

@@ -14,6 +14,8 @@ use crate::{Error, Result};
 
 const MAGIC: &[u8; 8] = b"EYWAVW01";
 const GENERATION_KEY: &[u8] = b"graph_generation";
+/// The graph generation of the last batch that wrote a handoff.
+const HANDOFF_GENERATION_KEY: &[u8] = b"handoff_generation";
 const NODE_BYTES: usize = 16 + 1 + 8;
 const EDGE_BYTES: usize = 4 + 4 + 16 + 1 + 8 + 8;
 
@@ -26,6 +28,18 @@ pub fn generation(store: &Store) -> Result<u64> {
     Ok(store
         .get::<u64>(Keyspace::Settings, GENERATION_KEY)?
         .unwrap_or(0))
+}
+
+/// The generation of the last batch that wrote a handoff (0: none since this was kept).
+pub fn handoff_generation(store: &Store) -> Result<u64> {
+    Ok(store
+        .get::<u64>(Keyspace::Settings, HANDOFF_GENERATION_KEY)?
+        .unwrap_or(0))
+}
+
+/// Records in a batch that it writes handoffs, at generation `next`.
+pub fn bump_handoffs(batch: &mut Batch, next: u64) -> Result<()> {
+    Ok(batch.put(Keyspace::Settings, HANDOFF_GENERATION_KEY.to_vec(), &next)?)
 }
 
 /// Adds the generation bump to a batch.

@@ -286,6 +286,9 @@ impl Graph {
             stale_docs,
         } = pending;
         snapshot::bump(&mut batch, *generation + 1)?;
+        if !stale_docs.is_empty() {
+            snapshot::bump_handoffs(&mut batch, *generation + 1)?;
+        }
         self.store.apply(batch)?;
         *generation += 1;
         for id in &delta.expired {

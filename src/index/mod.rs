@@ -1,9 +1,11 @@
 //! The index tier: what is rebuilt from the warm and cold tiers and kept beside them.
 
+mod handoffs;
 mod hnsw;
 mod text;
 mod vector;
 
+pub use self::handoffs::HandoffFiles;
 pub use self::hnsw::HnswIndex;
 pub use self::text::{Snippets, TextDoc, TextHit, TextIndex, TextQuery};
 pub use self::vector::{FlatIndex, VectorIndex};

@@ -3,10 +3,11 @@
 //! session length; substance-0 sessions never returned. Word lists and edge cases follow
 //! the Python Eywa (`research/eywa-get-parity.md`) so both rank the same index the same way.
 
-use std::collections::BTreeMap;
+mod segment;
 
 use chrono::NaiveDate;
 
+pub use self::segment::{KeyKind, Segment, SegmentError, build as build_segment};
 use crate::model::Handoff;
 
 pub const DEFAULT_DAYS_BACK: u32 = 14;
@@ -63,113 +64,237 @@ impl Default for GetOptions {
 }
 
 /// One returned handoff; `score` is `None` when it came from the most-recent fallback.
+/// Its body (`sections`) is not part of the index: it is empty here.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Scored<'a> {
-    pub handoff: &'a Handoff,
+pub struct Scored {
+    pub handoff: Handoff,
     pub score: Option<f64>,
 }
 
 #[derive(Debug, Clone, PartialEq)]
-pub struct GetResult<'a> {
+pub struct GetResult {
     pub tokens: Vec<String>,
-    pub hits: Vec<Scored<'a>>,
+    pub hits: Vec<Scored>,
     /// True when no token scored and the most recent handoffs were returned instead.
     pub fallback_recent: bool,
 }
 
-/// Every handoff with the two inverted indexes of `handoff-index.json`, laid out so that
-/// the substring matches of a query token take one pass over a joined string.
-#[derive(Debug, Clone, Default)]
+/// Every handoff `get` ranks, as the two inverted indexes of `handoff-index.json` (by
+/// project, by keyword) plus the per-session fields it scores, in two segments: a large
+/// `base` and a small `delta` holding the sessions changed since the base was built, which
+/// hides their old versions. A query costs what its tokens touch: the keys containing them
+/// (one pass over each segment's joined keys) and those keys' postings.
+#[derive(Debug)]
 pub struct HandoffIndex {
-    handoffs: Vec<Handoff>,
-    /// Lowercased project names (Eywa matches `token in project.lower()`).
-    projects: Postings,
-    /// Keywords as stored (Eywa matches `token == keyword or token in keyword`).
-    keywords: Postings,
-    /// Handoff positions, newest first.
-    by_recency: Vec<usize>,
+    /// Shared by the indexes that differ only in their delta.
+    base: std::sync::Arc<Segment>,
+    delta: Segment,
+    /// Base docs the delta replaces or removes.
+    hidden: Vec<bool>,
+    /// Live handoffs: Eywa's N.
+    total: usize,
+    /// How many live handoffs list each key, across both segments, per segment and kind.
+    lens: [[Vec<u32>; 2]; 2],
 }
 
-/// Keys joined by `\n`, each with the handoffs listing it. A query token never holds a
-/// `\n`, so a match lies within one key, found by its offset.
-#[derive(Debug, Clone, Default)]
-struct Postings {
-    joined: String,
-    /// Byte offset in `joined` where each key starts.
-    starts: Vec<usize>,
-    lists: Vec<Vec<usize>>,
+/// Which segment [`HandoffIndex::with_changes`] built anew.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Rebuilt {
+    /// Only the delta: the base is unchanged.
+    Delta,
+    /// A new base (and an empty delta).
+    Base,
 }
 
-impl Postings {
-    fn new(keys: impl IntoIterator<Item = (String, Vec<usize>)>) -> Self {
-        let mut postings = Postings::default();
-        for (key, list) in keys {
-            postings.starts.push(postings.joined.len());
-            postings.joined.push_str(&key);
-            postings.joined.push('\n');
-            postings.lists.push(list);
-        }
-        postings
-    }
-
-    /// The lists of every key containing `token`, each key once.
-    fn containing<'a>(&'a self, token: &'a str) -> impl Iterator<Item = &'a [usize]> + 'a {
-        let mut last = None;
-        self.joined.match_indices(token).filter_map(move |(at, _)| {
-            let key = self.starts.partition_point(|&start| start <= at) - 1;
-            if last == Some(key) {
-                return None;
-            }
-            last = Some(key);
-            Some(self.lists[key].as_slice())
-        })
-    }
+/// Reusable per-thread buffers: scores kept at -0.0 ("not matched") between queries, and
+/// the docs a query touched.
+#[derive(Default)]
+struct Scratch {
+    scores: Vec<f64>,
+    touched: Vec<u32>,
 }
+
+thread_local! {
+    static SCRATCH: std::cell::RefCell<Scratch> = std::cell::RefCell::new(Scratch::default());
+}
+
+const KINDS: [(KeyKind, f64); 2] = [
+    (KeyKind::Project, PROJECT_WEIGHT),
+    (KeyKind::Keyword, KEYWORD_WEIGHT),
+];
 
 impl HandoffIndex {
-    pub fn new(mut handoffs: Vec<Handoff>) -> Self {
-        handoffs.sort_by(|a, b| a.session_id.cmp(&b.session_id));
-        handoffs.dedup_by(|a, b| a.session_id == b.session_id);
-        let mut by_project: BTreeMap<String, Vec<usize>> = BTreeMap::new();
-        let mut by_keyword: BTreeMap<String, Vec<usize>> = BTreeMap::new();
-        for (i, h) in handoffs.iter().enumerate() {
-            for (map, keys) in [
-                (&mut by_project, &h.projects),
-                (&mut by_keyword, &h.keywords),
-            ] {
+    /// An index of these handoffs (one per session id: the first of each).
+    pub fn new(handoffs: Vec<Handoff>) -> Self {
+        HandoffIndex::build(&handoffs, 0)
+    }
+
+    /// An index of these handoffs in one base segment, tagged with the store `generation`
+    /// they were read at.
+    pub fn build(handoffs: &[Handoff], generation: u64) -> Self {
+        let refs: Vec<&Handoff> = handoffs.iter().collect();
+        let open = |bytes| Segment::open(Box::new(bytes)).expect("a built segment is valid");
+        let base = open(segment::build(&refs, &[], generation, generation));
+        let delta = open(segment::build(&[], &[], generation, generation));
+        HandoffIndex::from_segments(base.into(), delta)
+    }
+
+    /// The store generation the index describes.
+    pub fn generation(&self) -> u64 {
+        self.base.generation().max(self.delta.generation())
+    }
+
+    /// The index of a base and the delta on top of it.
+    pub fn from_segments(base: std::sync::Arc<Segment>, delta: Segment) -> Self {
+        let mut hidden = vec![false; base.len()];
+        let mut hide = |session: &str| {
+            if let Some(doc) = base.find_session(session) {
+                hidden[doc] = true;
+            }
+        };
+        for session in delta.masked() {
+            hide(session);
+        }
+        for doc in 0..delta.len() {
+            hide(delta.session_id(doc));
+        }
+        let total = hidden.iter().filter(|h| !**h).count() + delta.len();
+        let mut lens: [[Vec<u32>; 2]; 2] = Default::default();
+        for (k, (kind, _)) in KINDS.iter().enumerate() {
+            let mut base_lens: Vec<u32> = (0..base.keys(*kind) as u32)
+                .map(|key| base.postings_len(*kind, key) as u32)
+                .collect();
+            for (doc, _) in hidden.iter().enumerate().filter(|(_, h)| **h) {
+                let keys: Vec<u32> = match kind {
+                    KeyKind::Project => base.doc_projects(doc).collect(),
+                    KeyKind::Keyword => base.doc_keywords(doc).collect(),
+                };
+                let mut keys = keys;
+                keys.sort_unstable();
+                keys.dedup();
                 for key in keys {
-                    let list = map.entry(key.clone()).or_default();
-                    if list.last() != Some(&i) {
-                        list.push(i);
-                    }
+                    base_lens[key as usize] = base_lens[key as usize].saturating_sub(1);
                 }
             }
+            let mut delta_lens: Vec<u32> = (0..delta.keys(*kind) as u32)
+                .map(|key| delta.postings_len(*kind, key) as u32)
+                .collect();
+            for key in 0..delta.keys(*kind) as u32 {
+                if let Some(b) = base.find_key(*kind, delta.key_name(*kind, key)) {
+                    let sum = base_lens[b as usize].saturating_add(delta_lens[key as usize]);
+                    base_lens[b as usize] = sum;
+                    delta_lens[key as usize] = sum;
+                }
+            }
+            lens[0][k] = base_lens;
+            lens[1][k] = delta_lens;
         }
-        let mut by_recency: Vec<usize> = (0..handoffs.len()).collect();
-        by_recency.sort_by(|&a, &b| newest_first(&handoffs[a], &handoffs[b]));
         HandoffIndex {
-            handoffs,
-            // Lowercased for matching, but still one key (one IDF) per spelling, as in Eywa.
-            projects: Postings::new(by_project.into_iter().map(|(k, v)| (k.to_lowercase(), v))),
-            keywords: Postings::new(by_keyword),
-            by_recency,
+            base,
+            delta,
+            hidden,
+            total,
+            lens,
         }
     }
 
+    pub fn base(&self) -> &std::sync::Arc<Segment> {
+        &self.base
+    }
+
+    pub fn delta(&self) -> &Segment {
+        &self.delta
+    }
+
+    /// Live handoffs.
     pub fn len(&self) -> usize {
-        self.handoffs.len()
+        self.total
     }
 
     pub fn is_empty(&self) -> bool {
-        self.handoffs.is_empty()
+        self.total == 0
     }
 
-    pub fn handoffs(&self) -> &[Handoff] {
-        &self.handoffs
+    /// Every live handoff (bodies empty), base then delta.
+    pub fn handoffs(&self) -> impl Iterator<Item = Handoff> + '_ {
+        (0..self.base.len())
+            .filter(|d| !self.hidden[*d])
+            .map(|d| self.base.handoff(d))
+            .chain(self.delta.handoffs())
+    }
+
+    /// The sessions of the delta, and the ones it hides without replacing.
+    pub fn delta_sessions(&self) -> (Vec<Handoff>, Vec<String>) {
+        let kept: std::collections::HashSet<&str> = (0..self.delta.len())
+            .map(|d| self.delta.session_id(d))
+            .collect();
+        let removed = self
+            .delta
+            .masked()
+            .filter(|s| !kept.contains(s))
+            .map(str::to_owned)
+            .collect();
+        (self.delta.handoffs().collect(), removed)
+    }
+
+    /// The index once `changed` handoffs (each replacing its session's) are written at
+    /// `generation`: a new delta on the same base, or, once the delta would outgrow a
+    /// sixteenth of the base, a new base with an empty delta.
+    pub fn with_changes(&self, changed: &[Handoff], generation: u64) -> (HandoffIndex, Rebuilt) {
+        let most = (self.base.len() / 16).max(1024);
+        self.with_changes_within(changed, generation, most)
+    }
+
+    /// [`HandoffIndex::with_changes`], with a new base once the delta holds more than
+    /// `most` sessions.
+    pub fn with_changes_within(
+        &self,
+        changed: &[Handoff],
+        generation: u64,
+        most: usize,
+    ) -> (HandoffIndex, Rebuilt) {
+        let (delta, removed) = self.delta_sessions();
+        let mut sessions: std::collections::BTreeMap<&str, &Handoff> =
+            delta.iter().map(|h| (h.session_id.as_str(), h)).collect();
+        for h in changed {
+            sessions.insert(h.session_id.as_str(), h);
+        }
+        let open =
+            |bytes: Vec<u8>| Segment::open(Box::new(bytes)).expect("a built segment is valid");
+        if sessions.len() > most {
+            let fresh: std::collections::HashSet<&str> = sessions.keys().copied().collect();
+            let kept: Vec<Handoff> = (0..self.base.len())
+                .filter(|&d| !self.hidden[d] && !fresh.contains(self.base.session_id(d)))
+                .map(|d| self.base.handoff(d))
+                .collect();
+            let all: Vec<&Handoff> = kept.iter().chain(sessions.values().copied()).collect();
+            let base = open(segment::build(&all, &[], generation, generation));
+            let delta = open(segment::build(&[], &[], generation, generation));
+            return (
+                HandoffIndex::from_segments(base.into(), delta),
+                Rebuilt::Base,
+            );
+        }
+        let docs: Vec<&Handoff> = sessions.values().copied().collect();
+        let masked: Vec<&str> = sessions
+            .keys()
+            .copied()
+            .chain(removed.iter().map(String::as_str))
+            .collect();
+        let delta = open(segment::build(
+            &docs,
+            &masked,
+            generation,
+            self.base.generation(),
+        ));
+        (
+            HandoffIndex::from_segments(self.base.clone(), delta),
+            Rebuilt::Delta,
+        )
     }
 
     /// Ranks handoffs for `query` as of `today`.
-    pub fn get(&self, query: &str, options: &GetOptions, today: NaiveDate) -> GetResult<'_> {
+    pub fn get(&self, query: &str, options: &GetOptions, today: NaiveDate) -> GetResult {
         let tokens = query_tokens(query);
         let mut hits = if tokens.is_empty() {
             Vec::new()
@@ -187,73 +312,249 @@ impl HandoffIndex {
         }
     }
 
-    fn score(&self, tokens: &[String], options: &GetOptions, today: NaiveDate) -> Vec<Scored<'_>> {
-        let n_total = self.handoffs.len().max(1) as f64;
-        let idf = |list_len: usize| (n_total / list_len.max(1) as f64).ln().max(0.0);
-        // NaN = not matched. A session that matched with IDF 0 is still a scored hit.
-        let mut scores = vec![f64::NAN; self.handoffs.len()];
-        let mut matched = Vec::new();
-        let mut add = |list: &[usize], weight: f64| {
-            for &i in list {
-                if scores[i].is_nan() {
-                    scores[i] = 0.0;
-                    matched.push(i);
-                }
-                scores[i] += weight;
-            }
-        };
-        for token in tokens {
-            for list in self.projects.containing(token) {
-                add(list, PROJECT_WEIGHT * idf(list.len()));
-            }
-            for list in self.keywords.containing(token) {
-                add(list, KEYWORD_WEIGHT * idf(list.len()));
-            }
-        }
-        let mut hits: Vec<Scored<'_>> = matched
-            .into_iter()
-            .map(|i| (&self.handoffs[i], scores[i]))
-            .filter(|(h, _)| h.substance > 0 && in_projects(h, &options.projects))
-            .map(|(h, s)| Scored {
-                handoff: h,
-                score: Some(s * recency(h.date, today, options.days_back) * length(h)),
-            })
-            .collect();
-        let by_score = |a: &Scored<'_>, b: &Scored<'_>| {
-            b.score
-                .partial_cmp(&a.score)
-                .unwrap_or(std::cmp::Ordering::Equal)
-                .then_with(|| newest_first(a.handoff, b.handoff))
-        };
-        if hits.len() > options.limit && options.limit > 0 {
-            hits.select_nth_unstable_by(options.limit - 1, by_score);
-            hits.truncate(options.limit);
-        }
-        hits.sort_by(by_score);
-        hits.truncate(options.limit);
-        hits
+    fn segment(&self, s: usize) -> &Segment {
+        if s == 0 { &self.base } else { &self.delta }
     }
 
-    /// Handoffs dated within `days_back` of today, newest first.
-    fn recent(&self, options: &GetOptions, today: NaiveDate) -> Vec<Scored<'_>> {
-        self.by_recency
-            .iter()
-            .map(|&i| &self.handoffs[i])
-            .filter(|h| h.substance > 0 && in_projects(h, &options.projects))
-            .filter(|h| (today - h.date).num_days() <= i64::from(options.days_back))
-            .take(options.limit)
-            .map(|h| Scored {
-                handoff: h,
-                score: None,
+    /// Per segment, which project keys a project filter admits (`None`: no filter).
+    fn admitted(&self, s: usize, projects: &[String]) -> Option<Vec<bool>> {
+        if projects.is_empty() {
+            return None;
+        }
+        let seg = self.segment(s);
+        Some(
+            (0..seg.keys(KeyKind::Project) as u32)
+                .map(|k| {
+                    let name = seg.key_name(KeyKind::Project, k);
+                    projects.iter().any(|q| q.eq_ignore_ascii_case(name))
+                })
+                .collect(),
+        )
+    }
+
+    fn score(&self, tokens: &[String], options: &GetOptions, today: NaiveDate) -> Vec<Scored> {
+        let n_total = self.total.max(1) as f64;
+        let idf = |list_len: u32| (n_total / f64::from(list_len.max(1))).ln().max(0.0);
+        let today_day = segment::day_of(today);
+        let mut top = TopK::new(options.limit);
+        SCRATCH.with(|scratch| {
+            let scratch = &mut *scratch.borrow_mut();
+            for s in 0..2 {
+                let seg = self.segment(s);
+                if seg.is_empty() {
+                    continue;
+                }
+                if scratch.scores.len() < seg.len() {
+                    scratch.scores.resize(seg.len(), -0.0);
+                }
+                scratch.touched.clear();
+                // Postings never repeat a doc within a key, so a doc is touched at most
+                // once per (token, key); `touched` holds each doc once (its first touch).
+                let scores = &mut scratch.scores[..seg.len()];
+                let touched = &mut scratch.touched;
+                for token in tokens {
+                    for (k, (kind, weight)) in KINDS.iter().enumerate() {
+                        for key in seg.keys_containing(*kind, token) {
+                            let w = weight * idf(self.lens[s][k][key as usize]);
+                            for id in seg.postings(*kind, key).chunks_exact(4) {
+                                let doc = u32::from_le_bytes(id.try_into().expect("4"));
+                                let slot = &mut scores[doc as usize];
+                                if slot.is_sign_negative() {
+                                    touched.push(doc);
+                                }
+                                *slot += w;
+                            }
+                        }
+                    }
+                }
+                let admitted = self.admitted(s, &options.projects);
+                let mut recency = Recency::new(options.days_back);
+                for &doc in touched.iter() {
+                    let d = doc as usize;
+                    let raw = std::mem::replace(&mut scores[d], -0.0);
+                    if seg.substance(d) == 0 || (s == 0 && self.hidden[d]) {
+                        continue;
+                    }
+                    if let Some(admitted) = &admitted
+                        && !seg.doc_projects(d).any(|k| admitted[k as usize])
+                    {
+                        continue;
+                    }
+                    let age = today_day.saturating_sub(seg.day(d));
+                    let score = raw * recency.factor(age) * seg.length(d);
+                    top.offer(score, s, d, &|a, b| self.newest_first(a, b));
+                }
+            }
+        });
+        top.into_sorted(&|a, b| self.newest_first(a, b))
+            .into_iter()
+            .map(|(score, s, d)| Scored {
+                handoff: self.segment(s).handoff(d),
+                score: Some(score),
             })
             .collect()
     }
+
+    /// Newest first: date, then start, then session id.
+    fn newest_first(&self, a: (usize, usize), b: (usize, usize)) -> std::cmp::Ordering {
+        let (sa, sb) = (self.segment(a.0), self.segment(b.0));
+        sb.day(b.1)
+            .cmp(&sa.day(a.1))
+            .then(sb.started_at(b.1).cmp(&sa.started_at(a.1)))
+            .then_with(|| sa.session_id(a.1).cmp(sb.session_id(b.1)))
+    }
+
+    /// Handoffs dated within `days_back` of today, newest first.
+    fn recent(&self, options: &GetOptions, today: NaiveDate) -> Vec<Scored> {
+        let admitted = [
+            self.admitted(0, &options.projects),
+            self.admitted(1, &options.projects),
+        ];
+        let oldest = segment::day_of(today)
+            .saturating_sub(i32::try_from(options.days_back).unwrap_or(i32::MAX));
+        let mut lists = [
+            self.base.recent().peekable(),
+            self.delta.recent().peekable(),
+        ];
+        let mut out = Vec::new();
+        while out.len() < options.limit {
+            let heads = (lists[0].peek().copied(), lists[1].peek().copied());
+            let next = match heads {
+                (None, None) => break,
+                (Some(_), None) => 0,
+                (None, Some(_)) => 1,
+                (Some(a), Some(b)) => {
+                    if self.newest_first((0, a), (1, b)).is_le() {
+                        0
+                    } else {
+                        1
+                    }
+                }
+            };
+            let d = lists[next].next().expect("peeked");
+            let seg = self.segment(next);
+            if seg.day(d) < oldest {
+                // The merged order is newest first: everything after is older still.
+                break;
+            }
+            if seg.substance(d) == 0 || (next == 0 && self.hidden[d]) {
+                continue;
+            }
+            if let Some(admitted) = &admitted[next]
+                && !seg.doc_projects(d).any(|k| admitted[k as usize])
+            {
+                continue;
+            }
+            out.push(Scored {
+                handoff: seg.handoff(d),
+                score: None,
+            });
+        }
+        out
+    }
 }
 
-/// `age_days` = days since the handoff's date + 1; inside `days_back`: × (1 + 1/√age),
-/// beyond it: × 0.5^((age − days_back) / 7).
-pub(crate) fn recency(date: NaiveDate, today: NaiveDate, days_back: u32) -> f64 {
-    let age_days = (today - date).num_days() + 1;
+/// The best `limit` (score, segment, doc) seen, kept in a buffer that is cut back to the
+/// best `limit` whenever it fills up; offers below the worst kept are refused at once.
+struct TopK {
+    limit: usize,
+    kept: Vec<(f64, usize, usize)>,
+    /// The worst kept score once `limit` are kept.
+    floor: f64,
+}
+
+type Tie<'a> = dyn Fn((usize, usize), (usize, usize)) -> std::cmp::Ordering + 'a;
+
+impl TopK {
+    fn new(limit: usize) -> TopK {
+        TopK {
+            limit,
+            kept: Vec::with_capacity(limit.saturating_mul(2).min(4096) + 64),
+            floor: f64::NEG_INFINITY,
+        }
+    }
+
+    fn order<'a>(
+        tie: &'a Tie<'_>,
+    ) -> impl Fn(&(f64, usize, usize), &(f64, usize, usize)) -> std::cmp::Ordering + 'a {
+        move |a, b| {
+            b.0.partial_cmp(&a.0)
+                .unwrap_or(std::cmp::Ordering::Equal)
+                .then_with(|| tie((a.1, a.2), (b.1, b.2)))
+        }
+    }
+
+    fn offer(&mut self, score: f64, segment: usize, doc: usize, tie: &Tie<'_>) {
+        if self.limit == 0 || score < self.floor {
+            return;
+        }
+        self.kept.push((score, segment, doc));
+        if self.kept.len() >= self.limit * 2 + 64 {
+            self.cut(tie);
+        }
+    }
+
+    fn cut(&mut self, tie: &Tie<'_>) {
+        if self.kept.len() > self.limit {
+            self.kept
+                .select_nth_unstable_by(self.limit - 1, Self::order(tie));
+            self.kept.truncate(self.limit);
+        }
+        if self.kept.len() == self.limit {
+            self.floor = self.kept.iter().map(|k| k.0).fold(f64::INFINITY, f64::min);
+        }
+    }
+
+    fn into_sorted(mut self, tie: &Tie<'_>) -> Vec<(f64, usize, usize)> {
+        if self.limit == 0 {
+            return Vec::new();
+        }
+        self.cut(tie);
+        self.kept.sort_by(Self::order(tie));
+        self.kept
+    }
+}
+
+/// Recency factors by age, computed once per age seen in a query.
+struct Recency {
+    days_back: u32,
+    /// By `today - day` (0 = today), for ages up to the table's length.
+    table: Vec<f64>,
+}
+
+impl Recency {
+    const TABLE: usize = 4096;
+
+    fn new(days_back: u32) -> Recency {
+        Recency {
+            days_back,
+            table: Vec::new(),
+        }
+    }
+
+    /// The factor of a handoff `days` days old.
+    fn factor(&mut self, days: i32) -> f64 {
+        let at = |days: i32| recency_days(i64::from(days), self.days_back);
+        match usize::try_from(days) {
+            Ok(i) if i < Self::TABLE => {
+                if self.table.is_empty() {
+                    self.table = vec![f64::NAN; Self::TABLE];
+                }
+                let slot = &mut self.table[i];
+                if slot.is_nan() {
+                    *slot = at(days);
+                }
+                *slot
+            }
+            _ => at(days),
+        }
+    }
+}
+
+/// `age_days` = days + 1; inside `days_back`: × (1 + 1/√age), beyond it:
+/// × 0.5^((age − days_back) / 7).
+fn recency_days(days: i64, days_back: u32) -> f64 {
+    let age_days = days + 1;
     if age_days <= i64::from(days_back) {
         1.0 + 1.0 / (age_days.max(1) as f64).sqrt()
     } else {
@@ -262,18 +563,11 @@ pub(crate) fn recency(date: NaiveDate, today: NaiveDate, days_back: u32) -> f64 
 }
 
 /// × (1 + 0.1·ln(minutes + 1)) when the duration is known and positive.
-fn length(h: &Handoff) -> f64 {
-    match h.duration_minutes {
+fn length(duration_minutes: Option<u32>) -> f64 {
+    match duration_minutes {
         Some(m) if m > 0 => 1.0 + 0.1 * (f64::from(m) + 1.0).ln(),
         _ => 1.0,
     }
-}
-
-fn in_projects(h: &Handoff, projects: &[String]) -> bool {
-    projects.is_empty()
-        || h.projects
-            .iter()
-            .any(|p| projects.iter().any(|q| q.eq_ignore_ascii_case(p)))
 }
 
 fn newest_first(a: &Handoff, b: &Handoff) -> std::cmp::Ordering {

@@ -5,6 +5,7 @@ mod eywa;
 mod hybrid;
 
 pub use self::eywa::{
-    DEFAULT_DAYS_BACK, DEFAULT_LIMIT, GetOptions, GetResult, HandoffIndex, Scored, query_tokens,
+    DEFAULT_DAYS_BACK, DEFAULT_LIMIT, GetOptions, GetResult, HandoffIndex, KeyKind, Rebuilt,
+    Scored, Segment, SegmentError, build_segment, query_tokens,
 };
 pub use self::hybrid::{Best, GraphEvidence, Ranked, SearchMode, Signals, Weights, ranks, score};

@@ -256,3 +256,183 @@ fn the_limit_keeps_the_best_in_order() {
     let ids: Vec<&str> = got.iter().map(|(id, _)| id.as_str()).collect();
     assert_eq!(ids, ["s00", "s01", "s02", "s03", "s04"]);
 }
+
+/// A small deterministic generator for the equivalence tests.
+struct Rng(u64);
+
+impl Rng {
+    fn below(&mut self, n: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6364136223846793005)
+            .wrapping_add(1442695040888963407);
+        (self.0 >> 33) % n
+    }
+}
+
+fn random_handoff(rng: &mut Rng, id: usize) -> Handoff {
+    let projects = ["Eywa", "eywa", "shop", "shop-api", "ledger", "graph-db"];
+    let words = [
+        "graph",
+        "graph-walk",
+        "sled",
+        "tantivy",
+        "api",
+        "auth",
+        "auth-service",
+        "ui",
+        "parser",
+        "lexer",
+        "emoji",
+        "kw1",
+        "kw12",
+        "kw123",
+    ];
+    let mut handoff = h(
+        &format!("s{id:04}"),
+        rng.below(60) as i64,
+        &[projects[rng.below(projects.len() as u64) as usize]],
+        &[],
+    );
+    for _ in 0..rng.below(5) {
+        handoff
+            .keywords
+            .push(words[rng.below(words.len() as u64) as usize].to_owned());
+    }
+    if rng.below(3) == 0 {
+        handoff
+            .projects
+            .push(projects[rng.below(projects.len() as u64) as usize].to_owned());
+    }
+    handoff.substance = rng.below(3) as u8;
+    handoff.duration_minutes = [None, Some(0), Some(5), Some(90)][rng.below(4) as usize];
+    handoff
+}
+
+const QUERIES: [&str; 9] = [
+    "graph",
+    "eywa graph",
+    "auth ui",
+    "kw1",
+    "shop",
+    "",
+    "nothing-matches",
+    "SLED tantivy lexer",
+    "api",
+];
+
+fn same_results(a: &HandoffIndex, b: &HandoffIndex, context: &str) {
+    assert_eq!(a.len(), b.len(), "{context}: sizes");
+    for query in QUERIES {
+        for options in [
+            all(),
+            GetOptions::default(),
+            GetOptions {
+                projects: vec!["EYWA".into(), "ledger".into()],
+                ..all()
+            },
+            GetOptions {
+                days_back: 3,
+                limit: 7,
+                ..GetOptions::default()
+            },
+        ] {
+            let (x, y) = (
+                a.get(query, &options, today()),
+                b.get(query, &options, today()),
+            );
+            assert_eq!(x, y, "{context}: {query:?} {options:?}");
+        }
+    }
+}
+
+/// A base with deltas on top ranks exactly as one index of the same handoffs, whichever
+/// sessions changed, however many times, and across a rebuilt base.
+#[test]
+fn a_delta_on_a_base_ranks_as_one_index() {
+    let mut rng = Rng(7);
+    let mut current: Vec<Handoff> = (0..300).map(|i| random_handoff(&mut rng, i)).collect();
+    let mut index = HandoffIndex::build(&current, 1);
+    let mut saw_base = false;
+    for round in 0..40u64 {
+        let mut changed = Vec::new();
+        for _ in 0..rng.below(80) + 1 {
+            let id = rng.below(400) as usize;
+            let fresh = random_handoff(&mut rng, id);
+            match current
+                .iter_mut()
+                .find(|h| h.session_id == fresh.session_id)
+            {
+                Some(old) => *old = fresh.clone(),
+                None => current.push(fresh.clone()),
+            }
+            changed.push(fresh);
+        }
+        let (next, rebuilt) = index.with_changes_within(&changed, round + 2, 150);
+        saw_base |= rebuilt == Rebuilt::Base;
+        assert_eq!(next.generation(), round + 2);
+        same_results(
+            &next,
+            &HandoffIndex::new(current.clone()),
+            &format!("round {round}"),
+        );
+        // Bytes written and read back are the same index.
+        let reread = HandoffIndex::from_segments(
+            Segment::open(Box::new(next.base().bytes().to_vec()))
+                .unwrap()
+                .into(),
+            Segment::open(Box::new(next.delta().bytes().to_vec())).unwrap(),
+        );
+        same_results(&next, &reread, &format!("round {round}, read back"));
+        index = next;
+    }
+    assert!(saw_base, "the delta never grew into a new base");
+}
+
+#[test]
+fn a_segment_keeps_every_field_get_prints() {
+    let mut one = h("keeps", 3, &["Eywa", "eywa-tools"], &["graph", "sled"]);
+    one.model = Some("claude-opus-4-6".into());
+    one.cwd = "/w/eywa".into();
+    one.duration_minutes = Some(42);
+    one.substance = 2;
+    one.sections.what_happened = vec!["dropped: the body lives in the store".into()];
+    let index = HandoffIndex::new(vec![one.clone(), h("other", 1, &["x"], &[])]);
+    let got = index.get("sled", &all(), today());
+    one.sections = Default::default();
+    assert_eq!(got.hits[0].handoff, one);
+}
+
+/// Damaged bytes are refused or read without a panic, never out of bounds.
+#[test]
+fn damaged_segments_are_refused_or_read_safely() {
+    let mut rng = Rng(11);
+    let handoffs: Vec<Handoff> = (0..40).map(|i| random_handoff(&mut rng, i)).collect();
+    let refs: Vec<&Handoff> = handoffs.iter().collect();
+    let bytes = build_segment(&refs, &["s0001"], 3, 2);
+    assert!(Segment::open(Box::new(bytes.clone())).is_ok());
+    for cut in [0, 7, 8, 100, bytes.len() / 2, bytes.len() - 1] {
+        assert!(
+            Segment::open(Box::new(bytes[..cut].to_vec())).is_err(),
+            "cut at {cut}"
+        );
+    }
+    let mut opened = 0;
+    for trial in 0..3_000 {
+        let mut damaged = bytes.clone();
+        for _ in 0..1 + trial % 4 {
+            let at = rng.below(damaged.len() as u64) as usize;
+            damaged[at] ^= 1 << rng.below(8);
+        }
+        if let Ok(segment) = Segment::open(Box::new(damaged)) {
+            opened += 1;
+            let index = HandoffIndex::from_segments(Segment::empty().into(), segment);
+            for query in QUERIES {
+                let _ = index.get(query, &all(), today());
+            }
+            let _ = index.handoffs().count();
+        }
+    }
+    // Most single-bit flips land in data (dates, scores), not in structure.
+    assert!(opened > 100, "{opened}");
+}
