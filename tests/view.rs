@@ -13,11 +13,13 @@ fn summary(engine: &Engine) -> Summary {
     let graph = engine.graph();
     let mut kinds: Vec<(String, u64)> = graph
         .kind_counts()
+        .unwrap()
         .into_iter()
         .map(|(k, v)| (k.to_owned(), v))
         .collect();
     let mut relations: Vec<(String, u64)> = graph
         .relation_counts()
+        .unwrap()
         .into_iter()
         .map(|(k, v)| (k.to_string(), v))
         .collect();

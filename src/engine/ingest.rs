@@ -230,9 +230,11 @@ impl Engine {
         }
         report.counts = self.graph.counts()?;
         report.elapsed = started.elapsed();
-        tracing::info!(
+        // Callers say what a run read; a run that read nothing is not news.
+        tracing::debug!(
             files = report.files_scanned,
             read = report.files_read,
+            agents_read = report.agent_files_read,
             episodes = report.counts.episodes,
             skipped_lines = report.counts.skipped_lines,
             "ingest done"

@@ -28,12 +28,12 @@ impl Engine {
         Ok(Stats {
             counts: graph.counts()?,
             kinds: graph
-                .kind_counts()
+                .kind_counts()?
                 .into_iter()
                 .map(|(k, v)| (k.to_owned(), v))
                 .collect(),
             relations: graph
-                .relation_counts()
+                .relation_counts()?
                 .into_iter()
                 .map(|(r, v)| (r.as_str().to_owned(), v))
                 .collect(),

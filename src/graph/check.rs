@@ -17,6 +17,24 @@ impl Graph {
         let mut problems = Vec::new();
         let store = &self.store;
 
+        // The counters kept by writes (or stored for this generation) equal a recount.
+        let generation = *self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        let kept = match self
+            .counters
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .clone()
+        {
+            Some(kept) => Some(kept),
+            None => super::counts::Counters::load(store, generation)?,
+        };
+        if let Some(kept) = kept {
+            let fresh = super::counts::Counters::recount(store, generation)?;
+            if kept != fresh {
+                problems.push(format!("counters {kept:?} differ from a recount {fresh:?}"));
+            }
+        }
+
         let mut nodes: HashMap<NodeId, Node> = HashMap::new();
         let mut node_keys: BTreeSet<(Keyspace, Vec<u8>)> = BTreeSet::new();
         for entry in store.scan::<Node>(Keyspace::Nodes, &[]) {

@@ -3,6 +3,7 @@
 //! in-memory petgraph view for walks; hot caches for node and edge payloads.
 
 mod check;
+mod counts;
 mod history;
 mod keys;
 mod read;
@@ -117,6 +118,8 @@ pub struct Graph {
     writer: Mutex<u64>,
     /// The generation the snapshot on disk was taken at.
     saved: Mutex<Option<u64>>,
+    /// What the graph holds, kept in step by every batch once loaded.
+    counters: Mutex<Option<counts::Counters>>,
     from_snapshot: bool,
 }
 
@@ -145,6 +148,7 @@ impl Graph {
             timelines: GenerationalCache::new("timelines", nonzero(TIMELINE_CACHE_ENTRIES)),
             writer: Mutex::new(generation),
             saved: Mutex::new(from_snapshot.then_some(generation)),
+            counters: Mutex::new(None),
             from_snapshot,
         })
     }
@@ -271,44 +275,34 @@ impl Graph {
         Ok(nodes)
     }
 
-    pub fn counts(&self) -> Result<Counts> {
-        let view = self.view();
-        let mut counts = Counts {
-            episodes: view.episode_count() as u64,
-            entities: view
-                .nodes()
-                .filter(|n| n.tag >= keys::ENTITY_TAG_BASE)
-                .count() as u64,
-            edges: view.edge_count() as u64,
-            ..Counts::default()
-        };
-        drop(view);
-        for record in self.store.scan::<SourceRecord>(Keyspace::Sources, &[]) {
-            let (_, record) = record?;
-            counts.sources += 1;
-            counts.skipped_lines += record.skipped_lines;
-            counts.sessions += u64::from(record.episode.is_some() && !record.agent);
-            counts.agents += record.agents;
+    /// The counters: as kept in step by writes, else as stored for this generation, else
+    /// recounted (once) from the index keyspaces.
+    fn counters(&self) -> Result<counts::Counters> {
+        let generation = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        let mut counters = self.counters.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(c) = counters.as_ref() {
+            return Ok(c.clone());
         }
-        Ok(counts)
+        let loaded = match counts::Counters::load(&self.store, *generation)? {
+            Some(c) => c,
+            None => counts::Counters::recount(&self.store, *generation)?,
+        };
+        *counters = Some(loaded.clone());
+        Ok(loaded)
     }
 
-    /// Nodes per kind (`Episode`, `Project`, …) in the current view.
-    pub fn kind_counts(&self) -> HashMap<&'static str, u64> {
-        let mut counts = HashMap::new();
-        for node in self.view().nodes() {
-            *counts.entry(tag_label(node.tag)).or_insert(0) += 1;
-        }
-        counts
+    pub fn counts(&self) -> Result<Counts> {
+        Ok(self.counters()?.counts())
+    }
+
+    /// Nodes per kind (`Episode`, `Project`, …).
+    pub fn kind_counts(&self) -> Result<HashMap<&'static str, u64>> {
+        Ok(self.counters()?.kinds())
     }
 
     /// Current edges per relation.
-    pub fn relation_counts(&self) -> HashMap<Relation, u64> {
-        let mut counts = HashMap::new();
-        for edge in self.view().edges() {
-            *counts.entry(edge.relation).or_insert(0) += 1;
-        }
-        counts
+    pub fn relation_counts(&self) -> Result<HashMap<Relation, u64>> {
+        Ok(self.counters()?.relations())
     }
 
     /// Empties every hot-tier cache (they refill on use).

@@ -186,18 +186,9 @@ impl View {
         self.nodes.get(&id).map(|&i| self.graph[i])
     }
 
-    pub fn edge_count(&self) -> usize {
-        self.graph.edge_count()
-    }
-
     /// Every node's metadata.
     pub fn nodes(&self) -> impl Iterator<Item = &NodeMeta> {
         self.graph.node_weights()
-    }
-
-    /// Every current edge's metadata.
-    pub fn edges(&self) -> impl Iterator<Item = &EdgeMeta> {
-        self.graph.edge_weights()
     }
 
     /// Current edges at `id`: (edge, node at the other end, whether the edge points away).

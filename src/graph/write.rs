@@ -6,6 +6,7 @@ use std::sync::Arc;
 
 use eywa_storage::{Batch, Keyspace};
 
+use super::counts::Change;
 use super::keys::{self, Adjacency};
 use super::snapshot;
 use super::view::{Delta, EdgeMeta, NodeMeta};
@@ -66,6 +67,8 @@ pub struct Pending {
     /// Cached documents to drop once the batch has landed (never before: a reader in
     /// between would cache the old value again).
     stale_docs: Vec<NodeId>,
+    /// What the batch changes in the counters.
+    change: Change,
 }
 
 impl Pending {
@@ -76,6 +79,7 @@ impl Pending {
             nodes: Vec::new(),
             edges: Vec::new(),
             stale_docs: Vec::new(),
+            change: Change::default(),
         }
     }
 }
@@ -142,6 +146,8 @@ impl Graph {
                 pending.stale_docs.push(doc);
             }
         }
+        let old = self.source(&source.path)?;
+        pending.change.source(old, source.clone());
         pending
             .batch
             .put(Keyspace::Sources, source.path.as_bytes().to_vec(), source)?;
@@ -284,13 +290,28 @@ impl Graph {
             nodes,
             edges,
             stale_docs,
+            change,
         } = pending;
         snapshot::bump(&mut batch, *generation + 1)?;
+        // Counted only once loaded: otherwise they no longer match, and are recounted.
+        let mut counters = self.counters.lock().unwrap_or_else(|p| p.into_inner());
+        let counted = match counters.as_ref() {
+            Some(c) => {
+                let mut c = c.clone();
+                c.apply(&change, *generation + 1, &mut batch)?;
+                Some(c)
+            }
+            None => None,
+        };
         if !stale_docs.is_empty() {
             snapshot::bump_handoffs(&mut batch, *generation + 1)?;
         }
         self.store.apply(batch)?;
         *generation += 1;
+        if counted.is_some() {
+            *counters = counted;
+        }
+        drop(counters);
         for id in &delta.expired {
             self.edges.remove(id);
         }
@@ -314,6 +335,9 @@ impl Graph {
 
     fn put_node(&self, pending: &mut Pending, mut node: Node) -> Result<()> {
         let old = self.node(node.id)?;
+        if old.is_none() {
+            pending.change.node_created(node.id, node_meta(&node).tag);
+        }
         if let Some(old) = &old {
             merge_shared(old, &mut node);
             if **old == node {
@@ -358,6 +382,8 @@ impl Graph {
             }
             None => now,
         };
+        let was = latest.as_ref().is_some_and(|l| l.expired_at.is_none());
+        pending.change.edge(edge.id, edge.relation, || was, true);
         edge.recorded_at = recorded_at;
         edge.expired_at = None;
         pending.batch.put(
@@ -382,6 +408,7 @@ impl Graph {
 
     /// Marks the current version of `edge` expired as of `now`.
     fn expire_edge(&self, pending: &mut Pending, edge: &Edge, now: Timestamp) -> Result<()> {
+        pending.change.edge(edge.id, edge.relation, || true, false);
         let mut expired = edge.clone();
         expired.expired_at = Some(Timestamp(now.0.max(edge.recorded_at.0 + 1)));
         pending.batch.put(

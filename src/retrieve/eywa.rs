@@ -95,6 +95,8 @@ pub struct HandoffIndex {
     total: usize,
     /// How many live handoffs list each key, across both segments, per segment and kind.
     lens: [[Vec<u32>; 2]; 2],
+    /// The largest length factor of each segment.
+    max_length: [f64; 2],
 }
 
 /// Which segment [`HandoffIndex::with_changes`] built anew.
@@ -189,12 +191,14 @@ impl HandoffIndex {
             lens[0][k] = base_lens;
             lens[1][k] = delta_lens;
         }
+        let max_length = [base.columns().max_length(), delta.columns().max_length()];
         HandoffIndex {
             base,
             delta,
             hidden,
             total,
             lens,
+            max_length,
         }
     }
 
@@ -347,11 +351,15 @@ impl HandoffIndex {
                 if scratch.scores.len() < seg.len() {
                     scratch.scores.resize(seg.len(), -0.0);
                 }
-                scratch.touched.clear();
-                // Postings never repeat a doc within a key, so a doc is touched at most
-                // once per (token, key); `touched` holds each doc once (its first touch).
+                // One slot more than docs: the last write lands past every distinct doc.
+                if scratch.touched.len() <= seg.len() {
+                    scratch.touched.resize(seg.len() + 1, 0);
+                }
+                // `touched[..count]` holds each doc scored, once (at its first touch: while
+                // its score still reads -0.0), written without a branch.
                 let scores = &mut scratch.scores[..seg.len()];
-                let touched = &mut scratch.touched;
+                let touched = &mut scratch.touched[..=seg.len()];
+                let mut count = 0;
                 for token in tokens {
                     for (k, (kind, weight)) in KINDS.iter().enumerate() {
                         for key in seg.keys_containing(*kind, token) {
@@ -359,20 +367,27 @@ impl HandoffIndex {
                             for id in seg.postings(*kind, key).chunks_exact(4) {
                                 let doc = u32::from_le_bytes(id.try_into().expect("4"));
                                 let slot = &mut scores[doc as usize];
-                                if slot.is_sign_negative() {
-                                    touched.push(doc);
-                                }
+                                touched[count] = doc;
+                                count += usize::from(slot.is_sign_negative());
                                 *slot += w;
                             }
                         }
                     }
                 }
+                let touched = &touched[..count];
                 let admitted = self.admitted(s, &options.projects);
                 let mut recency = Recency::new(options.days_back);
+                let columns = seg.columns();
+                // No factor exceeds (1 + 1/√1) × the longest session's: a doc whose raw
+                // score times that is below the worst kept cannot enter.
+                let most = 2.0 * self.max_length[s];
                 for &doc in touched.iter() {
                     let d = doc as usize;
                     let raw = std::mem::replace(&mut scores[d], -0.0);
-                    if seg.substance(d) == 0 || (s == 0 && self.hidden[d]) {
+                    if raw * most < top.floor
+                        || columns.substance(d) == 0
+                        || (s == 0 && self.hidden[d])
+                    {
                         continue;
                     }
                     if let Some(admitted) = &admitted
@@ -380,8 +395,8 @@ impl HandoffIndex {
                     {
                         continue;
                     }
-                    let age = today_day.saturating_sub(seg.day(d));
-                    let score = raw * recency.factor(age) * seg.length(d);
+                    let age = today_day.saturating_sub(columns.day(d));
+                    let score = raw * recency.factor(age) * columns.length(d);
                     top.offer(score, s, d, &|a, b| self.newest_first(a, b));
                 }
             }
@@ -533,6 +548,7 @@ impl Recency {
     }
 
     /// The factor of a handoff `days` days old.
+    #[inline]
     fn factor(&mut self, days: i32) -> f64 {
         let at = |days: i32| recency_days(i64::from(days), self.days_back);
         match usize::try_from(days) {

@@ -21,8 +21,9 @@
 //! | masked | session ids this segment hides in the one below it (a delta's) |
 //! | pool | `u32` length + UTF-8 bytes, for every string |
 //!
-//! Docs are sorted by session id. [`Segment::open`] checks every offset and id once, so
-//! reads never index out of bounds, whatever the bytes.
+//! Docs are sorted by session id. [`Segment::open`] checks every section, range and id
+//! once, and strings are checked as they are read, so reads never index out of bounds,
+//! whatever the bytes.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -195,38 +196,6 @@ impl Segment {
                 return Err(bad("a list has a torn entry"));
             }
         }
-        // Every string of the pool, then every reference to one.
-        let pool = self.section(S::Pool);
-        let mut at = 0;
-        let mut starts = std::collections::HashSet::new();
-        while at < pool.len() {
-            let len = pool
-                .get(at..at + 4)
-                .map(|b| u32_at(b, 0) as usize)
-                .ok_or(bad("a torn string"))?;
-            let text = pool.get(at + 4..at + 4 + len).ok_or(bad("a torn string"))?;
-            std::str::from_utf8(text).map_err(|_| bad("a string is not UTF-8"))?;
-            starts.insert(at as u32);
-            at += 4 + len;
-        }
-        let string_ok = |o: u32| starts.contains(&o);
-        for i in 0..n * DOC_STRINGS {
-            let o = self.u32_of(S::Strings, i);
-            let optional = i % DOC_STRINGS == 4;
-            if !(string_ok(o) || optional && o == NONE) {
-                return Err(bad("a doc names a string that is not there"));
-            }
-        }
-        for i in 0..self.project_keys {
-            if !string_ok(self.u32_of(S::ProjectOriginal, i)) {
-                return Err(bad("a project key names a string that is not there"));
-            }
-        }
-        for i in 0..self.section(S::Masked).len() / 4 {
-            if !string_ok(self.u32_of(S::Masked, i)) {
-                return Err(bad("a masked session is not a string"));
-            }
-        }
         // Ranges: monotonic and inside their lists; ids inside their tables.
         let ranges = |starts: S, count: usize, list: S| -> Result<(), SegmentError> {
             let len = self.section(list).len() / 4;
@@ -323,11 +292,17 @@ impl Segment {
         }
     }
 
+    /// A string of the pool; a reference that leads nowhere valid reads as "" (strings
+    /// are checked when read, not on open, so a fresh process reads only what it shows).
     fn pool_str(&self, offset: u32) -> &str {
         let pool = self.section(S::Pool);
         let at = offset as usize;
-        let len = u32_at(&pool[at..at + 4], 0) as usize;
-        std::str::from_utf8(&pool[at + 4..at + 4 + len]).expect("checked on open")
+        let Some(len) = pool.get(at..at + 4).map(|b| u32_at(b, 0) as usize) else {
+            return "";
+        };
+        pool.get(at + 4..at + 4 + len)
+            .and_then(|b| std::str::from_utf8(b).ok())
+            .unwrap_or("")
     }
 
     fn doc_str(&self, doc: usize, field: usize) -> Option<&str> {
@@ -336,7 +311,7 @@ impl Segment {
     }
 
     pub fn session_id(&self, doc: usize) -> &str {
-        self.doc_str(doc, 0).expect("a doc has a session id")
+        self.doc_str(doc, 0).unwrap_or_default()
     }
 
     /// Days since 0001-01-01 (chrono's day numbering).
@@ -375,9 +350,13 @@ impl Segment {
         self.section(S::Substance)[doc]
     }
 
-    /// The substance column (one byte a doc).
-    pub fn substances(&self) -> &[u8] {
-        self.section(S::Substance)
+    /// The columns a query reads for every doc it touches, borrowed once.
+    pub fn columns(&self) -> Columns<'_> {
+        Columns {
+            day: self.section(S::Day),
+            length: self.section(S::Length),
+            substance: self.section(S::Substance),
+        }
     }
 
     fn range(&self, starts: S, i: usize) -> Range<usize> {
@@ -530,6 +509,38 @@ impl Segment {
     /// Every handoff of the segment, in session id order.
     pub fn handoffs(&self) -> impl Iterator<Item = Handoff> + '_ {
         (0..self.docs).map(|d| self.handoff(d))
+    }
+}
+
+/// Per-doc columns of a segment, for loops over many docs.
+pub struct Columns<'a> {
+    day: &'a [u8],
+    length: &'a [u8],
+    substance: &'a [u8],
+}
+
+impl Columns<'_> {
+    #[inline]
+    pub fn day(&self, doc: usize) -> i32 {
+        i32::from_le_bytes(self.day[doc * 4..doc * 4 + 4].try_into().expect("4"))
+    }
+
+    #[inline]
+    pub fn length(&self, doc: usize) -> f64 {
+        f64::from_le_bytes(self.length[doc * 8..doc * 8 + 8].try_into().expect("8"))
+    }
+
+    #[inline]
+    pub fn substance(&self, doc: usize) -> u8 {
+        self.substance[doc]
+    }
+
+    /// The largest length factor (1 when there are no docs).
+    pub fn max_length(&self) -> f64 {
+        self.length
+            .chunks_exact(8)
+            .map(|c| f64::from_le_bytes(c.try_into().expect("8")))
+            .fold(1.0, f64::max)
     }
 }
 

@@ -436,3 +436,20 @@ fn damaged_segments_are_refused_or_read_safely() {
     // Most single-bit flips land in data (dates, scores), not in structure.
     assert!(opened > 100, "{opened}");
 }
+
+/// Every doc scored by several keys, on a thread whose buffers are fresh: the buffer of
+/// touched docs must hold a write past the last distinct doc.
+#[test]
+fn every_doc_touched_many_times() {
+    std::thread::spawn(|| {
+        let index = HandoffIndex::new(vec![
+            h("a", 0, &["aa-one"], &["aa-x", "aa-y"]),
+            h("b", 1, &["aa-two"], &["aa-x", "aa-y"]),
+        ]);
+        let got = ranked(&index, "aa aa-x", &all());
+        assert_eq!(got.len(), 2);
+        assert_eq!(got[0].0, "a");
+    })
+    .join()
+    .unwrap();
+}
