@@ -2,6 +2,10 @@
 //! grpcurl version can list and describe them), served on a bound listener until
 //! `shutdown` resolves.
 
+mod announce;
+
+pub use self::announce::Announcement;
+
 use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;

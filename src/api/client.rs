@@ -1,17 +1,60 @@
-//! A client of a running eywa server, speaking domain types. The CLI uses it when the
-//! store is locked by `eywa serve`.
+//! A client of a running eywa server, speaking domain types: every RPC the CLI needs, so
+//! each command answers the same whether it asks a server or opens the store itself.
 
 use tonic::transport::Channel;
 
-use super::pb;
-use crate::engine::{GetOutcome, IngestReport, SearchHit, SearchRequest, SearchResults, Stats};
+use super::{from_wire, pb};
+use crate::embed::ModelStatus;
+use crate::engine::{
+    Context, ContextMode, EmbedReport, ExportFormat, GetOutcome, ImportReport, IngestReport,
+    MatchPage, MigrateMode, MigrateResult, SearchHit, SearchRequest, SearchResults, SessionPage,
+    SessionSearch, Stats,
+};
+use crate::graph::{Direction, EdgeFilter, Neighbor, PathStep, Related, Touch, Walk};
+use crate::model::{Handoff, Node};
 use crate::retrieve::GetOptions;
 
 #[derive(Debug, Clone)]
 pub struct RemoteClient {
     retrieval: pb::retrieval_client::RetrievalClient<Channel>,
+    graph: pb::graph_client::GraphClient<Channel>,
+    sessions: pb::sessions_client::SessionsClient<Channel>,
     ingest: pb::ingest_client::IngestClient<Channel>,
     admin: pb::admin_client::AdminClient<Channel>,
+}
+
+/// A count for an `optional int32` field; out of range is for the server to refuse.
+fn n(v: usize) -> Option<i32> {
+    Some(i32::try_from(v).unwrap_or(i32::MAX))
+}
+
+fn direction(d: Direction) -> i32 {
+    let wire = match d {
+        Direction::Both => pb::Direction::Both,
+        Direction::Out => pb::Direction::Out,
+        Direction::In => pb::Direction::In,
+    };
+    wire as i32
+}
+
+fn time(t: Option<crate::model::Timestamp>) -> Option<prost_types::Timestamp> {
+    t.map(super::convert::timestamp)
+}
+
+fn as_of(filter: &EdgeFilter) -> Option<pb::AsOf> {
+    let a = filter.as_of;
+    (!a.is_current()).then(|| pb::AsOf {
+        valid: time(a.valid),
+        recorded: time(a.recorded),
+    })
+}
+
+fn relations(filter: &EdgeFilter) -> Vec<String> {
+    filter
+        .relations
+        .iter()
+        .map(|r| r.as_str().to_owned())
+        .collect()
 }
 
 impl RemoteClient {
@@ -22,6 +65,8 @@ impl RemoteClient {
             .await?;
         Ok(RemoteClient {
             retrieval: pb::retrieval_client::RetrievalClient::new(channel.clone()),
+            graph: pb::graph_client::GraphClient::new(channel.clone()),
+            sessions: pb::sessions_client::SessionsClient::new(channel.clone()),
             ingest: pb::ingest_client::IngestClient::new(channel.clone()),
             admin: pb::admin_client::AdminClient::new(channel),
         })
@@ -35,55 +80,294 @@ impl RemoteClient {
         let request = pb::GetHandoffsRequest {
             query: query.to_owned(),
             days_back: Some(i32::try_from(options.days_back).unwrap_or(i32::MAX)),
-            limit: Some(i32::try_from(options.limit).unwrap_or(i32::MAX)),
+            limit: n(options.limit),
             projects: options.projects.clone(),
         };
         let response = self.retrieval.get_handoffs(request).await?.into_inner();
         response.try_into()
     }
 
-    /// Searches the server's text index.
+    /// Searches the server's text and vector indexes.
     pub async fn search(
         &mut self,
         request: &SearchRequest,
     ) -> Result<SearchResults, tonic::Status> {
-        let time = |t: Option<crate::model::Timestamp>| t.map(super::convert::timestamp);
         let request = pb::SearchRequest {
             query: request.query.clone(),
             types: request.kinds.clone(),
             projects: request.projects.clone(),
             since: time(request.since),
             until: time(request.until),
-            limit: Some(i32::try_from(request.limit).unwrap_or(i32::MAX)),
+            limit: n(request.limit),
             agent_types: request.agent_types.clone(),
             mode: request.mode.as_str().to_owned(),
             focus: request.focus.clone().unwrap_or_default(),
         };
-        let response = self.retrieval.search(request).await?.into_inner();
-        let mode = crate::retrieve::SearchMode::parse(&response.mode).unwrap_or_default();
-        let hits = response
-            .hits
+        let pb::SearchResponse {
+            hits,
+            mode,
+            notices,
+        } = self.retrieval.search(request).await?.into_inner();
+        let mode = crate::retrieve::SearchMode::parse(&mode).unwrap_or_default();
+        let hits = hits
             .into_iter()
-            .map(|h| SearchHit {
-                session_id: h.session_id,
-                title: h.title,
-                project: h.project,
-                score: h.score as f32,
-                kind: h.r#type,
-                snippet: h.snippet,
-                timestamp: h.timestamp.map_or(crate::model::Timestamp(0), |t| {
-                    crate::model::Timestamp(t.seconds * 1000 + i64::from(t.nanos / 1_000_000))
-                }),
-                agent: (!h.agent.is_empty()).then_some(h.agent),
-                matches: h.matches,
-                signals: h.signals.map(Into::into).unwrap_or_default(),
-            })
+            .map(
+                |pb::SearchHit {
+                     session_id,
+                     short_id: _,
+                     title,
+                     project,
+                     score,
+                     r#type,
+                     snippet,
+                     timestamp,
+                     age: _,
+                     resume_command: _,
+                     agent,
+                     matches,
+                     signals,
+                 }| SearchHit {
+                    session_id,
+                    title,
+                    project,
+                    score: score as f32,
+                    kind: r#type,
+                    snippet,
+                    timestamp: from_wire::time(timestamp),
+                    agent: (!agent.is_empty()).then_some(agent),
+                    matches,
+                    signals: signals.map(Into::into).unwrap_or_default(),
+                },
+            )
             .collect();
         Ok(SearchResults {
             hits,
             mode,
-            notices: response.notices,
+            notices,
         })
+    }
+
+    pub async fn context(
+        &mut self,
+        sessions: &[String],
+        mode: ContextMode,
+        max_tokens: usize,
+        dry_run: bool,
+    ) -> Result<Context, tonic::Status> {
+        let request = pb::RetrieveContextRequest {
+            sessions: sessions.to_vec(),
+            mode: mode.as_str().to_owned(),
+            max_tokens: n(max_tokens),
+            dry_run,
+        };
+        let response = self.retrieval.retrieve_context(request).await?.into_inner();
+        Ok(from_wire::context(response))
+    }
+
+    /// A node and, for a session, its handoff.
+    pub async fn node(
+        &mut self,
+        reference: &str,
+    ) -> Result<(Node, Option<Handoff>), tonic::Status> {
+        let request = pb::GetNodeRequest {
+            node: reference.to_owned(),
+        };
+        let pb::GetNodeResponse { node, handoff } =
+            self.graph.get_node(request).await?.into_inner();
+        Ok((
+            from_wire::node(node)?,
+            handoff.map(TryInto::try_into).transpose()?,
+        ))
+    }
+
+    pub async fn find_entities(
+        &mut self,
+        name: &str,
+        entity_type: Option<&str>,
+        prefix: bool,
+        limit: usize,
+    ) -> Result<Vec<Node>, tonic::Status> {
+        let request = pb::FindEntitiesRequest {
+            name: name.to_owned(),
+            entity_type: entity_type.unwrap_or_default().to_owned(),
+            prefix,
+            limit: n(limit),
+        };
+        let pb::FindEntitiesResponse { entities } =
+            self.graph.find_entities(request).await?.into_inner();
+        entities
+            .into_iter()
+            .map(|e| from_wire::node(Some(e)))
+            .collect()
+    }
+
+    pub async fn neighbors(
+        &mut self,
+        reference: &str,
+        filter: &EdgeFilter,
+        limit: usize,
+    ) -> Result<(Node, Vec<Neighbor>), tonic::Status> {
+        let request = pb::NeighborsRequest {
+            node: reference.to_owned(),
+            relations: relations(filter),
+            direction: direction(filter.direction),
+            limit: n(limit),
+            since: time(filter.from),
+            until: time(filter.until),
+            as_of: as_of(filter),
+        };
+        let pb::NeighborsResponse { node, neighbors } =
+            self.graph.neighbors(request).await?.into_inner();
+        Ok((
+            from_wire::node(node)?,
+            neighbors
+                .into_iter()
+                .map(from_wire::neighbor)
+                .collect::<Result<_, _>>()?,
+        ))
+    }
+
+    pub async fn what_touched(
+        &mut self,
+        entity: &str,
+        filter: &EdgeFilter,
+        limit: usize,
+    ) -> Result<Vec<Touch>, tonic::Status> {
+        let request = pb::WhatTouchedRequest {
+            entity: entity.to_owned(),
+            since: time(filter.from),
+            until: time(filter.until),
+            limit: n(limit),
+            as_of: as_of(filter),
+            relations: relations(filter),
+            direction: direction(filter.direction),
+        };
+        let pb::WhatTouchedResponse { touches } =
+            self.graph.what_touched(request).await?.into_inner();
+        touches.into_iter().map(from_wire::touch).collect()
+    }
+
+    pub async fn walk(
+        &mut self,
+        reference: &str,
+        depth: u32,
+        max_nodes: usize,
+        filter: &EdgeFilter,
+    ) -> Result<Walk, tonic::Status> {
+        let request = pb::WalkRequest {
+            node: reference.to_owned(),
+            depth: n(depth as usize),
+            max_nodes: n(max_nodes),
+            relations: relations(filter),
+            direction: direction(filter.direction),
+            since: time(filter.from),
+            until: time(filter.until),
+            as_of: as_of(filter),
+        };
+        from_wire::walk(self.graph.walk(request).await?.into_inner())
+    }
+
+    pub async fn path(
+        &mut self,
+        from: &str,
+        to: &str,
+        max_depth: u32,
+        filter: &EdgeFilter,
+    ) -> Result<Option<Vec<PathStep>>, tonic::Status> {
+        let request = pb::PathRequest {
+            from: from.to_owned(),
+            to: to.to_owned(),
+            max_depth: n(max_depth as usize),
+            relations: relations(filter),
+            as_of: as_of(filter),
+            direction: direction(filter.direction),
+            since: time(filter.from),
+            until: time(filter.until),
+        };
+        from_wire::path(self.graph.path(request).await?.into_inner())
+    }
+
+    pub async fn related(
+        &mut self,
+        session: &str,
+        limit: usize,
+    ) -> Result<Vec<Related>, tonic::Status> {
+        let request = pb::RelatedRequest {
+            session: session.to_owned(),
+            limit: n(limit),
+        };
+        let pb::RelatedResponse { related } = self.graph.related(request).await?.into_inner();
+        related.into_iter().map(from_wire::related).collect()
+    }
+
+    pub async fn list_sessions(
+        &mut self,
+        workspace: Option<&str>,
+        limit: usize,
+        offset: usize,
+    ) -> Result<SessionPage, tonic::Status> {
+        let request = pb::ListSessionsRequest {
+            workspace: workspace.unwrap_or_default().to_owned(),
+            limit: n(limit),
+            offset: u32::try_from(offset).unwrap_or(u32::MAX),
+        };
+        let response = self.sessions.list_sessions(request).await?.into_inner();
+        Ok(from_wire::session_page(response))
+    }
+
+    pub async fn export_session(
+        &mut self,
+        session: &str,
+        format: ExportFormat,
+    ) -> Result<String, tonic::Status> {
+        let request = pb::ExportSessionRequest {
+            session: session.to_owned(),
+            format: format.as_str().to_owned(),
+        };
+        let pb::ExportSessionResponse { format: _, content } =
+            self.sessions.export_session(request).await?.into_inner();
+        Ok(content)
+    }
+
+    pub async fn search_sessions(
+        &mut self,
+        search: &SessionSearch,
+    ) -> Result<MatchPage, tonic::Status> {
+        let SessionSearch {
+            pattern,
+            regex,
+            case_sensitive,
+            workspace,
+            context,
+            limit,
+            offset,
+        } = search;
+        let request = pb::SearchSessionsRequest {
+            pattern: pattern.clone(),
+            regex: *regex,
+            case_sensitive: *case_sensitive,
+            workspace: workspace.clone().unwrap_or_default(),
+            context: n(*context),
+            limit: n(*limit),
+            offset: u32::try_from(*offset).unwrap_or(u32::MAX),
+        };
+        let response = self.sessions.search_sessions(request).await?.into_inner();
+        Ok(from_wire::match_page(response))
+    }
+
+    pub async fn migrate_sessions(
+        &mut self,
+        sessions: &[String],
+        destination: &str,
+        mode: MigrateMode,
+    ) -> Result<MigrateResult, tonic::Status> {
+        let request = pb::MigrateSessionsRequest {
+            sessions: sessions.to_vec(),
+            destination: destination.to_owned(),
+            mode: mode.as_str().to_owned(),
+        };
+        let response = self.sessions.migrate_sessions(request).await?.into_inner();
+        Ok(from_wire::migrate_result(response))
     }
 
     /// Asks the server to ingest its Claude dir.
@@ -92,9 +376,37 @@ impl RemoteClient {
         Ok(response.into())
     }
 
+    /// Asks the server to import an Eywa folder it can read.
+    pub async fn import(&mut self, dir: &std::path::Path) -> Result<ImportReport, tonic::Status> {
+        let request = pb::ImportRequest {
+            path: dir.display().to_string(),
+        };
+        Ok(self.ingest.import(request).await?.into_inner().into())
+    }
+
+    /// Asks the server to embed its backlog now.
+    pub async fn embed(&mut self) -> Result<EmbedReport, tonic::Status> {
+        Ok(self
+            .ingest
+            .embed(pb::EmbedRequest {})
+            .await?
+            .into_inner()
+            .into())
+    }
+
     /// The server's counts, tiers, caches and embedding backlog.
     pub async fn stats(&mut self) -> Result<Stats, tonic::Status> {
         let response = self.admin.stats(pb::StatsRequest {}).await?.into_inner();
+        Ok(response.into())
+    }
+
+    /// The embedding model installed in the server's data directory.
+    pub async fn model_status(&mut self) -> Result<ModelStatus, tonic::Status> {
+        let response = self
+            .admin
+            .model_status(pb::ModelStatusRequest {})
+            .await?
+            .into_inner();
         Ok(response.into())
     }
 }

@@ -136,7 +136,17 @@ impl From<Node> for pb::Node {
                 aliases: e.aliases,
                 path: e.path.unwrap_or_default(),
             })),
-            NodeKind::Document(_) | NodeKind::Memory(_) => None,
+            NodeKind::Document(d) => Some(pb::node::Detail::Document(pb::Document {
+                mime: d.mime,
+                path: d.path,
+                hash: d.hash,
+            })),
+            NodeKind::Memory(m) => Some(pb::node::Detail::Memory(pb::Memory {
+                memory_type: m.memory_type.as_str().to_owned(),
+                importance: m.importance,
+                last_access: Some(timestamp(m.decay_state.last_access)),
+                weight: m.decay_state.weight,
+            })),
         };
         pb::Node {
             id: id.to_string(),
@@ -549,6 +559,74 @@ impl From<pb::IngestResponse> for IngestReport {
                 skipped_lines,
             },
             elapsed: std::time::Duration::try_from_secs_f64(seconds).unwrap_or_default(),
+        }
+    }
+}
+
+impl From<crate::engine::ImportReport> for pb::ImportResponse {
+    fn from(report: crate::engine::ImportReport) -> Self {
+        let crate::engine::ImportReport {
+            found,
+            imported,
+            known,
+            already_imported,
+            failed,
+        } = report;
+        pb::ImportResponse {
+            found,
+            imported,
+            known,
+            already_imported,
+            failed: failed
+                .into_iter()
+                .map(|(file, reason)| pb::ImportFailure { file, reason })
+                .collect(),
+        }
+    }
+}
+
+impl From<crate::engine::EmbedReport> for pb::EmbedResponse {
+    fn from(report: crate::engine::EmbedReport) -> Self {
+        let crate::engine::EmbedReport {
+            chunks,
+            embedded,
+            seconds,
+        } = report;
+        pb::EmbedResponse {
+            chunks,
+            embedded,
+            seconds,
+        }
+    }
+}
+
+impl From<crate::embed::ModelStatus> for pb::ModelStatusResponse {
+    fn from(status: crate::embed::ModelStatus) -> Self {
+        let crate::embed::ModelStatus {
+            path,
+            installed,
+            model_id,
+        } = status;
+        pb::ModelStatusResponse {
+            path: path.display().to_string(),
+            installed: installed.map(
+                |crate::embed::Installed {
+                     model,
+                     weights_sha256,
+                     source,
+                     from,
+                     installed_at,
+                     bytes,
+                 }| pb::InstalledModel {
+                    model,
+                    weights_sha256,
+                    source,
+                    from,
+                    installed_at,
+                    bytes,
+                },
+            ),
+            model_id: model_id.unwrap_or_default(),
         }
     }
 }

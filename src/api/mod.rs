@@ -4,6 +4,7 @@
 
 mod client;
 mod convert;
+mod from_wire;
 mod requests;
 mod services;
 mod status;

@@ -225,10 +225,12 @@ impl TryFrom<pb::WhatTouchedRequest> for TouchedQuery {
             until,
             limit,
             as_of,
+            relations,
+            direction,
         } = request;
         Ok(TouchedQuery {
             entity,
-            filter: filter(&[], 0, since, until, as_of)?,
+            filter: filter(&relations, direction, since, until, as_of)?,
             limit: count("limit", limit, DEFAULT_GRAPH_LIMIT, MAX_LIMIT)?,
         })
     }
@@ -307,6 +309,9 @@ impl TryFrom<pb::PathRequest> for PathQuery {
             max_depth,
             relations,
             as_of,
+            direction,
+            since,
+            until,
         } = request;
         Ok(PathQuery {
             from,
@@ -317,7 +322,7 @@ impl TryFrom<pb::PathRequest> for PathQuery {
                 DEFAULT_PATH_DEPTH,
                 MAX_DEPTH as usize,
             )? as u32,
-            filter: filter(&relations, 0, None, None, as_of)?,
+            filter: filter(&relations, direction, since, until, as_of)?,
         })
     }
 }

@@ -97,6 +97,7 @@ impl pb::retrieval_server::Retrieval for Retrieval {
                             r#type: i.kind,
                             tokens: n(i.tokens),
                             included: i.included,
+                            text: i.text,
                         })
                         .collect(),
                 })
@@ -234,6 +235,29 @@ impl pb::ingest_server::Ingest for Ingest {
     ) -> Result<Response<pb::IngestResponse>, Status> {
         let pb::IngestRequest {} = request.into_inner();
         let report = blocking(&self.0, Engine::ingest).await?;
+        Ok(Response::new(report.into()))
+    }
+
+    async fn import(
+        &self,
+        request: Request<pb::ImportRequest>,
+    ) -> Result<Response<pb::ImportResponse>, Status> {
+        let pb::ImportRequest { path } = request.into_inner();
+        if path.trim().is_empty() {
+            return Err(Status::invalid_argument(
+                "path: give the Eywa folder to import",
+            ));
+        }
+        let report = blocking(&self.0, move |e| e.import_eywa(std::path::Path::new(&path))).await?;
+        Ok(Response::new(report.into()))
+    }
+
+    async fn embed(
+        &self,
+        request: Request<pb::EmbedRequest>,
+    ) -> Result<Response<pb::EmbedResponse>, Status> {
+        let pb::EmbedRequest {} = request.into_inner();
+        let report = blocking(&self.0, |e| e.embed_pending(&mut |_, _| {})).await?;
         Ok(Response::new(report.into()))
     }
 }
@@ -377,5 +401,22 @@ impl pb::admin_server::Admin for Admin {
         let pb::StatsRequest {} = request.into_inner();
         let stats = blocking(&self.0, Engine::stats).await?;
         Ok(Response::new(stats.into()))
+    }
+
+    async fn model_status(
+        &self,
+        request: Request<pb::ModelStatusRequest>,
+    ) -> Result<Response<pb::ModelStatusResponse>, Status> {
+        let pb::ModelStatusRequest {} = request.into_inner();
+        let status = blocking(&self.0, |e| {
+            let dir = e.model_dir().ok_or_else(|| {
+                crate::Error::FailedPrecondition(
+                    "this server has no data directory for a model".into(),
+                )
+            })?;
+            crate::embed::ModelStatus::of(&dir)
+        })
+        .await?;
+        Ok(Response::new(status.into()))
     }
 }

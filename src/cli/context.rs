@@ -3,6 +3,7 @@ use std::process::ExitCode;
 use eywa::engine::{ContextMode, DEFAULT_MAX_TOKENS};
 
 use super::Paths;
+use super::client::{Client, Needs};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -24,9 +25,9 @@ pub struct Args {
 }
 
 pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
-    let engine = super::open_local(paths)?;
     let mode = ContextMode::parse(&args.mode)?;
-    let context = engine.retrieve_context(&args.sessions, mode, args.max_tokens, args.dry_run)?;
+    let client = Client::connect(paths, Needs::Store)?;
+    let context = client.context(&args.sessions, mode, args.max_tokens, args.dry_run)?;
     for warning in &context.warnings {
         eprintln!("warning: {warning}");
     }

@@ -2,9 +2,10 @@ use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use std::time::Instant;
 
-use eywa::engine::{EmbedReport, Engine};
+use eywa::engine::EmbedReport;
 
 use super::Paths;
+use super::client::{Client, Needs};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -14,8 +15,7 @@ pub struct Args {
 }
 
 pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
-    let engine = super::open_local_semantic(paths)?;
-    let report = embed(&engine)?;
+    let report = embed(&Client::connect(paths, Needs::Model)?)?;
     if args.json {
         super::print_json(&serde_json::to_value(&report)?)?;
     } else {
@@ -31,12 +31,12 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
 }
 
 /// Embeds the whole backlog, drawing chunks done, left and per second on stderr when it
-/// is a terminal.
-pub fn embed(engine: &Engine) -> anyhow::Result<EmbedReport> {
+/// is a terminal and the work runs here.
+pub fn embed(client: &Client) -> anyhow::Result<EmbedReport> {
     let terminal = std::io::stderr().is_terminal();
     let started = Instant::now();
     let mut drawn = false;
-    let report = engine.embed_pending(&mut |done, left| {
+    let report = client.embed(&mut |done, left| {
         if !terminal {
             return;
         }

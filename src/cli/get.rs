@@ -5,6 +5,7 @@ use eywa::retrieve::{DEFAULT_DAYS_BACK, DEFAULT_LIMIT, GetOptions};
 use serde_json::json;
 
 use super::Paths;
+use super::client::{Client, Needs};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -22,9 +23,6 @@ pub struct Args {
     /// Print JSON
     #[arg(long)]
     json: bool,
-    /// Server to ask when another process holds the store
-    #[arg(long, env = "EYWA_ADDR", default_value = eywa::server::DEFAULT_ADDR, value_name = "HOST:PORT")]
-    addr: String,
 }
 
 pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
@@ -34,11 +32,8 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         limit: args.limit,
         projects: args.projects.clone(),
     };
-    let outcome = match super::open_or_served(paths, paths.open_engine())? {
-        Some(engine) => (*engine.get_handoffs(&query, &options)?).clone(),
-        // `eywa serve` holds the store: ask it.
-        None => super::with_server(&args.addr, async |c| c.get_handoffs(&query, &options).await)?,
-    };
+    let client = Client::connect(paths, Needs::Store)?;
+    let outcome = client.get(&query, &options)?;
     if args.json {
         super::print_json(&to_json(&outcome))?;
     } else {

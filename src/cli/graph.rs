@@ -1,12 +1,13 @@
 use std::process::ExitCode;
 
 use clap::{Args as ClapArgs, Subcommand, ValueEnum};
-use eywa::engine::{Engine, parse_relations};
+use eywa::engine::parse_relations;
 use eywa::graph::{AsOf, Direction, EdgeFilter};
 use eywa::model::Timestamp;
 use serde_json::{Value, json};
 
 use super::Paths;
+use super::client::{Client, Needs};
 use super::render::{edge_json, edge_line, node_json, node_line};
 
 #[derive(Debug, ClapArgs)]
@@ -131,12 +132,13 @@ impl FilterArgs {
 
 pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     // Related sessions are also found by meaning: that needs the embedding model.
-    let engine = if matches!(args.command, Command::Related { .. }) {
-        super::open_local_semantic(paths)?
+    let needs = if matches!(args.command, Command::Related { .. }) {
+        Needs::Model
     } else {
-        super::open_local(paths)?
+        Needs::Store
     };
-    let (json, lines) = answer(&engine, args.command)?;
+    let client = Client::connect(paths, needs)?;
+    let (json, lines) = answer(&client, args.command)?;
     if args.json {
         super::print_json(&json)?;
     } else {
@@ -147,14 +149,10 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-fn answer(engine: &Engine, command: Command) -> anyhow::Result<(Value, Vec<String>)> {
+fn answer(client: &Client, command: Command) -> anyhow::Result<(Value, Vec<String>)> {
     Ok(match command {
         Command::Node { node } => {
-            let node = engine.resolve_one(&node)?;
-            let handoff = match node.episode() {
-                Some(e) => engine.graph().handoff(&e.session_id)?,
-                None => None,
-            };
+            let (node, handoff) = client.node(&node)?;
             let mut lines = vec![node_line(&node)];
             if let Some(h) = &handoff {
                 lines.push(format!(
@@ -176,10 +174,10 @@ fn answer(engine: &Engine, command: Command) -> anyhow::Result<(Value, Vec<Strin
             prefix,
             limit,
         } => {
-            let nodes = engine.find_entities(&name, entity_type.as_deref(), prefix, limit)?;
-            let lines = nodes.iter().map(|n| node_line(n)).collect();
+            let nodes = client.find_entities(&name, entity_type.as_deref(), prefix, limit)?;
+            let lines = nodes.iter().map(node_line).collect();
             (
-                json!({"entities": nodes.iter().map(|n| node_json(n)).collect::<Vec<_>>()}),
+                json!({"entities": nodes.iter().map(node_json).collect::<Vec<_>>()}),
                 lines,
             )
         }
@@ -188,7 +186,7 @@ fn answer(engine: &Engine, command: Command) -> anyhow::Result<(Value, Vec<Strin
             filter,
             limit,
         } => {
-            let (node, neighbors) = engine.neighbors(&node, &filter.filter()?, limit)?;
+            let (node, neighbors) = client.neighbors(&node, &filter.filter()?, limit)?;
             let mut lines = vec![node_line(&node)];
             lines.extend(neighbors.iter().map(|n| {
                 let arrow = if n.edge.src == node.id { "→" } else { "←" };
@@ -206,7 +204,7 @@ fn answer(engine: &Engine, command: Command) -> anyhow::Result<(Value, Vec<Strin
             max_nodes,
             filter,
         } => {
-            let walk = engine.walk(&node, depth, max_nodes, &filter.filter()?)?;
+            let walk = client.walk(&node, depth, max_nodes, &filter.filter()?)?;
             let mut lines: Vec<String> = walk
                 .steps
                 .iter()
@@ -231,7 +229,7 @@ fn answer(engine: &Engine, command: Command) -> anyhow::Result<(Value, Vec<Strin
             to,
             max_depth,
             filter,
-        } => match engine.path(&from, &to, max_depth, &filter.filter()?)? {
+        } => match client.path(&from, &to, max_depth, &filter.filter()?)? {
             None => (
                 json!({"found": false, "steps": []}),
                 vec![format!("no path within {max_depth} hops")],
@@ -257,7 +255,7 @@ fn answer(engine: &Engine, command: Command) -> anyhow::Result<(Value, Vec<Strin
             } else {
                 format!("session:{session}")
             };
-            let related = engine.related(&reference, limit)?;
+            let related = client.related(&reference, limit)?;
             let lines = related
                 .iter()
                 .map(|r| {
@@ -294,7 +292,7 @@ fn answer(engine: &Engine, command: Command) -> anyhow::Result<(Value, Vec<Strin
             filter,
             limit,
         } => {
-            let touches = engine.what_touched(&entity, &filter.filter()?, limit)?;
+            let touches = client.what_touched(&entity, &filter.filter()?, limit)?;
             let lines = touches.iter().map(|t| node_line(&t.episode)).collect();
             let list: Vec<Value> = touches
                 .iter()

@@ -3,9 +3,10 @@ use std::process::ExitCode;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use eywa::engine::{Engine, Progress};
+use eywa::engine::{IngestReport, Progress};
 
 use super::Paths;
+use super::client::{Client, Needs};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -21,42 +22,44 @@ pub struct Args {
     /// Then embed what was queued for semantic search (needs `eywa model install`)
     #[arg(long, conflicts_with = "watch")]
     embed: bool,
-    /// Server to ask when another process holds the store
-    #[arg(long, env = "EYWA_ADDR", default_value = eywa::server::DEFAULT_ADDR, value_name = "HOST:PORT")]
-    addr: String,
 }
 
 pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
+    let needs = if args.embed {
+        Needs::Model
+    } else {
+        Needs::Store
+    };
+    let client = Client::connect(paths, needs)?;
     if args.watch {
-        let engine = super::open_local(paths)?;
-        let stop = std::sync::atomic::AtomicBool::new(false);
-        eprintln!(
-            "eywa: following {} (Ctrl-C stops)",
-            paths.claude_dir.display()
-        );
-        follow(
-            &engine,
-            Duration::from_millis(args.interval_ms.max(50)),
-            &stop,
-        );
+        let stop = AtomicBool::new(false);
+        let interval = Duration::from_millis(args.interval_ms.max(50));
+        match &client {
+            Client::Local(local) => {
+                let engine = local.engine()?;
+                eprintln!(
+                    "eywa: following {} (Ctrl-C stops)",
+                    paths.claude_dir.display()
+                );
+                follow(|| Ok(engine.ingest()?), interval, &stop);
+            }
+            Client::Remote(_) => {
+                eprintln!(
+                    "eywa: the server at {} follows its Claude dir; asking it to ingest every \
+                     {} ms (Ctrl-C stops)",
+                    client.server().unwrap_or_default(),
+                    interval.as_millis()
+                );
+                follow(|| client.ingest(&mut |_| {}), interval, &stop);
+            }
+        }
         return Ok(ExitCode::SUCCESS);
     }
-    let opened = if args.embed {
-        paths.open_engine_semantic()
+    let report = client.ingest(&mut show_progress())?;
+    let embedded = if args.embed {
+        Some(super::embed::embed(&client)?)
     } else {
-        paths.open_engine()
-    };
-    let mut embedded = None;
-    let report = match super::open_or_served(paths, opened)? {
-        Some(engine) => {
-            let report = engine.ingest_with_progress(&mut show_progress())?;
-            if args.embed {
-                embedded = Some(super::embed::embed(&engine)?);
-            }
-            report
-        }
-        // `eywa serve` holds the store: it ingests its own Claude dir.
-        None => super::with_server(&args.addr, async |c| c.ingest().await)?,
+        None
     };
     if args.json {
         let mut value = serde_json::to_value(&report)?;
@@ -98,10 +101,15 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
 }
 
 /// Ingests whenever the Claude dir changes, every `interval`, until `stop` is set. Each run
-/// reads only new and changed files; a failed run is logged and the next one tries again.
-pub fn follow(engine: &Engine, interval: Duration, stop: &AtomicBool) {
+/// reads only new and changed files; a failed run is logged and the next one tries again;
+/// a run that read nothing says nothing.
+pub fn follow(
+    mut ingest: impl FnMut() -> anyhow::Result<IngestReport>,
+    interval: Duration,
+    stop: &AtomicBool,
+) {
     while !stop.load(Ordering::Relaxed) {
-        match engine.ingest() {
+        match ingest() {
             Ok(report) if report.files_read + report.agent_files_read > 0 => tracing::info!(
                 files = report.files_read + report.agent_files_read,
                 episodes = report.counts.episodes,
@@ -109,8 +117,10 @@ pub fn follow(engine: &Engine, interval: Duration, stop: &AtomicBool) {
                 "ingested changes"
             ),
             Ok(_) => {}
-            Err(eywa::Error::ClaudeDirMissing { .. }) => {}
-            Err(e) => tracing::warn!(error = %e, "ingest failed; trying again"),
+            Err(e)
+                if e.downcast_ref::<eywa::Error>()
+                    .is_some_and(|e| matches!(e, eywa::Error::ClaudeDirMissing { .. })) => {}
+            Err(e) => tracing::warn!(error = %format!("{e:#}"), "ingest failed; trying again"),
         }
         // Sleep in slices so a stop is seen promptly.
         let mut waited = Duration::ZERO;

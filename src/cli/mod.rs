@@ -1,5 +1,6 @@
 //! Command-line syntax (clap) resolved into configuration, one file per subcommand.
 
+mod client;
 mod context;
 mod embed;
 mod get;
@@ -33,6 +34,11 @@ pub struct Cli {
     /// Days a chunk may go unread before it moves to the cold tier
     #[arg(long, global = true, env = "EYWA_CHUNK_IDLE_DAYS", default_value_t = EngineConfig::DEFAULT_CHUNK_IDLE_DAYS)]
     chunk_idle_days: u32,
+    /// The eywa server: where `serve` listens [default: 127.0.0.1:50051]; for every other
+    /// command, the server to ask [default: the one announced in <data>/serve.json, else
+    /// none: the store is opened here]
+    #[arg(long, global = true, env = "EYWA_ADDR", value_name = "HOST:PORT")]
+    addr: Option<String>,
     #[command(subcommand)]
     command: Command,
 }
@@ -69,6 +75,8 @@ pub struct Paths {
     pub data_dir: PathBuf,
     pub claude_dir: PathBuf,
     pub chunk_idle_days: u32,
+    /// `--addr` / `EYWA_ADDR`, when given.
+    pub addr: Option<String>,
 }
 
 impl Paths {
@@ -89,6 +97,12 @@ impl Paths {
                 None => home()?.join(".claude"),
             },
             chunk_idle_days: cli.chunk_idle_days,
+            addr: cli
+                .addr
+                .as_deref()
+                .map(str::trim)
+                .filter(|a| !a.is_empty())
+                .map(str::to_owned),
         })
     }
 
@@ -157,65 +171,6 @@ fn init_logging(default_level: &str) {
         .with_writer(std::io::stderr)
         .with_target(false)
         .init();
-}
-
-/// Opens the store in this process; when `eywa serve` holds it, says how to ask the server.
-pub fn open_local(paths: &Paths) -> anyhow::Result<Engine> {
-    locally(paths, paths.open_engine())
-}
-
-/// [`open_local`], with the embedding model.
-pub fn open_local_semantic(paths: &Paths) -> anyhow::Result<Engine> {
-    locally(paths, paths.open_engine_semantic())
-}
-
-/// The store opened in this process, or `None` when a running `eywa serve` holds it (ask
-/// the server then, with [`with_server`]).
-pub fn open_or_served(
-    paths: &Paths,
-    opened: Result<Engine, eywa::Error>,
-) -> anyhow::Result<Option<Engine>> {
-    match opened {
-        Ok(engine) => Ok(Some(engine)),
-        Err(eywa::Error::Storage(eywa_storage::Error::Locked { .. })) => Ok(None),
-        Err(other) => Err(other)
-            .with_context(|| format!("cannot open the store in {}", paths.data_dir.display())),
-    }
-}
-
-fn locally(paths: &Paths, opened: Result<Engine, eywa::Error>) -> anyhow::Result<Engine> {
-    match opened {
-        Ok(engine) => Ok(engine),
-        Err(eywa::Error::Storage(eywa_storage::Error::Locked { path })) => anyhow::bail!(
-            "the store at {} is held by a running `eywa serve`; stop it, or ask it over gRPC \
-             (e.g. `grpcurl -plaintext 127.0.0.1:50051 list eywa.v1.Graph`)",
-            path.display()
-        ),
-        Err(other) => Err(other)
-            .with_context(|| format!("cannot open the store in {}", paths.data_dir.display())),
-    }
-}
-
-/// Runs `f` against the server at `addr`: the CLI's way in while `eywa serve` holds the
-/// store (sled allows one process per store).
-pub fn with_server<T>(
-    addr: &str,
-    f: impl AsyncFnOnce(&mut eywa::api::RemoteClient) -> Result<T, tonic::Status>,
-) -> anyhow::Result<T> {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_all()
-        .build()?;
-    runtime.block_on(async {
-        let mut client = eywa::api::RemoteClient::connect(addr).await.map_err(|e| {
-            anyhow::anyhow!(
-                "the store is in use by another process and no eywa server answers at {addr} \
-                 (point --addr or EYWA_ADDR at the running `eywa serve`): {e}"
-            )
-        })?;
-        f(&mut client)
-            .await
-            .map_err(|s| anyhow::anyhow!("server at {addr}: {}", s.message()))
-    })
 }
 
 /// Prints a value as pretty JSON on stdout.

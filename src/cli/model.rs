@@ -4,9 +4,11 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use eywa::embed::{InstallEvent, InstallOptions, ModelDir};
+
 use serde_json::json;
 
 use super::Paths;
+use super::client::{Client, Needs};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -70,31 +72,30 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Status { json } => {
-            let path = paths.model_dir();
-            let model = ModelDir::open(&path)?;
+            let status = Client::connect(paths, Needs::Store)?.model_status()?;
+            let path = &status.path;
             if json {
                 super::print_json(&json!({
                     "path": path,
-                    "installed": model.as_ref().map(|m| &m.installed),
-                    "model_id": model.as_ref().map(|m| m.model_id()),
+                    "installed": status.installed,
+                    "model_id": status.model_id,
                 }))?;
             } else {
-                match &model {
-                    Some(m) => println!(
-                        "{} at {} (from {} {}, installed {})",
-                        m.model_id(),
+                match (&status.installed, &status.model_id) {
+                    (Some(installed), Some(id)) => println!(
+                        "{id} at {} (from {} {}, installed {})",
                         path.display(),
-                        m.installed.source,
-                        m.installed.from,
-                        m.installed.installed_at
+                        installed.source,
+                        installed.from,
+                        installed.installed_at
                     ),
-                    None => println!(
+                    _ => println!(
                         "not installed at {}: searches are lexical; run `eywa model install`",
                         path.display()
                     ),
                 }
             }
-            Ok(if model.is_some() {
+            Ok(if status.installed.is_some() {
                 ExitCode::SUCCESS
             } else {
                 ExitCode::from(1)

@@ -8,6 +8,7 @@ use eywa::retrieve::SearchMode;
 use serde_json::json;
 
 use super::Paths;
+use super::client::{Client, Needs, RemoteError};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -51,9 +52,6 @@ pub struct Args {
     /// line per query: {"qid", "ranked_session_ids", "hits"}
     #[arg(long, value_name = "FILE", conflicts_with = "query")]
     queries: Option<std::path::PathBuf>,
-    /// Server to ask when another process holds the store
-    #[arg(long, env = "EYWA_ADDR", default_value = eywa::server::DEFAULT_ADDR, value_name = "HOST:PORT")]
-    addr: String,
 }
 
 fn parse_mode(s: &str) -> Result<SearchMode, String> {
@@ -99,19 +97,13 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         mode: args.mode,
         focus: args.focus.clone(),
     };
-    let opened = if args.mode == SearchMode::Lexical {
-        paths.open_engine()
+    let needs = if args.mode == SearchMode::Lexical {
+        Needs::Store
     } else {
-        paths.open_engine_semantic()
+        Needs::Model
     };
-    let engine = super::open_or_served(paths, opened)?;
-    let search = |r: &SearchRequest| -> anyhow::Result<SearchResults> {
-        match &engine {
-            Some(engine) => Ok(engine.search(r)?),
-            // `eywa serve` holds the store: ask it.
-            None => super::with_server(&args.addr, async |c| c.search(r).await),
-        }
-    };
+    let client = Client::connect(paths, needs)?;
+    let search = |r: &SearchRequest| client.search(r);
     if let Some(file) = &args.queries {
         return run_batch(file, &args, &request, &search);
     }
@@ -167,7 +159,9 @@ fn run_batch(
             // A query of stopwords only finds nothing; the batch goes on.
             Err(e)
                 if e.downcast_ref::<eywa::Error>()
-                    .is_some_and(|e| matches!(e, eywa::Error::InvalidArgument(_))) =>
+                    .is_some_and(|e| matches!(e, eywa::Error::InvalidArgument(_)))
+                    || e.downcast_ref::<RemoteError>()
+                        .is_some_and(RemoteError::is_invalid_argument) =>
             {
                 Vec::new()
             }

@@ -3,14 +3,12 @@ use std::process::ExitCode;
 use std::sync::Arc;
 
 use anyhow::Context;
+use eywa::server::Announcement;
 
 use super::Paths;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Address to listen on
-    #[arg(long, env = "EYWA_ADDR", default_value = eywa::server::DEFAULT_ADDR, value_name = "HOST:PORT")]
-    addr: SocketAddr,
     /// Listen on a non-loopback address. eywa has no authentication yet: anyone who can
     /// reach the port can read your session history.
     #[arg(long)]
@@ -28,11 +26,25 @@ pub struct Args {
 }
 
 pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
-    if !args.addr.ip().is_loopback() && !args.allow_remote {
+    let addr: SocketAddr = paths
+        .addr
+        .as_deref()
+        .unwrap_or(eywa::server::DEFAULT_ADDR)
+        .parse()
+        .context("--addr: give HOST:PORT, such as 127.0.0.1:50051")?;
+    if !addr.ip().is_loopback() && !args.allow_remote {
         anyhow::bail!(
-            "refusing to listen on {} (not loopback): eywa has no authentication yet; \
-             pass --allow-remote to do it anyway",
-            args.addr
+            "refusing to listen on {addr} (not loopback): eywa has no authentication yet; \
+             pass --allow-remote to do it anyway"
+        );
+    }
+    if let Some(running) = Announcement::read_live(&paths.data_dir) {
+        anyhow::bail!(
+            "eywa serve is already running for {} (pid {}, listening on {}): one server per \
+             store; stop it first, or give this one another --data-dir",
+            paths.data_dir.display(),
+            running.pid,
+            running.addr
         );
     }
     if args.model_install == "auto"
@@ -46,9 +58,17 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             tracing::debug!(error = %format!("{e:#}"), "no embedding model");
         }
     }
-    let engine = paths
-        .open_engine_semantic()
-        .with_context(|| format!("cannot open the store in {}", paths.data_dir.display()))?;
+    let engine = paths.open_engine_semantic().map_err(|e| match e {
+        eywa::Error::Storage(eywa_storage::Error::Locked { path }) => anyhow::anyhow!(
+            "the store at {} is in use by another eywa process (an `eywa ingest` or \
+             `eywa ingest --watch`?): one process holds a store at a time",
+            path.display()
+        ),
+        other => anyhow::Error::new(other).context(format!(
+            "cannot open the store in {}",
+            paths.data_dir.display()
+        )),
+    })?;
     let semantic = engine.semantic_status();
     match &semantic.unavailable {
         None => tracing::info!(
@@ -90,7 +110,9 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let watcher = (args.watch_interval_ms > 0).then(|| {
         let (engine, stop) = (engine.clone(), stop.clone());
         let interval = std::time::Duration::from_millis(args.watch_interval_ms);
-        std::thread::spawn(move || super::ingest::follow(&engine, interval, &stop))
+        std::thread::spawn(move || {
+            super::ingest::follow(|| Ok(engine.ingest()?), interval, &stop);
+        })
     });
     // Embeds what ingest queued, newest first, while the server answers.
     let embedder = {
@@ -98,25 +120,61 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         std::thread::spawn(move || engine.run_embedder(&stop))
     };
     let served = engine.clone();
-    runtime.block_on(async move {
-        let listener = tokio::net::TcpListener::bind(args.addr)
+    let data_dir = paths.data_dir.clone();
+    let served = runtime.block_on(async move {
+        let listener = tokio::net::TcpListener::bind(addr)
             .await
-            .with_context(|| format!("cannot listen on {}", args.addr))?;
+            .with_context(|| format!("cannot listen on {addr}"))?;
         let local = listener.local_addr()?;
+        // Every other command on this data dir now asks us instead of the store.
+        Announcement::of_this_process(local)
+            .write(&data_dir)
+            .context("cannot announce the server")?;
+        let _announced = Withdraw(&data_dir);
         tracing::info!("serving eywa.v1 on {local} (Ctrl-C stops)");
         eprintln!("eywa: serving gRPC on {local}");
-        let shutdown = async {
-            let _ = tokio::signal::ctrl_c().await;
-            tracing::info!("shutting down");
-        };
-        eywa::server::run(listener, served, shutdown).await?;
+        eywa::server::run(listener, served, stop_signal()).await?;
         anyhow::Ok(())
-    })?;
+    });
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     engine.wake_embedder();
     if let Some(watcher) = watcher {
         let _ = watcher.join();
     }
     let _ = embedder.join();
+    served?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// Ctrl-C or SIGTERM.
+async fn stop_signal() {
+    #[cfg(unix)]
+    {
+        use tokio::signal::unix::{SignalKind, signal};
+        match signal(SignalKind::terminate()) {
+            Ok(mut term) => {
+                tokio::select! {
+                    _ = tokio::signal::ctrl_c() => {}
+                    _ = term.recv() => {}
+                }
+            }
+            Err(_) => {
+                let _ = tokio::signal::ctrl_c().await;
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = tokio::signal::ctrl_c().await;
+    tracing::info!("shutting down");
+}
+
+/// Removes `<data>/serve.json` when the server stops, however it stops.
+struct Withdraw<'a>(&'a std::path::Path);
+
+impl Drop for Withdraw<'_> {
+    fn drop(&mut self) {
+        if let Err(e) = Announcement::withdraw(self.0) {
+            tracing::warn!(error = %e, "cannot remove the server announcement");
+        }
+    }
 }

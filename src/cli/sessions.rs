@@ -5,6 +5,7 @@ use eywa::engine::{ExportFormat, MigrateMode, SessionPage, SessionSearch};
 use eywa::model::Timestamp;
 
 use super::Paths;
+use super::client::{Client, Needs};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -92,7 +93,7 @@ enum Command {
 }
 
 pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
-    let engine = super::open_local(paths)?;
+    let client = Client::connect(paths, Needs::Store)?;
     match args.command {
         Command::List {
             workspace,
@@ -100,7 +101,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             offset,
             json,
         } => {
-            let page = engine.list_sessions(workspace.as_deref(), limit, offset)?;
+            let page = client.list_sessions(workspace.as_deref(), limit, offset)?;
             if json {
                 super::print_json(&serde_json::to_value(&page)?)?;
             } else {
@@ -108,7 +109,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             }
         }
         Command::Show { session, json } => {
-            let text = engine.export_session(
+            let text = client.export_session(
                 &session,
                 if json {
                     ExportFormat::Json
@@ -128,7 +129,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             offset,
             json,
         } => {
-            let page = engine.search_sessions(&SessionSearch {
+            let page = client.search_sessions(&SessionSearch {
                 pattern,
                 regex,
                 case_sensitive,
@@ -164,7 +165,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             } else {
                 MigrateMode::Copy
             };
-            let result = engine.migrate_sessions(&sessions, &to, mode)?;
+            let result = client.migrate_sessions(&sessions, &to, mode)?;
             if json {
                 super::print_json(&serde_json::to_value(&result)?)?;
             } else {
@@ -184,7 +185,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             format,
             output,
         } => {
-            let text = engine.export_session(&session, ExportFormat::parse(&format)?)?;
+            let text = client.export_session(&session, ExportFormat::parse(&format)?)?;
             match output {
                 Some(path) => {
                     std::fs::write(&path, text.as_bytes())

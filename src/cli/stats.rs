@@ -3,23 +3,17 @@ use std::process::ExitCode;
 use serde_json::json;
 
 use super::Paths;
+use super::client::{Client, Needs};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Print JSON
     #[arg(long)]
     json: bool,
-    /// Server to ask when another process holds the store
-    #[arg(long, env = "EYWA_ADDR", default_value = eywa::server::DEFAULT_ADDR, value_name = "HOST:PORT")]
-    addr: String,
 }
 
 pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
-    let s = match super::open_or_served(paths, paths.open_engine_semantic())? {
-        Some(engine) => engine.stats()?,
-        // `eywa serve` holds the store (and is the one embedding): ask it.
-        None => super::with_server(&args.addr, async |c| c.stats().await)?,
-    };
+    let s = Client::connect(paths, Needs::Model)?.stats()?;
     let t = &s.tiers;
     if args.json {
         let caches: Vec<_> = s

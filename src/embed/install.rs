@@ -110,6 +110,27 @@ impl ModelDir {
     }
 }
 
+/// Whether the model is installed in a folder, and where it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ModelStatus {
+    pub path: PathBuf,
+    pub installed: Option<Installed>,
+    /// `all-MiniLM-L6-v2@<sha256 prefix>` when installed.
+    pub model_id: Option<String>,
+}
+
+impl ModelStatus {
+    /// What is installed at `path` (an error when an installed model lacks a file).
+    pub fn of(path: &Path) -> Result<ModelStatus> {
+        let model = ModelDir::open(path)?;
+        Ok(ModelStatus {
+            path: path.to_path_buf(),
+            model_id: model.as_ref().map(ModelDir::model_id),
+            installed: model.map(|m| m.installed),
+        })
+    }
+}
+
 /// One place the model may come from.
 #[derive(Debug, Clone, PartialEq)]
 pub enum InstallSource {

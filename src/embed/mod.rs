@@ -10,8 +10,8 @@ mod minilm;
 pub use self::background::background_pool;
 pub use self::chunk::{MAX_CHUNK_CHARS, chunks};
 pub use self::install::{
-    InstallEvent, InstallOptions, InstallSource, Installed, MODEL_NAME, ModelDir, WEIGHTS_SHA256,
-    install, sha256_file,
+    InstallEvent, InstallOptions, InstallSource, Installed, MODEL_NAME, ModelDir, ModelStatus,
+    WEIGHTS_SHA256, install, sha256_file,
 };
 pub use self::minilm::MiniLm;
 

@@ -28,6 +28,16 @@ pub enum ContextMode {
 }
 
 impl ContextMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ContextMode::Smart => "smart",
+            ContextMode::Plan => "plan",
+            ContextMode::Labels => "labels",
+            ContextMode::Agents => "agents",
+            ContextMode::Full => "full",
+        }
+    }
+
     pub fn parse(s: &str) -> Result<ContextMode> {
         match s.trim().to_ascii_lowercase().as_str() {
             "" | "smart" => Ok(ContextMode::Smart),

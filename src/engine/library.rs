@@ -49,6 +49,13 @@ pub enum ExportFormat {
 }
 
 impl ExportFormat {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ExportFormat::Markdown => "markdown",
+            ExportFormat::Json => "json",
+        }
+    }
+
     pub fn parse(s: &str) -> Result<ExportFormat> {
         match s.trim().to_ascii_lowercase().as_str() {
             "md" | "markdown" => Ok(ExportFormat::Markdown),

@@ -19,6 +19,13 @@ pub enum MigrateMode {
 }
 
 impl MigrateMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MigrateMode::Copy => "copy",
+            MigrateMode::Move => "move",
+        }
+    }
+
     pub fn parse(s: &str) -> Result<MigrateMode> {
         match s.trim().to_ascii_lowercase().as_str() {
             "" | "copy" => Ok(MigrateMode::Copy),

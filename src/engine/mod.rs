@@ -195,6 +195,19 @@ impl Engine {
         &self.claude
     }
 
+    /// Where this engine's embedding model is (or would be) installed: the configured
+    /// folder, else `<data>/models/`; `None` for a temporary store without one.
+    pub fn model_dir(&self) -> Option<PathBuf> {
+        match &self.config.embedding {
+            Embedding::Model(dir) => Some(dir.clone()),
+            _ => self
+                .config
+                .data_dir
+                .as_deref()
+                .map(crate::embed::ModelDir::default_path),
+        }
+    }
+
     /// The `get` index: as loaded, else from its files when they describe the store, else
     /// rebuilt from the store (and saved).
     fn handoff_index(&self) -> Result<Arc<HandoffIndex>> {

@@ -102,6 +102,10 @@ impl EdgeId {
     pub fn from_slice(bytes: &[u8]) -> Option<Self> {
         Uuid::from_slice(bytes).ok().map(EdgeId)
     }
+
+    pub fn parse(s: &str) -> Option<Self> {
+        Uuid::parse_str(s.trim()).ok().map(EdgeId)
+    }
 }
 
 impl std::fmt::Display for EdgeId {

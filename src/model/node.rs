@@ -275,6 +275,23 @@ pub enum MemoryType {
     Procedural,
 }
 
+impl MemoryType {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            MemoryType::Stm => "STM",
+            MemoryType::Ltm => "LTM",
+            MemoryType::Procedural => "PROCEDURAL",
+        }
+    }
+
+    /// Parses a type name, case-insensitively.
+    pub fn parse(s: &str) -> Option<Self> {
+        [MemoryType::Stm, MemoryType::Ltm, MemoryType::Procedural]
+            .into_iter()
+            .find(|t| t.as_str().eq_ignore_ascii_case(s.trim()))
+    }
+}
+
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DecayState {
     pub last_access: Timestamp,

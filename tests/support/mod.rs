@@ -5,6 +5,7 @@
 pub mod fixture;
 pub mod grpcurl;
 pub mod model;
+pub mod serve;
 pub mod server;
 
 use std::path::PathBuf;

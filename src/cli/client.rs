@@ -1,0 +1,386 @@
+//! One client for every command: the server `--addr`/`EYWA_ADDR` names, else the one a
+//! running `eywa serve` announced in `<data>/serve.json`, else the store opened in this
+//! process. Finding the server costs no waiting, and every command prints the same from
+//! either: the remote side answers in the same domain types the local engine returns.
+
+use std::cell::OnceCell;
+use std::path::Path;
+
+use anyhow::Context as _;
+use eywa::api::RemoteClient;
+use eywa::embed::ModelStatus;
+use eywa::engine::{
+    Context, ContextMode, EmbedReport, Engine, ExportFormat, GetOutcome, ImportReport,
+    IngestReport, MatchPage, MigrateMode, MigrateResult, Progress, SearchRequest, SearchResults,
+    SessionPage, SessionSearch, Stats,
+};
+use eywa::graph::{EdgeFilter, Neighbor, PathStep, Related, Touch, Walk};
+use eywa::model::{Handoff, Node};
+use eywa::retrieve::GetOptions;
+use eywa::server::Announcement;
+
+use super::Paths;
+
+/// What a command needs of a store it opens itself.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Needs {
+    /// The graph and indexes.
+    Store,
+    /// The same, with the embedding model loaded (searching or embedding by meaning).
+    Model,
+}
+
+pub enum Client {
+    Local(Local),
+    Remote(Box<Remote>),
+}
+
+/// The store, opened in this process on first use.
+pub struct Local {
+    paths: Paths,
+    needs: Needs,
+    engine: OnceCell<Box<Engine>>,
+}
+
+/// A running server.
+pub struct Remote {
+    addr: String,
+    runtime: tokio::runtime::Runtime,
+    client: RemoteClient,
+}
+
+impl Client {
+    /// The server to ask, else the store in `paths`, opened when first needed.
+    pub fn connect(paths: &Paths, needs: Needs) -> anyhow::Result<Client> {
+        if let Some(addr) = &paths.addr {
+            return Remote::connect(addr)
+                .with_context(|| format!("no eywa server answers at {addr} (--addr or EYWA_ADDR)"))
+                .map(|r| Client::Remote(Box::new(r)));
+        }
+        if let Some(server) = Announcement::read_live(&paths.data_dir) {
+            return Remote::connect(&server.addr)
+                .with_context(|| {
+                    format!(
+                        "eywa serve (pid {}) announced {} in {} but does not answer there",
+                        server.pid,
+                        server.addr,
+                        Announcement::path(&paths.data_dir).display()
+                    )
+                })
+                .map(|r| Client::Remote(Box::new(r)));
+        }
+        Ok(Client::Local(Local {
+            paths: paths.clone(),
+            needs,
+            engine: OnceCell::new(),
+        }))
+    }
+
+    /// The server's address, when this client asks one.
+    pub fn server(&self) -> Option<&str> {
+        match self {
+            Client::Local(_) => None,
+            Client::Remote(r) => Some(&r.addr),
+        }
+    }
+
+    pub fn get(&self, query: &str, options: &GetOptions) -> anyhow::Result<GetOutcome> {
+        match self {
+            Client::Local(l) => {
+                if l.engine.get().is_none()
+                    && let Some(outcome) =
+                        Engine::get_handoffs_from_files(&l.paths.data_dir, query, options)?
+                {
+                    return Ok(outcome);
+                }
+                Ok((*l.engine()?.get_handoffs(query, options)?).clone())
+            }
+            Client::Remote(r) => r.call(async |c| c.get_handoffs(query, options).await),
+        }
+    }
+
+    pub fn search(&self, request: &SearchRequest) -> anyhow::Result<SearchResults> {
+        match self {
+            Client::Local(l) => Ok(l.engine()?.search(request)?),
+            Client::Remote(r) => r.call(async |c| c.search(request).await),
+        }
+    }
+
+    pub fn context(
+        &self,
+        sessions: &[String],
+        mode: ContextMode,
+        max_tokens: usize,
+        dry_run: bool,
+    ) -> anyhow::Result<Context> {
+        match self {
+            Client::Local(l) => Ok(l
+                .engine()?
+                .retrieve_context(sessions, mode, max_tokens, dry_run)?),
+            Client::Remote(r) => {
+                r.call(async |c| c.context(sessions, mode, max_tokens, dry_run).await)
+            }
+        }
+    }
+
+    /// A node, and its handoff when it is a session.
+    pub fn node(&self, reference: &str) -> anyhow::Result<(Node, Option<Handoff>)> {
+        match self {
+            Client::Local(l) => {
+                let engine = l.engine()?;
+                let node = engine.resolve_one(reference)?;
+                let handoff = match node.episode() {
+                    Some(e) => engine.graph().handoff(&e.session_id)?,
+                    None => None,
+                };
+                Ok(((*node).clone(), handoff))
+            }
+            Client::Remote(r) => r.call(async |c| c.node(reference).await),
+        }
+    }
+
+    pub fn find_entities(
+        &self,
+        name: &str,
+        entity_type: Option<&str>,
+        prefix: bool,
+        limit: usize,
+    ) -> anyhow::Result<Vec<Node>> {
+        match self {
+            Client::Local(l) => Ok(l
+                .engine()?
+                .find_entities(name, entity_type, prefix, limit)?
+                .into_iter()
+                .map(|n| (*n).clone())
+                .collect()),
+            Client::Remote(r) => {
+                r.call(async |c| c.find_entities(name, entity_type, prefix, limit).await)
+            }
+        }
+    }
+
+    pub fn neighbors(
+        &self,
+        reference: &str,
+        filter: &EdgeFilter,
+        limit: usize,
+    ) -> anyhow::Result<(Node, Vec<Neighbor>)> {
+        match self {
+            Client::Local(l) => {
+                let (node, neighbors) = l.engine()?.neighbors(reference, filter, limit)?;
+                Ok(((*node).clone(), neighbors))
+            }
+            Client::Remote(r) => r.call(async |c| c.neighbors(reference, filter, limit).await),
+        }
+    }
+
+    pub fn what_touched(
+        &self,
+        entity: &str,
+        filter: &EdgeFilter,
+        limit: usize,
+    ) -> anyhow::Result<Vec<Touch>> {
+        match self {
+            Client::Local(l) => Ok(l.engine()?.what_touched(entity, filter, limit)?),
+            Client::Remote(r) => r.call(async |c| c.what_touched(entity, filter, limit).await),
+        }
+    }
+
+    pub fn walk(
+        &self,
+        reference: &str,
+        depth: u32,
+        max_nodes: usize,
+        filter: &EdgeFilter,
+    ) -> anyhow::Result<Walk> {
+        match self {
+            Client::Local(l) => Ok(l.engine()?.walk(reference, depth, max_nodes, filter)?),
+            Client::Remote(r) => {
+                r.call(async |c| c.walk(reference, depth, max_nodes, filter).await)
+            }
+        }
+    }
+
+    pub fn path(
+        &self,
+        from: &str,
+        to: &str,
+        max_depth: u32,
+        filter: &EdgeFilter,
+    ) -> anyhow::Result<Option<Vec<PathStep>>> {
+        match self {
+            Client::Local(l) => Ok(l.engine()?.path(from, to, max_depth, filter)?),
+            Client::Remote(r) => r.call(async |c| c.path(from, to, max_depth, filter).await),
+        }
+    }
+
+    pub fn related(&self, session: &str, limit: usize) -> anyhow::Result<Vec<Related>> {
+        match self {
+            Client::Local(l) => Ok(l.engine()?.related(session, limit)?),
+            Client::Remote(r) => r.call(async |c| c.related(session, limit).await),
+        }
+    }
+
+    pub fn list_sessions(
+        &self,
+        workspace: Option<&str>,
+        limit: usize,
+        offset: usize,
+    ) -> anyhow::Result<SessionPage> {
+        match self {
+            Client::Local(l) => Ok(l.engine()?.list_sessions(workspace, limit, offset)?),
+            Client::Remote(r) => r.call(async |c| c.list_sessions(workspace, limit, offset).await),
+        }
+    }
+
+    pub fn export_session(&self, session: &str, format: ExportFormat) -> anyhow::Result<String> {
+        match self {
+            Client::Local(l) => Ok(l.engine()?.export_session(session, format)?),
+            Client::Remote(r) => r.call(async |c| c.export_session(session, format).await),
+        }
+    }
+
+    pub fn search_sessions(&self, search: &SessionSearch) -> anyhow::Result<MatchPage> {
+        match self {
+            Client::Local(l) => Ok(l.engine()?.search_sessions(search)?),
+            Client::Remote(r) => r.call(async |c| c.search_sessions(search).await),
+        }
+    }
+
+    pub fn migrate_sessions(
+        &self,
+        sessions: &[String],
+        destination: &str,
+        mode: MigrateMode,
+    ) -> anyhow::Result<MigrateResult> {
+        match self {
+            Client::Local(l) => Ok(l.engine()?.migrate_sessions(sessions, destination, mode)?),
+            Client::Remote(r) => {
+                r.call(async |c| c.migrate_sessions(sessions, destination, mode).await)
+            }
+        }
+    }
+
+    /// Reads new and changed sessions. A local run shows its progress through `progress`;
+    /// a server ingests its own Claude dir.
+    pub fn ingest(&self, progress: &mut dyn FnMut(Progress)) -> anyhow::Result<IngestReport> {
+        match self {
+            Client::Local(l) => Ok(l.engine()?.ingest_with_progress(progress)?),
+            Client::Remote(r) => r.call(async |c| c.ingest().await),
+        }
+    }
+
+    pub fn import(&self, dir: &Path) -> anyhow::Result<ImportReport> {
+        match self {
+            Client::Local(l) => Ok(l.engine()?.import_eywa(dir)?),
+            Client::Remote(r) => {
+                // The server reads the folder: give it a path that means the same there.
+                let dir = std::path::absolute(dir)
+                    .with_context(|| format!("cannot resolve {}", dir.display()))?;
+                r.call(async |c| c.import(&dir).await)
+            }
+        }
+    }
+
+    /// Embeds the backlog now; a local run reports (done, left) through `progress`.
+    pub fn embed(&self, progress: &mut dyn FnMut(u64, u64)) -> anyhow::Result<EmbedReport> {
+        match self {
+            Client::Local(l) => Ok(l.engine()?.embed_pending(progress)?),
+            Client::Remote(r) => r.call(async |c| c.embed().await),
+        }
+    }
+
+    pub fn stats(&self) -> anyhow::Result<Stats> {
+        match self {
+            Client::Local(l) => Ok(l.engine()?.stats()?),
+            Client::Remote(r) => r.call(async |c| c.stats().await),
+        }
+    }
+
+    pub fn model_status(&self) -> anyhow::Result<ModelStatus> {
+        match self {
+            // Reading the model's folder needs no store.
+            Client::Local(l) => Ok(ModelStatus::of(&l.paths.model_dir())?),
+            Client::Remote(r) => r.call(async |c| c.model_status().await),
+        }
+    }
+}
+
+impl Local {
+    /// The engine, opened on first use.
+    pub fn engine(&self) -> anyhow::Result<&Engine> {
+        if let Some(engine) = self.engine.get() {
+            return Ok(engine);
+        }
+        let opened = match self.needs {
+            Needs::Store => self.paths.open_engine(),
+            Needs::Model => self.paths.open_engine_semantic(),
+        };
+        let engine = opened.map_err(|e| match e {
+            eywa::Error::Storage(eywa_storage::Error::Locked { path }) => anyhow::anyhow!(
+                "the store at {} is in use by another eywa process, and no server is announced \
+                 in {} (an `eywa ingest --watch`? stop it, or run `eywa serve` so that every \
+                 command can ask it)",
+                path.display(),
+                Announcement::path(&self.paths.data_dir).display()
+            ),
+            other => anyhow::Error::new(other).context(format!(
+                "cannot open the store in {}",
+                self.paths.data_dir.display()
+            )),
+        })?;
+        Ok(self.engine.get_or_init(|| Box::new(engine)))
+    }
+}
+
+impl Remote {
+    fn connect(addr: &str) -> anyhow::Result<Remote> {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_all()
+            .build()?;
+        let client = runtime
+            .block_on(RemoteClient::connect(addr))
+            .map_err(|e| anyhow::anyhow!("{e}"))?;
+        Ok(Remote {
+            addr: addr.to_owned(),
+            runtime,
+            client,
+        })
+    }
+
+    fn call<T>(
+        &self,
+        f: impl AsyncFnOnce(&mut RemoteClient) -> Result<T, tonic::Status>,
+    ) -> anyhow::Result<T> {
+        let mut client = self.client.clone();
+        self.runtime.block_on(f(&mut client)).map_err(|status| {
+            match status.code() {
+                // The server could not be reached, or went away mid-call.
+                tonic::Code::Unavailable | tonic::Code::Unknown | tonic::Code::Cancelled => {
+                    anyhow::anyhow!("the eywa server at {}: {}", self.addr, status.message())
+                }
+                // What the server said of the request: the same words the store says here.
+                _ => anyhow::Error::new(RemoteError(status)),
+            }
+        })
+    }
+}
+
+/// A server's refusal of a request, shown as its message alone.
+#[derive(Debug)]
+pub struct RemoteError(pub tonic::Status);
+
+impl std::fmt::Display for RemoteError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0.message())
+    }
+}
+
+impl std::error::Error for RemoteError {}
+
+impl RemoteError {
+    /// Whether the server refused the request's arguments.
+    pub fn is_invalid_argument(&self) -> bool {
+        self.0.code() == tonic::Code::InvalidArgument
+    }
+}

@@ -1,0 +1,193 @@
+//! A running server announces itself and is the one every command asks (issue 13): a stale
+//! announcement is ignored, a second server on the same store is refused, and an idle
+//! server's log stays quiet.
+
+use std::process::Command;
+use std::time::Duration;
+
+use serde_json::Value;
+
+use crate::support::fixture::{ClaudeHome, days_ago, session_lines};
+use crate::support::serve::Serve;
+
+struct Env {
+    home: ClaudeHome,
+    data: tempfile::TempDir,
+}
+
+impl Env {
+    fn new() -> Env {
+        let home = ClaudeHome::new();
+        home.session(
+            "c0ffee00-0000-4000-8000-000000000001",
+            "/w/roaster",
+            days_ago(1),
+            &[
+                ("Tune the roast profile", "Tuned."),
+                ("Log the temperatures", "Logged."),
+            ],
+        );
+        Env {
+            home,
+            data: tempfile::tempdir().unwrap(),
+        }
+    }
+
+    fn eywa(&self) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_eywa"));
+        cmd.env("EYWA_DATA_DIR", self.data.path())
+            .env("EYWA_CLAUDE_DIR", self.home.root())
+            .env_remove("EYWA_ADDR")
+            .env_remove("EYWA_LOG")
+            .env("EYWA_MODEL_INSTALL", "never")
+            .env("HF_HUB_OFFLINE", "1");
+        cmd
+    }
+
+    fn serve(&self, extra: &[&str]) -> Command {
+        let mut cmd = self.eywa();
+        cmd.args(["serve", "--addr", "127.0.0.1:0"]).args(extra);
+        cmd
+    }
+
+    fn get_json(&self) -> Value {
+        let out = self
+            .eywa()
+            .args(["get", "roast", "--json"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+}
+
+/// An announcement whose process is gone, or whose pid now belongs to another process, is
+/// ignored: commands open the store themselves.
+#[test]
+fn a_stale_announcement_is_ignored() {
+    let env = Env::new();
+    let out = env.eywa().args(["ingest"]).output().unwrap();
+    assert!(out.status.success());
+    let answer = env.get_json();
+    assert_eq!(answer["handoffs"][0]["short_id"], "c0ffee00");
+
+    // A server that died without removing its file: its pid is no process now.
+    let child = Command::new("true").spawn().unwrap();
+    let dead = child.id();
+    let _ = child.wait_with_output();
+    let stale = |pid: u32, process_start: Option<u64>| {
+        serde_json::json!({
+            "addr": "127.0.0.1:9", "pid": pid, "started": "2026-01-01T00:00:00.000Z",
+            "version": "0.1.0", "process_start": process_start,
+        })
+    };
+    let file = env.data.path().join("serve.json");
+    std::fs::write(&file, stale(dead, None).to_string()).unwrap();
+    assert_eq!(env.get_json(), answer);
+    // A pid that lives, but started after the announcement was written: reused.
+    std::fs::write(&file, stale(std::process::id(), Some(1)).to_string()).unwrap();
+    assert_eq!(env.get_json(), answer);
+    let out = env
+        .eywa()
+        .args(["graph", "touched", "project:roaster"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    // A damaged file is no announcement either.
+    std::fs::write(&file, b"{\"addr\": 12").unwrap();
+    assert_eq!(env.get_json(), answer);
+
+    // A live server replaces it, and is asked.
+    let server = Serve::spawn(env.serve(&["--watch-interval-ms", "0"]));
+    let announced: Value = serde_json::from_slice(&std::fs::read(&file).unwrap()).unwrap();
+    assert_eq!(announced["pid"], server.pid());
+    assert_eq!(env.get_json(), answer);
+    server.stop();
+    assert!(!file.exists());
+}
+
+/// One server per store: a second `serve` on the same data directory is refused, saying
+/// which server holds it; without an announcement, the store's lock refuses it too.
+#[test]
+fn a_second_server_on_one_store_is_refused() {
+    let env = Env::new();
+    let first = Serve::spawn(env.serve(&["--watch-interval-ms", "0"]));
+    let out = env.serve(&[]).output().unwrap();
+    assert!(!out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        said.contains("eywa serve is already running")
+            && said.contains(&first.pid().to_string())
+            && said.contains(&first.addr),
+        "{said}"
+    );
+    // The announcement gone (removed by hand), the store's lock still refuses.
+    std::fs::remove_file(env.data.path().join("serve.json")).unwrap();
+    let out = env.serve(&[]).output().unwrap();
+    assert!(!out.status.success());
+    let said = String::from_utf8_lossy(&out.stderr);
+    assert!(said.contains("in use by another eywa process"), "{said}");
+    first.stop();
+}
+
+/// An idle server logs nothing while it looks for changes; a change is logged once.
+#[test]
+fn an_idle_server_is_quiet_and_a_change_is_logged() {
+    let env = Env::new();
+    let mut command = env.serve(&["--watch-interval-ms", "20"]);
+    command.env("EYWA_LOG", "eywa=debug");
+    let server = Serve::spawn(command);
+    let looks = |lines: &[String]| {
+        lines
+            .iter()
+            .filter(|l| l.contains("DEBUG") && l.contains("ingest done"))
+            .count()
+    };
+    let lines = server.wait_for(Duration::from_secs(60), |l| looks(l) >= 5);
+    assert!(looks(&lines) >= 5, "the watcher did not run: {lines:#?}");
+    let serving = lines
+        .iter()
+        .position(|l| l.starts_with("eywa: serving gRPC on "))
+        .unwrap();
+    let loud: Vec<&String> = lines[serving + 1..]
+        .iter()
+        .filter(|l| !l.contains("DEBUG"))
+        .collect();
+    assert!(loud.is_empty(), "an idle server logged: {loud:#?}");
+
+    // A new session is news.
+    let lines = session_lines(
+        "c0ffee00-0000-4000-8000-000000000002",
+        "/w/roaster",
+        days_ago(0),
+        &[("Add a cooling stage", "Added.")],
+    );
+    // Written beside, then renamed in: the watcher never sees half a file.
+    let staged = env.home.root().join("staged.jsonl");
+    std::fs::write(&staged, lines.join("\n") + "\n").unwrap();
+    std::fs::rename(
+        &staged,
+        env.home
+            .root()
+            .join("projects/-w-roaster/c0ffee00-0000-4000-8000-000000000002.jsonl"),
+    )
+    .unwrap();
+    let lines = server.wait_for(Duration::from_secs(60), |l| {
+        l.iter()
+            .any(|l| l.contains("INFO") && l.contains("ingested changes"))
+    });
+    let news: Vec<&String> = lines
+        .iter()
+        .filter(|l| l.contains("INFO") && l.contains("ingested changes"))
+        .collect();
+    assert_eq!(news.len(), 1, "{lines:#?}");
+    server.stop();
+}
