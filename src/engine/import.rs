@@ -1,6 +1,6 @@
 //! Importing a Python Eywa data folder: `handoff-index.json` and `handoffs/**/*.md`.
 
-use std::collections::BTreeMap;
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use eywa_storage::Batch;
@@ -8,7 +8,7 @@ use serde::Serialize;
 
 use super::Engine;
 use crate::extract::{
-    HandoffFrontmatter, RedactionCounts, SessionFacts, entity, parse_index, parse_markdown, redact,
+    HandoffFrontmatter, RedactionCounts, SessionFacts, entity, parse_markdown, read_index, redact,
 };
 use crate::graph::SourceRecord;
 use crate::model::{
@@ -51,28 +51,53 @@ impl Engine {
                 dir.display()
             )));
         }
-        let mut report = ImportReport::default();
-        let mut found: BTreeMap<String, (HandoffFrontmatter, HandoffSections, PathBuf)> =
-            BTreeMap::new();
+        let mut import = Import {
+            engine: self,
+            report: ImportReport::default(),
+            known: self
+                .graph
+                .sources()?
+                .into_iter()
+                .filter(|s| s.episode.is_some() && !s.session_id.starts_with("eywa:"))
+                .map(|s| s.session_id)
+                .collect(),
+            seen: HashSet::new(),
+            pending: Vec::new(),
+            written: Vec::new(),
+            redacted: RedactionCounts::default(),
+        };
+        import.known.sort_unstable();
+        // Markdown files first: they hold the whole handoff, the index only its fields.
         for path in markdown_files(&dir.join("handoffs"))? {
             let text = std::fs::read_to_string(&path).map_err(Error::io(&path))?;
             match parse_markdown(&text) {
                 Ok((front, sections)) => {
-                    found.insert(front.session_id.clone(), (front, sections, path));
+                    let source = format!("{}#{}", path.display(), front.session_id);
+                    import.add(front, sections, source)?;
                 }
-                Err(e) => report
+                Err(e) => import
+                    .report
                     .failed
                     .push((path.display().to_string(), e.to_string())),
             }
         }
         let index_path = dir.join("handoff-index.json");
-        if let Ok(bytes) = std::fs::read(&index_path) {
-            let value: serde_json::Value = serde_json::from_slice(&bytes)
-                .map_err(|e| Error::InvalidArgument(format!("{}: {e}", index_path.display())))?;
-            let entries = parse_index(&value)
-                .map_err(|e| Error::InvalidArgument(format!("{}: {e}", index_path.display())))?;
-            for entry in entries {
-                found.entry(entry.short_id.clone()).or_insert_with(|| {
+        match std::fs::File::open(&index_path) {
+            Ok(file) => {
+                let mut failed = Ok(());
+                let read = read_index(file, &mut |entry| {
+                    if failed.is_err() {
+                        return;
+                    }
+                    let entry = match entry {
+                        Ok(entry) => entry,
+                        Err(e) => {
+                            let at = format!("{}", index_path.display());
+                            import.report.failed.push((at, e.to_string()));
+                            return;
+                        }
+                    };
+                    let source = format!("{}#{}", index_path.display(), entry.short_id);
                     let front = HandoffFrontmatter {
                         session_id: entry.short_id,
                         date: entry.date,
@@ -84,58 +109,109 @@ impl Engine {
                         keywords: entry.keywords,
                         substance: entry.substance,
                     };
-                    (front, HandoffSections::default(), index_path.clone())
+                    failed = import.add(front, HandoffSections::default(), source);
                 });
+                failed?;
+                read.map_err(|e| Error::InvalidArgument(format!("{}: {e}", index_path.display())))?;
             }
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(Error::io(&index_path)(e)),
         }
-        report.found = found.len() as u64;
-        let known: Vec<String> = self
-            .graph
-            .sources()?
-            .into_iter()
-            .filter(|s| s.episode.is_some() && !s.session_id.starts_with("eywa:"))
-            .map(|s| s.session_id)
-            .collect();
-        let mut redacted = RedactionCounts::default();
-        let mut written = Vec::new();
-        for (short, (front, sections, path)) in found {
-            if known.iter().any(|k| k.starts_with(&short)) {
-                report.known += 1;
-                continue;
-            }
-            let source = format!("{}#{short}", path.display());
-            if self.graph.source(&source)?.is_some() {
-                report.already_imported += 1;
-                continue;
-            }
-            let facts = imported_facts(front, sections, &mut redacted);
-            let record = SourceRecord {
-                path: source,
-                len: 0,
-                modified_ms: 0,
-                session_id: format!("eywa:{short}"),
-                lines: 0,
-                skipped_lines: 0,
-                episode: Some(facts.episode.id),
-                archive: None,
-                agent: false,
-                agents: 0,
-                archive_tail: Vec::new(),
-                state: None,
-            };
-            self.write_facts(
-                Batch::new(),
-                std::slice::from_ref(&facts),
-                &record,
-                &mut written,
-            )?;
-            report.imported += 1;
-        }
+        import.write()?;
+        let Import {
+            report, written, ..
+        } = import;
         self.graph.derive_sequences()?;
         self.graph.store().flush()?;
         self.graph.save_view()?;
         self.handoffs_changed(&written)?;
         Ok(report)
+    }
+}
+
+/// Sessions written per batch: one transaction for many small sessions.
+const IMPORT_BATCH: usize = 512;
+
+/// An import under way: what it found, and what waits to be written.
+struct Import<'a> {
+    engine: &'a Engine,
+    report: ImportReport,
+    /// Session ids read from transcripts, sorted: an import never overrides one.
+    known: Vec<String>,
+    /// Short ids already handled (a markdown file and its index entry are one handoff).
+    seen: HashSet<String>,
+    pending: Vec<(SessionFacts, SourceRecord)>,
+    /// Handoffs written, for the `get` index.
+    written: Vec<Handoff>,
+    redacted: RedactionCounts,
+}
+
+impl Import<'_> {
+    fn add(
+        &mut self,
+        front: HandoffFrontmatter,
+        sections: HandoffSections,
+        source: String,
+    ) -> Result<()> {
+        let short = front.session_id.clone();
+        if !self.seen.insert(short.clone()) {
+            return Ok(());
+        }
+        self.report.found += 1;
+        // A transcript's session id starts with the handoff's short id.
+        let at = self.known.partition_point(|k| k.as_str() < short.as_str());
+        if self.known.get(at).is_some_and(|k| k.starts_with(&short)) {
+            self.report.known += 1;
+            return Ok(());
+        }
+        if self.engine.graph.source(&source)?.is_some() {
+            self.report.already_imported += 1;
+            return Ok(());
+        }
+        let facts = imported_facts(front, sections, &mut self.redacted);
+        let record = SourceRecord {
+            path: source,
+            len: 0,
+            modified_ms: 0,
+            session_id: format!("eywa:{short}"),
+            lines: 0,
+            skipped_lines: 0,
+            episode: Some(facts.episode.id),
+            archive: None,
+            agent: false,
+            agents: 0,
+            archive_tail: Vec::new(),
+            state: None,
+        };
+        self.pending.push((facts, record));
+        self.report.imported += 1;
+        if self.pending.len() >= IMPORT_BATCH {
+            self.write()?;
+        }
+        Ok(())
+    }
+
+    /// Writes what waits, in one batch.
+    fn write(&mut self) -> Result<()> {
+        if self.pending.is_empty() {
+            return Ok(());
+        }
+        self.engine.handoffs_will_change()?;
+        let sources: Vec<(&[SessionFacts], &SourceRecord)> = self
+            .pending
+            .iter()
+            .map(|(facts, record)| (std::slice::from_ref(facts), record))
+            .collect();
+        self.engine.graph.write_sources(Batch::new(), &sources)?;
+        for (facts, _) in self.pending.drain(..) {
+            if let Some(handoff) = facts.handoff {
+                self.written.push(Handoff {
+                    sections: HandoffSections::default(),
+                    ..handoff
+                });
+            }
+        }
+        Ok(())
     }
 }
 

@@ -281,6 +281,8 @@ impl Engine {
                         .filter(|i| i.generation() == since)
                         .map(Arc::new)
                 })
+                // No handoff was ever written before: the index was empty.
+                .or_else(|| (since == 0).then(|| Arc::new(HandoffIndex::build(&[], 0))))
         });
         let (index, rebuilt) = match before {
             Some(before) => before.with_changes(changed, generation),

@@ -33,7 +33,7 @@ use std::path::{Path, PathBuf};
 use chrono::{Datelike, NaiveDate};
 use serde::{Deserialize, Serialize};
 
-pub use self::index::{IndexEntry, build_index, parse_index};
+pub use self::index::{IndexEntry, build_index, parse_index, read_index};
 use self::yaml::Value;
 use crate::model::Handoff;
 

@@ -12,7 +12,7 @@ pub use self::facts::{Origin, SessionFacts, entity, episode_facts, spawned};
 pub use self::handoff::{headline, substance};
 pub use self::handoff_doc::{
     HandoffDocError, HandoffFrontmatter, HandoffSections, IndexEntry, build_index, handoff_path,
-    parse_index, parse_markdown, render_markdown,
+    parse_index, parse_markdown, read_index, render_markdown,
 };
 pub use self::keywords::keywords;
 pub use self::project::{ProjectPath, project_of};

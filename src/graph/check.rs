@@ -82,18 +82,9 @@ impl Graph {
             let adjacency = Adjacency::of(edge).encode();
             wanted.insert((Keyspace::EdgesBySrc, keys::by_src(edge), adjacency.clone()));
             wanted.insert((Keyspace::EdgesByDst, keys::by_dst(edge), adjacency));
-            wanted.insert((
-                Keyspace::EdgesByRelation,
-                keys::by_relation(edge),
-                Vec::new(),
-            ));
         }
         let mut stored = BTreeSet::new();
-        for keyspace in [
-            Keyspace::EdgesBySrc,
-            Keyspace::EdgesByDst,
-            Keyspace::EdgesByRelation,
-        ] {
+        for keyspace in [Keyspace::EdgesBySrc, Keyspace::EdgesByDst] {
             for entry in store.entries(keyspace, &[]) {
                 let (key, value) = entry?;
                 stored.insert((keyspace, key, value));
@@ -113,7 +104,8 @@ impl Graph {
         }
 
         for entry in store.scan::<SourceRecord>(Keyspace::Sources, &[]) {
-            let (_, source) = entry?;
+            let (key, mut source) = entry?;
+            source.path = String::from_utf8_lossy(&key).into_owned();
             if let Some(episode) = source.episode
                 && !nodes.contains_key(&episode)
             {

@@ -6,7 +6,6 @@
 //! | edges | edge id, recorded_at | one version of the edge |
 //! | edges_by_src | src, relation tag, dst, edge id | [`Adjacency`] of the latest version |
 //! | edges_by_dst | dst, relation tag, src, edge id | [`Adjacency`] of the latest version |
-//! | edges_by_relation | relation tag, src, dst, edge id | empty |
 //! | nodes_by_name | kind tag, normalized name, node id | empty |
 //! | episodes_by_time | start, episode id | empty |
 
@@ -53,15 +52,6 @@ pub fn by_src(edge: &Edge) -> Vec<u8> {
 
 pub fn by_dst(edge: &Edge) -> Vec<u8> {
     adjacency(edge.dst, edge.relation, edge.src, edge.id)
-}
-
-pub fn by_relation(edge: &Edge) -> Vec<u8> {
-    KeyBuf::new()
-        .u8(edge.relation.tag())
-        .bytes(edge.src.as_bytes())
-        .bytes(edge.dst.as_bytes())
-        .bytes(edge.id.as_bytes())
-        .finish()
 }
 
 /// An adjacency key read back: the node it is filed under, the relation, the node at the

@@ -41,6 +41,8 @@ const TIMELINE_CACHE_ENTRIES: usize = 1_024;
 /// serve it after Claude Code deleted it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SourceRecord {
+    /// The source's path: its key in the store, so not stored again in the value.
+    #[serde(skip)]
     pub path: String,
     pub len: u64,
     pub modified_ms: i64,
@@ -120,6 +122,8 @@ pub struct Graph {
     saved: Mutex<Option<u64>>,
     /// What the graph holds, kept in step by every batch once loaded.
     counters: Mutex<Option<counts::Counters>>,
+    /// Projects with a sequence-pass marker in the store, as this process wrote them.
+    queued: Mutex<std::collections::HashSet<NodeId>>,
     from_snapshot: bool,
 }
 
@@ -149,6 +153,7 @@ impl Graph {
             writer: Mutex::new(generation),
             saved: Mutex::new(from_snapshot.then_some(generation)),
             counters: Mutex::new(None),
+            queued: Mutex::new(std::collections::HashSet::new()),
             from_snapshot,
         })
     }
@@ -246,14 +251,24 @@ impl Graph {
     }
 
     pub fn source(&self, path: &str) -> Result<Option<SourceRecord>> {
-        Ok(self.store.get(Keyspace::Sources, path.as_bytes())?)
+        let record: Option<SourceRecord> = self.store.get(Keyspace::Sources, path.as_bytes())?;
+        Ok(record.map(|r| SourceRecord {
+            path: path.to_owned(),
+            ..r
+        }))
     }
 
     /// Every source record.
     pub fn sources(&self) -> Result<Vec<SourceRecord>> {
         self.store
             .scan::<SourceRecord>(Keyspace::Sources, &[])
-            .map(|r| r.map(|(_, s)| s).map_err(Into::into))
+            .map(|r| {
+                let (key, record) = r?;
+                Ok(SourceRecord {
+                    path: String::from_utf8_lossy(&key).into_owned(),
+                    ..record
+                })
+            })
             .collect()
     }
 

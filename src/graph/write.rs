@@ -36,6 +36,9 @@ fn slug_key(slug: &str, episode: NodeId) -> Vec<u8> {
 /// leaves the work queued, not lost.
 const SEQUENCE_PREFIX: u8 = b'q';
 
+/// Writes per batch of the sequence pass.
+const SEQUENCE_BATCH: usize = 30_000;
+
 fn spawn_key(agent_episode: NodeId) -> Vec<u8> {
     let mut key = vec![SPAWN_PREFIX];
     key.extend_from_slice(agent_episode.as_bytes());
@@ -62,13 +65,17 @@ pub struct SpawnRecord {
 pub struct Pending {
     pub batch: Batch,
     delta: Delta,
-    nodes: Vec<Node>,
+    /// Nodes as this batch leaves them (the store still holds the older version): a node
+    /// written twice in one batch merges with its staged version.
+    staged: HashMap<NodeId, Node>,
     edges: Vec<Edge>,
     /// Cached documents to drop once the batch has landed (never before: a reader in
     /// between would cache the old value again).
     stale_docs: Vec<NodeId>,
     /// What the batch changes in the counters.
     change: Change,
+    /// Projects this batch queues for the sequence pass.
+    queued: HashSet<NodeId>,
 }
 
 impl Pending {
@@ -76,10 +83,11 @@ impl Pending {
         Pending {
             batch,
             delta: Delta::default(),
-            nodes: Vec::new(),
+            staged: HashMap::new(),
             edges: Vec::new(),
             stale_docs: Vec::new(),
             change: Change::default(),
+            queued: HashSet::new(),
         }
     }
 }
@@ -97,19 +105,43 @@ impl Graph {
         facts: &[SessionFacts],
         source: &SourceRecord,
     ) -> Result<()> {
+        self.write_sources(batch, &[(facts, source)])
+    }
+
+    /// [`Graph::write_session`] for many sources in one atomic batch: bulk writes (an
+    /// import) pay for one transaction, not one each.
+    pub fn write_sources(
+        &self,
+        batch: Batch,
+        sources: &[(&[SessionFacts], &SourceRecord)],
+    ) -> Result<()> {
         let mut generation = self.writer.lock().unwrap_or_else(|p| p.into_inner());
         let mut pending = Pending::new(batch);
         let now = Timestamp::now();
+        for (facts, source) in sources {
+            self.stage_session(&mut pending, facts, source, now)?;
+        }
+        self.commit(pending, &mut generation)
+    }
+
+    fn stage_session(
+        &self,
+        pending: &mut Pending,
+        facts: &[SessionFacts],
+        source: &SourceRecord,
+        now: Timestamp,
+    ) -> Result<()> {
+        let pending = &mut *pending;
         let own: HashSet<NodeId> = facts.iter().map(|f| f.episode.id).collect();
         for facts in facts {
-            self.put_node(&mut pending, facts.episode.clone())?;
+            self.put_node(pending, facts.episode.clone())?;
             for entity in &facts.entities {
-                self.put_node(&mut pending, entity.clone())?;
+                self.put_node(pending, entity.clone())?;
             }
             let mut kept = HashSet::new();
             for edge in &facts.edges {
                 if kept.insert(edge.id) {
-                    self.put_edge(&mut pending, edge.clone(), now)?;
+                    self.put_edge(pending, edge.clone(), now)?;
                 }
             }
             for old in self.current_edges_from(facts.episode.id)? {
@@ -121,7 +153,7 @@ impl Graph {
                         Relation::Follows | Relation::Continues | Relation::HasPlan
                     );
                 if !kept.contains(&old.id) && !foreign {
-                    self.expire_edge(&mut pending, &old, now)?;
+                    self.expire_edge(pending, &old, now)?;
                 }
             }
             if let Some(slug) = facts.episode.episode().and_then(|e| e.slug.as_deref()) {
@@ -134,9 +166,17 @@ impl Graph {
                 .iter()
                 .filter(|e| e.relation == Relation::Touched)
             {
+                // Queued once until the sequence pass takes it (a marker already stored
+                // needs no second write).
+                let queued = self.queued.lock().unwrap_or_else(|p| p.into_inner());
+                if queued.contains(&edge.dst) || pending.queued.contains(&edge.dst) {
+                    continue;
+                }
+                drop(queued);
                 let mut key = vec![SEQUENCE_PREFIX];
                 key.extend_from_slice(edge.dst.as_bytes());
                 pending.batch.put_raw(Keyspace::Docs, key, Vec::new());
+                pending.queued.insert(edge.dst);
             }
             if let Some(handoff) = &facts.handoff {
                 let doc = NodeId::handoff(&handoff.session_id);
@@ -151,7 +191,7 @@ impl Graph {
         pending
             .batch
             .put(Keyspace::Sources, source.path.as_bytes().to_vec(), source)?;
-        self.commit(pending, &mut generation)
+        Ok(())
     }
 
     /// Brings FOLLOWS (a session → the previous session of a project) and CONTINUES (a
@@ -161,19 +201,20 @@ impl Graph {
     pub fn derive_sequences(&self) -> Result<u64> {
         let mut generation = self.writer.lock().unwrap_or_else(|p| p.into_inner());
         let now = Timestamp::now();
-        let mut pending = Pending::new(Batch::new());
         let mut projects = Vec::new();
+        let mut markers = Vec::new();
         for key in self.store.keys(Keyspace::Docs, &[SEQUENCE_PREFIX]) {
             let key = key?;
             if let Some(id) = NodeId::from_slice(&key[1..]) {
                 projects.push(id);
             }
-            pending.batch.delete(Keyspace::Docs, key);
+            markers.push(key);
         }
         if projects.is_empty() {
             return Ok(0);
         }
         let mut sessions: Vec<(i64, NodeId, Option<String>, Vec<String>)> = Vec::new();
+        let mut listed: HashSet<NodeId> = HashSet::new();
         let mut desired: HashMap<NodeId, Vec<Edge>> = HashMap::new();
         for &project in &projects {
             let mut chain: Vec<(i64, NodeId)> = Vec::new();
@@ -183,7 +224,7 @@ impl Graph {
                     continue;
                 };
                 chain.push((start, id));
-                if !sessions.iter().any(|(_, s, _, _)| *s == id) {
+                if listed.insert(id) {
                     sessions.push((start, id, episode.slug.clone(), episode.resumes.clone()));
                 }
             }
@@ -221,24 +262,70 @@ impl Graph {
                 }
             }
         }
-        let mut changed = 0;
-        for (episode, edges) in desired {
-            let wanted: HashSet<EdgeId> = edges.iter().map(|e| e.id).collect();
-            for old in self.current_edges_from(episode)? {
-                let derived = matches!(old.relation, Relation::Follows | Relation::Continues);
-                if derived && !wanted.contains(&old.id) {
-                    self.expire_edge(&mut pending, &old, now)?;
-                    changed += 1;
-                }
-            }
-            for edge in edges {
-                if self.edge(edge.id)?.is_none_or(|e| !e.same_fact(&edge)) {
-                    self.put_edge(&mut pending, edge, now)?;
-                    changed += 1;
-                }
+        // What each episode holds now, from the view: derived edges and their windows.
+        // Only what differs is read from the store and written.
+        let mut stale: Vec<EdgeId> = Vec::new();
+        let mut fresh: Vec<Edge> = Vec::new();
+        {
+            let view = self.view();
+            for (episode, edges) in desired {
+                let current: Vec<EdgeMeta> = view
+                    .adjacent(episode, true, false)
+                    .map(|(meta, _, _)| meta)
+                    .filter(|m| matches!(m.relation, Relation::Follows | Relation::Continues))
+                    .collect();
+                let wanted: HashSet<EdgeId> = edges.iter().map(|e| e.id).collect();
+                stale.extend(
+                    current
+                        .iter()
+                        .map(|m| m.id)
+                        .filter(|id| !wanted.contains(id)),
+                );
+                // Derived edges carry no evidence and full confidence: the same id and
+                // window is the same fact.
+                fresh.extend(edges.into_iter().filter(|edge| {
+                    !current.iter().any(|m| {
+                        m.id == edge.id
+                            && m.valid_from == edge.valid_from.0
+                            && m.valid_to == edge.valid_to.map_or(i64::MAX, |t| t.0)
+                    })
+                }));
             }
         }
+        // Written in bounded batches; the queue markers go with the last, so a crash
+        // part-way leaves the pass queued, to be redone (what landed is then the same fact).
+        let mut changed = 0;
+        let mut pending = Pending::new(Batch::new());
+        for id in stale {
+            if let Some(old) = self.edge(id)? {
+                self.expire_edge(&mut pending, &old, now)?;
+                changed += 1;
+            }
+            if pending.batch.len() >= SEQUENCE_BATCH {
+                self.commit(
+                    std::mem::replace(&mut pending, Pending::new(Batch::new())),
+                    &mut generation,
+                )?;
+            }
+        }
+        for edge in fresh {
+            self.put_edge(&mut pending, edge, now)?;
+            changed += 1;
+            if pending.batch.len() >= SEQUENCE_BATCH {
+                self.commit(
+                    std::mem::replace(&mut pending, Pending::new(Batch::new())),
+                    &mut generation,
+                )?;
+            }
+        }
+        for key in markers {
+            pending.batch.delete(Keyspace::Docs, key);
+        }
         self.commit(pending, &mut generation)?;
+        let mut queued = self.queued.lock().unwrap_or_else(|p| p.into_inner());
+        for project in &projects {
+            queued.remove(project);
+        }
         Ok(changed)
     }
 
@@ -287,10 +374,11 @@ impl Graph {
         let Pending {
             mut batch,
             delta,
-            nodes,
+            staged,
             edges,
             stale_docs,
             change,
+            queued,
         } = pending;
         snapshot::bump(&mut batch, *generation + 1)?;
         // Counted only once loaded: otherwise they no longer match, and are recounted.
@@ -312,6 +400,10 @@ impl Graph {
             *counters = counted;
         }
         drop(counters);
+        self.queued
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .extend(queued);
         for id in &delta.expired {
             self.edges.remove(id);
         }
@@ -324,8 +416,8 @@ impl Graph {
             .apply(&delta);
         // After the view changed: a timeline built from the old view is never served.
         self.timelines.bump();
-        for node in nodes {
-            self.nodes.insert(node.id, Arc::new(node));
+        for (id, node) in staged {
+            self.nodes.insert(id, Arc::new(node));
         }
         for edge in edges {
             self.edges.insert(edge.id, Arc::new(edge));
@@ -334,30 +426,36 @@ impl Graph {
     }
 
     fn put_node(&self, pending: &mut Pending, mut node: Node) -> Result<()> {
-        let old = self.node(node.id)?;
+        let old = match pending.staged.get(&node.id) {
+            Some(staged) => Some(Arc::new(staged.clone())),
+            None => self.node(node.id)?,
+        };
         if old.is_none() {
             pending.change.node_created(node.id, node_meta(&node).tag);
         }
-        if let Some(old) = &old {
-            merge_shared(old, &mut node);
-            if **old == node {
-                return Ok(());
-            }
-            let new_keys = keys::node_index(&node);
-            for stale in keys::node_index(old) {
-                if !new_keys.contains(&stale) {
-                    pending.batch.delete(stale.0, stale.1);
+        let old_keys = match &old {
+            Some(old) => {
+                merge_shared(old, &mut node);
+                if **old == node {
+                    return Ok(());
                 }
+                keys::node_index(old)
             }
+            None => Vec::new(),
+        };
+        let new_keys = keys::node_index(&node);
+        for stale in old_keys.iter().filter(|k| !new_keys.contains(k)) {
+            pending.batch.delete(stale.0, stale.1.clone());
         }
-        for (keyspace, key) in keys::node_index(&node) {
+        // Index entries the node already has stay as they are.
+        for (keyspace, key) in new_keys.into_iter().filter(|k| !old_keys.contains(k)) {
             pending.batch.put_raw(keyspace, key, Vec::new());
         }
         pending
             .batch
             .put(Keyspace::Nodes, keys::node(node.id), &node)?;
         pending.delta.nodes.push(node_meta(&node));
-        pending.nodes.push(node);
+        pending.staged.insert(node.id, node);
         Ok(())
     }
 
@@ -429,11 +527,6 @@ impl Graph {
         pending
             .batch
             .put_raw(Keyspace::EdgesByDst, keys::by_dst(edge), value);
-        pending.batch.put_raw(
-            Keyspace::EdgesByRelation,
-            keys::by_relation(edge),
-            Vec::new(),
-        );
     }
 
     /// Supersedes a fact: the current version of `old` expires now and `new` is recorded.

@@ -26,8 +26,6 @@ pub enum Keyspace {
     Sources,
     /// `blob hash (64 lowercase hex characters)` → [`crate::BlobInfo`] of a file in the cold tier.
     Blobs,
-    /// `relation tag | src id | dst id | edge id` → ().
-    EdgesByRelation,
     /// Transcript messages across files: `u | message uuid` → the session that first wrote
     /// it (a resumed session replays it), `l | leaf uuid` → the `summary` label given to it.
     Messages,
@@ -47,7 +45,7 @@ pub enum Keyspace {
 
 impl Keyspace {
     /// Every keyspace, in the order their trees are opened.
-    pub const ALL: [Keyspace; 18] = [
+    pub const ALL: [Keyspace; 17] = [
         Keyspace::Nodes,
         Keyspace::Edges,
         Keyspace::Docs,
@@ -60,7 +58,6 @@ impl Keyspace {
         Keyspace::EpisodesByTime,
         Keyspace::Sources,
         Keyspace::Blobs,
-        Keyspace::EdgesByRelation,
         Keyspace::Messages,
         Keyspace::Embeddings,
         Keyspace::Vectors,
@@ -83,7 +80,6 @@ impl Keyspace {
             Keyspace::EpisodesByTime => "episodes_by_time",
             Keyspace::Sources => "sources",
             Keyspace::Blobs => "blobs",
-            Keyspace::EdgesByRelation => "edges_by_relation",
             Keyspace::Messages => "messages",
             Keyspace::Embeddings => "embeddings",
             Keyspace::Vectors => "vectors",

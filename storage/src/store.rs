@@ -10,8 +10,16 @@ use sled::transaction::{ConflictableTransactionError, TransactionError};
 use crate::{Batch, BlobStore, Config, Error, Keyspace, Result, codec};
 
 /// The on-disk layout version this build reads and writes. Bump it with every change to
-/// keys or values that an older reader would misread.
-pub const FORMAT_VERSION: u32 = 1;
+/// keys or values that an older reader would misread, and teach [`Store::open`] to bring
+/// the older layout up to it.
+///
+/// - 1: the first layout.
+/// - 2: values are compact MessagePack (arrays, not maps with field names: old values read
+///   the same), and the never-read `edges_by_relation` index is gone.
+pub const FORMAT_VERSION: u32 = 2;
+
+/// Trees of earlier layouts that this one no longer keeps.
+const RETIRED_TREES: [&str; 1] = ["edges_by_relation"];
 
 const FORMAT_KEY: &[u8] = b"format_version";
 
@@ -117,11 +125,14 @@ impl Store {
                         supported: FORMAT_VERSION,
                     });
                 }
-                if found < FORMAT_VERSION {
+                if found < 1 {
                     return Err(Error::OlderFormat {
                         found,
                         supported: FORMAT_VERSION,
                     });
+                }
+                if found < FORMAT_VERSION {
+                    self.upgrade(found)?;
                 }
                 Ok(())
             }
@@ -135,6 +146,22 @@ impl Store {
                 Ok(())
             }
         }
+    }
+
+    /// Brings a store of layout `found` to this one. Each step is idempotent, so a crash
+    /// part-way is finished by the next open; the version is written last.
+    fn upgrade(&self, found: u32) -> Result<()> {
+        if found < 2 {
+            // Values of layout 1 (named maps) decode as they are; only the retired index
+            // goes.
+            for tree in RETIRED_TREES {
+                self.db.drop_tree(tree)?;
+            }
+        }
+        let bytes = codec::encode(Keyspace::Settings, &FORMAT_VERSION)?;
+        self.tree(Keyspace::Settings).insert(FORMAT_KEY, bytes)?;
+        self.db.flush()?;
+        Ok(())
     }
 
     /// The directory the store lives in.
@@ -260,6 +287,14 @@ impl Store {
     }
 
     fn apply_guarded(&self, batch: &Batch, guard: Option<Guard<'_>>) -> Result<bool> {
+        // The last write to each key is the one that lands: a key written many times in a
+        // batch (a shared entity, a marker) costs sled one write. Applied tree by tree in
+        // key order, so neighbouring writes share pages.
+        let mut last: std::collections::BTreeMap<(usize, &[u8]), Option<&[u8]>> =
+            std::collections::BTreeMap::new();
+        for (keyspace, key, value) in &batch.ops {
+            last.insert((keyspace.index(), key.as_slice()), value.as_deref());
+        }
         let result: Result<(), TransactionError<()>> = self.trees.as_slice().transaction(|trees| {
             if let Some(Guard {
                 keyspace,
@@ -272,14 +307,14 @@ impl Store {
                     return Err(ConflictableTransactionError::Abort(()));
                 }
             }
-            for (keyspace, key, value) in &batch.ops {
-                let tree = &trees[keyspace.index()];
+            for (&(tree, key), value) in &last {
+                let tree = &trees[tree];
                 match value {
                     Some(value) => {
-                        tree.insert(key.as_slice(), value.as_slice())?;
+                        tree.insert(key, *value)?;
                     }
                     None => {
-                        tree.remove(key.as_slice())?;
+                        tree.remove(key)?;
                     }
                 }
             }

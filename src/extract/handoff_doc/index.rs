@@ -115,6 +115,76 @@ pub fn parse_index(value: &Value) -> Result<Vec<IndexEntry>, HandoffDocError> {
     Ok(entries)
 }
 
+/// Reads a `handoff-index.json` as it streams in, handing each entry of `handoffs` to
+/// `entry` (a bad entry as its error, and reading goes on), in file order; everything
+/// else is skipped unread. Memory stays that of one entry, whatever the file's size.
+/// Fails when the file is not JSON or has no `handoffs` object.
+pub fn read_index(
+    reader: impl std::io::Read,
+    entry: &mut dyn FnMut(Result<IndexEntry, HandoffDocError>),
+) -> Result<(), HandoffDocError> {
+    use serde::Deserializer as _;
+    use serde::de::{IgnoredAny, MapAccess, Visitor};
+
+    struct Top<'a>(&'a mut dyn FnMut(Result<IndexEntry, HandoffDocError>));
+    struct Handoffs<'a>(&'a mut dyn FnMut(Result<IndexEntry, HandoffDocError>));
+
+    impl<'de> Visitor<'de> for Top<'_> {
+        type Value = bool;
+
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("an object with a `handoffs` object")
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<bool, A::Error> {
+            let mut found = false;
+            while let Some(key) = map.next_key::<std::borrow::Cow<'de, str>>()? {
+                if key == "handoffs" && !found {
+                    map.next_value_seed(Handoffs(&mut *self.0))?;
+                    found = true;
+                } else {
+                    map.next_value::<IgnoredAny>()?;
+                }
+            }
+            Ok(found)
+        }
+    }
+
+    impl<'de> serde::de::DeserializeSeed<'de> for Handoffs<'_> {
+        type Value = ();
+
+        fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<(), D::Error> {
+            d.deserialize_map(self)
+        }
+    }
+
+    impl<'de> Visitor<'de> for Handoffs<'_> {
+        type Value = ();
+
+        fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            f.write_str("an object of handoffs keyed by short id")
+        }
+
+        fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<(), A::Error> {
+            while let Some((id, value)) = map.next_entry::<String, Value>()? {
+                (self.0)(parse_entry(&id, &value));
+            }
+            Ok(())
+        }
+    }
+
+    let mut de = serde_json::Deserializer::from_reader(std::io::BufReader::new(reader));
+    let found = de
+        .deserialize_map(Top(entry))
+        .map_err(|e| HandoffDocError::BadIndex(e.to_string()))?;
+    de.end()
+        .map_err(|e| HandoffDocError::BadIndex(e.to_string()))?;
+    if !found {
+        return Err(HandoffDocError::BadIndex("no `handoffs` object".into()));
+    }
+    Ok(())
+}
+
 fn parse_entry(id: &str, entry: &Value) -> Result<IndexEntry, HandoffDocError> {
     let bad = |problem: String| HandoffDocError::BadIndexEntry {
         id: id.to_owned(),

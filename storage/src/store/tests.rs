@@ -170,7 +170,6 @@ fn keyspace_names_are_pinned_and_distinct() {
             "episodes_by_time",
             "sources",
             "blobs",
-            "edges_by_relation",
             "messages",
             "embeddings",
             "vectors",
@@ -238,6 +237,49 @@ fn a_newer_format_is_refused_with_a_clear_error() {
         "{err:?}"
     );
     assert!(err.to_string().contains("upgrade eywa"), "{err}");
+}
+
+/// A layout-1 store (named values, an `edges_by_relation` tree) opens as layout 2: its
+/// values read as they are and the retired tree is gone.
+#[test]
+fn a_layout_1_store_is_upgraded_on_open() {
+    #[derive(Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+    struct Value {
+        name: String,
+        count: u32,
+    }
+    let value = Value {
+        name: "kept".into(),
+        count: 3,
+    };
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store");
+    {
+        let store = Config::new().path(&path).open().unwrap();
+        let old = store.db.open_tree("edges_by_relation").unwrap();
+        old.insert(b"\x01edge", b"").unwrap();
+        let settings = store.tree(Keyspace::Settings);
+        settings
+            .insert(FORMAT_KEY, rmp_serde::to_vec_named(&1u32).unwrap())
+            .unwrap();
+        store
+            .tree(Keyspace::Nodes)
+            .insert(b"n", rmp_serde::to_vec_named(&value).unwrap())
+            .unwrap();
+        store.flush().unwrap();
+    }
+    let store = Config::new().path(&path).open().unwrap();
+    let read: Option<Value> = store.get(Keyspace::Nodes, b"n").unwrap();
+    assert_eq!(read, Some(value));
+    assert!(
+        !store
+            .db
+            .tree_names()
+            .iter()
+            .any(|t| t.as_ref() == b"edges_by_relation")
+    );
+    let version: Option<u32> = store.get(Keyspace::Settings, FORMAT_KEY).unwrap();
+    assert_eq!(version, Some(FORMAT_VERSION));
 }
 
 #[test]

@@ -181,3 +181,44 @@ fn index_round_trips_and_rejects_bad_entries() {
             .contains("bad substance")
     );
 }
+
+/// Streaming reads the same entries as parsing the whole value, reports a bad entry and
+/// reads on, and refuses what is not an index.
+#[test]
+fn streamed_index_reads_every_entry_and_goes_on_past_a_bad_one() {
+    let value = json!({
+        "meta": {"handoff_count": 3, "date_range": ["2026-01-08", "2026-02-16"]},
+        "by_project": {"p": ["8735508d"]},
+        "handoffs": {
+            "8735508d": {"date": "2026-02-16", "headline": "Day plan", "projects": ["p"]},
+            "badbadba": {"headline": "no date"},
+            "1b2f6f6b": {"date": "2026-01-08", "substance": 0},
+        },
+        "by_keyword": {}
+    });
+    let mut read = Vec::new();
+    let mut errors = Vec::new();
+    read_index(value.to_string().as_bytes(), &mut |e| match e {
+        Ok(entry) => read.push(entry),
+        Err(e) => errors.push(e.to_string()),
+    })
+    .unwrap();
+    let whole = parse_index(&json!({"handoffs": {
+        "8735508d": value["handoffs"]["8735508d"], "1b2f6f6b": value["handoffs"]["1b2f6f6b"]
+    }}))
+    .unwrap();
+    read.sort_by(|a, b| (a.date, &a.short_id).cmp(&(b.date, &b.short_id)));
+    assert_eq!(read, whole);
+    assert_eq!(errors, ["bad handoff index entry \"badbadba\": no date"]);
+    let refused = |text: &str| {
+        read_index(text.as_bytes(), &mut |_| {})
+            .unwrap_err()
+            .to_string()
+    };
+    assert!(refused("{\"meta\": {}}").contains("no `handoffs` object"));
+    assert!(refused("[]").contains("bad handoff index"));
+    assert!(
+        refused("{\"handoffs\": {\"x\": {\"date\": \"2026-01-01\"}").contains("bad handoff index")
+    );
+    assert!(refused("{\"handoffs\": {}} trailing").contains("bad handoff index"));
+}
