@@ -271,7 +271,7 @@ pub fn graph_dir() -> std::path::PathBuf {
 fn ensure_view_snapshot(store: &std::path::Path) {
     let store = eywa_storage::Config::new().path(store).open().unwrap();
     let graph = eywa::graph::Graph::open(store).unwrap();
-    if !graph.view_from_snapshot() {
+    if !graph.view_from_snapshot().unwrap() {
         graph.save_view().unwrap();
     }
 }

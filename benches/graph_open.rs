@@ -32,7 +32,7 @@ fn graph_open(c: &mut Criterion) {
                         Err(e) => panic!("{e}"),
                     }
                 };
-                assert!(graph.view_from_snapshot());
+                assert!(graph.view_from_snapshot().unwrap());
                 total += elapsed;
                 assert_eq!(
                     graph.counts().unwrap().episodes,

@@ -205,7 +205,7 @@ fn hybrid_search(c: &mut Criterion) {
     println!(
         "hybrid_search: opened {} vectors, {} passages in {:.1?}",
         status.vectors,
-        engine.text_index().len(),
+        engine.text_index().unwrap().len(),
         started.elapsed()
     );
     assert!(status.vectors >= 1_000_000 && status.backlog == 0 && !status.rebuilding);

@@ -160,7 +160,7 @@ fn appended_words_are_found_and_nothing_is_indexed_twice() {
     let home = home();
     let engine = Engine::open(EngineConfig::temporary(home.root())).unwrap();
     engine.ingest().unwrap();
-    let before = engine.text_index().len();
+    let before = engine.text_index().unwrap().len();
     assert!(search(&engine, "refund").is_empty());
 
     let path = home.root().join(format!("projects/-w-blog/{BLOG}.jsonl"));
@@ -183,7 +183,7 @@ fn appended_words_are_found_and_nothing_is_indexed_twice() {
     assert_eq!(hits.len(), 1);
     assert_eq!(hits[0].0, BLOG);
     // Two messages and a tool call were added; the handoff was replaced, not doubled.
-    assert_eq!(engine.text_index().len(), before + 3);
+    assert_eq!(engine.text_index().unwrap().len(), before + 3);
 }
 
 #[test]
@@ -194,7 +194,7 @@ fn a_lost_index_is_rebuilt_from_the_store() {
     let engine = Engine::open(config.clone()).unwrap();
     engine.ingest().unwrap();
     let expected = search(&engine, "coupon flicker");
-    let docs = engine.text_index().len();
+    let docs = engine.text_index().unwrap().len();
     drop(engine);
     // The index tier is rebuildable: remove it; the next search rebuilds it, the same.
     std::fs::remove_dir_all(data.path().join("eywa/store/index/text")).unwrap();
@@ -203,7 +203,7 @@ fn a_lost_index_is_rebuilt_from_the_store() {
     std::fs::create_dir_all(home.root().join("projects")).unwrap();
     let engine = Engine::open(config).unwrap();
     assert_eq!(search(&engine, "coupon flicker"), expected);
-    assert_eq!(engine.text_index().len(), docs);
+    assert_eq!(engine.text_index().unwrap().len(), docs);
 }
 
 #[test]

@@ -149,7 +149,7 @@ fn planted_secrets_of_twelve_kinds_never_reach_the_store_or_an_answer() {
     }
     assert_eq!(states, 1);
     // Every document of the text index.
-    let indexed = engine.text_index().texts(100_000).unwrap();
+    let indexed = engine.text_index().unwrap().texts(100_000).unwrap();
     assert!(indexed.len() > texts_min(), "{}", indexed.len());
     haystack.extend(indexed.join("\n").into_bytes());
     // What the API serves: the handoff ranking and the session's messages.

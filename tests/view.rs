@@ -50,7 +50,7 @@ fn a_current_snapshot_is_used_and_matches_a_rebuild_and_a_stale_one_is_not() {
 
     let engine = Engine::open(config.clone()).unwrap();
     assert!(
-        !engine.graph().view_from_snapshot(),
+        !engine.graph().view_from_snapshot().unwrap(),
         "a new store has no snapshot"
     );
     engine.ingest().unwrap();
@@ -58,7 +58,7 @@ fn a_current_snapshot_is_used_and_matches_a_rebuild_and_a_stale_one_is_not() {
     drop(engine);
 
     let engine = Engine::open(config.clone()).unwrap();
-    assert!(engine.graph().view_from_snapshot());
+    assert!(engine.graph().view_from_snapshot().unwrap());
     assert_eq!(summary(&engine), expected);
 
     // A write after the snapshot makes it stale: the next open rebuilds, and sees the write.
@@ -79,7 +79,7 @@ fn a_current_snapshot_is_used_and_matches_a_rebuild_and_a_stale_one_is_not() {
 
     let engine = Engine::open(config.clone()).unwrap();
     assert!(
-        !engine.graph().view_from_snapshot(),
+        !engine.graph().view_from_snapshot().unwrap(),
         "stale snapshot ignored"
     );
     assert_eq!(summary(&engine), after);
@@ -93,6 +93,6 @@ fn a_current_snapshot_is_used_and_matches_a_rebuild_and_a_stale_one_is_not() {
     bytes.truncate(bytes.len() - 3);
     std::fs::write(&file, bytes).unwrap();
     let engine = Engine::open(config).unwrap();
-    assert!(!engine.graph().view_from_snapshot());
+    assert!(!engine.graph().view_from_snapshot().unwrap());
     assert_eq!(summary(&engine), after);
 }

@@ -169,3 +169,82 @@ fn related_sessions_share_rare_entities() {
         Err(eywa::Error::InvalidArgument(_))
     ));
 }
+
+/// A fresh process answers "what touched X" from the adjacency indexes without building
+/// the view (issue 13); the answer is the view's, whatever the filter.
+#[test]
+fn what_touched_reads_the_same_from_the_store_as_from_the_view() {
+    let home = ClaudeHome::new();
+    for (i, (cwd, days)) in [
+        ("/w/shop", 9),
+        ("/w/shop", 7),
+        ("/w/blog", 5),
+        ("/w/shop", 1),
+    ]
+    .into_iter()
+    .enumerate()
+    {
+        home.session(
+            &format!("5{i}000000-0000-4000-8000-00000000000{i}"),
+            cwd,
+            days_ago(days),
+            &[("Fix the cart totals", "Ok."), ("And the refunds", "Done.")],
+        );
+    }
+    let data = tempfile::tempdir().unwrap();
+    let config = EngineConfig::new(data.path().join("eywa"), home.root());
+    Engine::open(config.clone()).unwrap().ingest().unwrap();
+
+    let engine = Engine::open(config).unwrap();
+    let filters = [
+        EdgeFilter::default(),
+        EdgeFilter {
+            relations: vec![Relation::Touched],
+            ..EdgeFilter::default()
+        },
+        EdgeFilter {
+            direction: Direction::In,
+            ..EdgeFilter::default()
+        },
+        EdgeFilter {
+            direction: Direction::Out,
+            ..EdgeFilter::default()
+        },
+        EdgeFilter {
+            from: Some(eywa::model::Timestamp(days_ago(6).timestamp_millis())),
+            ..EdgeFilter::default()
+        },
+        EdgeFilter {
+            relations: vec![Relation::Mentions, Relation::Used],
+            until: Some(eywa::model::Timestamp(days_ago(4).timestamp_millis())),
+            ..EdgeFilter::default()
+        },
+    ];
+    let answers = |engine: &Engine| -> Vec<Vec<(String, String)>> {
+        let mut out = Vec::new();
+        for entity in ["project:shop", "project:blog", "tool:Read", "concept:cart"] {
+            for filter in &filters {
+                for limit in [1, 2, 100] {
+                    let touches = engine.what_touched(entity, filter, limit).unwrap();
+                    out.push(
+                        touches
+                            .iter()
+                            .map(|t| (t.episode.name.clone(), t.edge.relation.to_string()))
+                            .collect(),
+                    );
+                }
+            }
+        }
+        out
+    };
+    let from_store = answers(&engine);
+    assert!(
+        !engine.graph().view_loaded(),
+        "the answers came from the store"
+    );
+    assert!(from_store.iter().any(|a| a.len() >= 3), "{from_store:?}");
+    engine.graph().view_from_snapshot().unwrap();
+    engine.graph().clear_caches();
+    assert!(engine.graph().view_loaded());
+    assert_eq!(answers(&engine), from_store);
+}

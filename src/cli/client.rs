@@ -21,15 +21,6 @@ use eywa::server::Announcement;
 
 use super::Paths;
 
-/// What a command needs of a store it opens itself.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Needs {
-    /// The graph and indexes.
-    Store,
-    /// The same, with the embedding model loaded (searching or embedding by meaning).
-    Model,
-}
-
 pub enum Client {
     Local(Local),
     Remote(Box<Remote>),
@@ -38,7 +29,6 @@ pub enum Client {
 /// The store, opened in this process on first use.
 pub struct Local {
     paths: Paths,
-    needs: Needs,
     engine: OnceCell<Box<Engine>>,
 }
 
@@ -51,7 +41,7 @@ pub struct Remote {
 
 impl Client {
     /// The server to ask, else the store in `paths`, opened when first needed.
-    pub fn connect(paths: &Paths, needs: Needs) -> anyhow::Result<Client> {
+    pub fn connect(paths: &Paths) -> anyhow::Result<Client> {
         if let Some(addr) = &paths.addr {
             return Remote::connect(addr)
                 .with_context(|| format!("no eywa server answers at {addr} (--addr or EYWA_ADDR)"))
@@ -71,7 +61,6 @@ impl Client {
         }
         Ok(Client::Local(Local {
             paths: paths.clone(),
-            needs,
             engine: OnceCell::new(),
         }))
     }
@@ -312,11 +301,7 @@ impl Local {
         if let Some(engine) = self.engine.get() {
             return Ok(engine);
         }
-        let opened = match self.needs {
-            Needs::Store => self.paths.open_engine(),
-            Needs::Model => self.paths.open_engine_semantic(),
-        };
-        let engine = opened.map_err(|e| match e {
+        let engine = self.paths.open_engine().map_err(|e| match e {
             eywa::Error::Storage(eywa_storage::Error::Locked { path }) => anyhow::anyhow!(
                 "the store at {} is in use by another eywa process, and no server is announced \
                  in {} (an `eywa ingest --watch`? stop it, or run `eywa serve` so that every \

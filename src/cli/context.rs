@@ -3,7 +3,7 @@ use std::process::ExitCode;
 use eywa::engine::{ContextMode, DEFAULT_MAX_TOKENS};
 
 use super::Paths;
-use super::client::{Client, Needs};
+use super::client::Client;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -26,7 +26,7 @@ pub struct Args {
 
 pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let mode = ContextMode::parse(&args.mode)?;
-    let client = Client::connect(paths, Needs::Store)?;
+    let client = Client::connect(paths)?;
     let context = client.context(&args.sessions, mode, args.max_tokens, args.dry_run)?;
     for warning in &context.warnings {
         eprintln!("warning: {warning}");

@@ -5,7 +5,7 @@ use std::time::Instant;
 use eywa::engine::EmbedReport;
 
 use super::Paths;
-use super::client::{Client, Needs};
+use super::client::Client;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -15,7 +15,7 @@ pub struct Args {
 }
 
 pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
-    let report = embed(&Client::connect(paths, Needs::Model)?)?;
+    let report = embed(&Client::connect(paths)?)?;
     if args.json {
         super::print_json(&serde_json::to_value(&report)?)?;
     } else {

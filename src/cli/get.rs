@@ -5,7 +5,7 @@ use eywa::retrieve::{DEFAULT_DAYS_BACK, DEFAULT_LIMIT, GetOptions};
 use serde_json::json;
 
 use super::Paths;
-use super::client::{Client, Needs};
+use super::client::Client;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -32,7 +32,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         limit: args.limit,
         projects: args.projects.clone(),
     };
-    let client = Client::connect(paths, Needs::Store)?;
+    let client = Client::connect(paths)?;
     let outcome = client.get(&query, &options)?;
     if args.json {
         super::print_json(&to_json(&outcome))?;

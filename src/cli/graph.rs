@@ -7,7 +7,7 @@ use eywa::model::Timestamp;
 use serde_json::{Value, json};
 
 use super::Paths;
-use super::client::{Client, Needs};
+use super::client::Client;
 use super::render::{edge_json, edge_line, node_json, node_line};
 
 #[derive(Debug, ClapArgs)]
@@ -131,13 +131,7 @@ impl FilterArgs {
 }
 
 pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
-    // Related sessions are also found by meaning: that needs the embedding model.
-    let needs = if matches!(args.command, Command::Related { .. }) {
-        Needs::Model
-    } else {
-        Needs::Store
-    };
-    let client = Client::connect(paths, needs)?;
+    let client = Client::connect(paths)?;
     let (json, lines) = answer(&client, args.command)?;
     if args.json {
         super::print_json(&json)?;

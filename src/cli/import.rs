@@ -2,7 +2,7 @@ use std::path::PathBuf;
 use std::process::ExitCode;
 
 use super::Paths;
-use super::client::{Client, Needs};
+use super::client::Client;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -14,7 +14,7 @@ pub struct Args {
 }
 
 pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
-    let report = Client::connect(paths, Needs::Store)?.import(&args.dir)?;
+    let report = Client::connect(paths)?.import(&args.dir)?;
     if args.json {
         super::print_json(&serde_json::to_value(&report)?)?;
     } else {

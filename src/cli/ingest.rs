@@ -6,7 +6,7 @@ use std::time::Duration;
 use eywa::engine::{IngestReport, Progress};
 
 use super::Paths;
-use super::client::{Client, Needs};
+use super::client::Client;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -25,12 +25,7 @@ pub struct Args {
 }
 
 pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
-    let needs = if args.embed {
-        Needs::Model
-    } else {
-        Needs::Store
-    };
-    let client = Client::connect(paths, needs)?;
+    let client = Client::connect(paths)?;
     if args.watch {
         let stop = AtomicBool::new(false);
         let interval = Duration::from_millis(args.interval_ms.max(50));

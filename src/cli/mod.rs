@@ -106,17 +106,9 @@ impl Paths {
         })
     }
 
-    /// Opens the store without the embedding model (commands that do not search by
-    /// meaning; what they ingest is queued for embedding all the same).
+    /// Opens the store, with the installed embedding model (its weights load on the first
+    /// embedding; a command that does not search by meaning never reads them).
     pub fn open_engine(&self) -> Result<Engine, eywa::Error> {
-        Engine::open(EngineConfig {
-            chunk_idle_days: self.chunk_idle_days,
-            ..EngineConfig::new(&self.data_dir, &self.claude_dir)
-        })
-    }
-
-    /// Opens the store with the installed embedding model, if there is one.
-    pub fn open_engine_semantic(&self) -> Result<Engine, eywa::Error> {
         Engine::open(EngineConfig {
             chunk_idle_days: self.chunk_idle_days,
             embedding: Embedding::Model(self.model_dir()),

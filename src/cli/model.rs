@@ -8,7 +8,7 @@ use eywa::embed::{InstallEvent, InstallOptions, ModelDir};
 use serde_json::json;
 
 use super::Paths;
-use super::client::{Client, Needs};
+use super::client::Client;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -72,7 +72,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             Ok(ExitCode::SUCCESS)
         }
         Command::Status { json } => {
-            let status = Client::connect(paths, Needs::Store)?.model_status()?;
+            let status = Client::connect(paths)?.model_status()?;
             let path = &status.path;
             if json {
                 super::print_json(&json!({

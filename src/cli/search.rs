@@ -8,7 +8,7 @@ use eywa::retrieve::SearchMode;
 use serde_json::json;
 
 use super::Paths;
-use super::client::{Client, Needs, RemoteError};
+use super::client::{Client, RemoteError};
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -97,12 +97,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         mode: args.mode,
         focus: args.focus.clone(),
     };
-    let needs = if args.mode == SearchMode::Lexical {
-        Needs::Store
-    } else {
-        Needs::Model
-    };
-    let client = Client::connect(paths, needs)?;
+    let client = Client::connect(paths)?;
     let search = |r: &SearchRequest| client.search(r);
     if let Some(file) = &args.queries {
         return run_batch(file, &args, &request, &search);

@@ -58,7 +58,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             tracing::debug!(error = %format!("{e:#}"), "no embedding model");
         }
     }
-    let engine = paths.open_engine_semantic().map_err(|e| match e {
+    let engine = paths.open_engine().map_err(|e| match e {
         eywa::Error::Storage(eywa_storage::Error::Locked { path }) => anyhow::anyhow!(
             "the store at {} is in use by another eywa process (an `eywa ingest` or \
              `eywa ingest --watch`?): one process holds a store at a time",
@@ -69,7 +69,9 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             paths.data_dir.display()
         )),
     })?;
-    let semantic = engine.semantic_status();
+    let semantic = engine
+        .prepare_semantic()
+        .context("cannot open semantic memory")?;
     match &semantic.unavailable {
         None => tracing::info!(
             model = semantic.model.as_deref().unwrap_or_default(),

@@ -5,7 +5,7 @@ use eywa::engine::{ExportFormat, MigrateMode, SessionPage, SessionSearch};
 use eywa::model::Timestamp;
 
 use super::Paths;
-use super::client::{Client, Needs};
+use super::client::Client;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -93,7 +93,7 @@ enum Command {
 }
 
 pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
-    let client = Client::connect(paths, Needs::Store)?;
+    let client = Client::connect(paths)?;
     match args.command {
         Command::List {
             workspace,

@@ -3,7 +3,7 @@ use std::process::ExitCode;
 use serde_json::json;
 
 use super::Paths;
-use super::client::{Client, Needs};
+use super::client::Client;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
@@ -13,7 +13,7 @@ pub struct Args {
 }
 
 pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
-    let s = Client::connect(paths, Needs::Model)?.stats()?;
+    let s = Client::connect(paths)?.stats()?;
     let t = &s.tiers;
     if args.json {
         let caches: Vec<_> = s

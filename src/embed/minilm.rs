@@ -141,6 +141,81 @@ impl std::fmt::Debug for MiniLm {
     }
 }
 
+/// The model of an installed [`ModelDir`], loaded on its first embedding: a store that
+/// only queues text for embedding, or reports on it, never reads the 87 MB of weights.
+pub struct LazyMiniLm {
+    model: ModelDir,
+    id: String,
+    dim: usize,
+    loaded: std::sync::OnceLock<std::result::Result<MiniLm, String>>,
+}
+
+impl std::fmt::Debug for LazyMiniLm {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("LazyMiniLm")
+            .field("id", &self.id)
+            .field("loaded", &self.loaded.get().is_some())
+            .finish()
+    }
+}
+
+impl LazyMiniLm {
+    /// The model in `model`, its dimensions read from its config; the weights wait.
+    pub fn new(model: ModelDir) -> Result<LazyMiniLm> {
+        let path = model.config();
+        let text = std::fs::read_to_string(&path).map_err(Error::io(&path))?;
+        let config: Config = serde_json::from_str(&text)
+            .map_err(|e| model_error(format!("{}: {e}", path.display())))?;
+        Ok(LazyMiniLm {
+            id: model.model_id(),
+            dim: config.hidden_size,
+            model,
+            loaded: std::sync::OnceLock::new(),
+        })
+    }
+
+    /// Loads the weights now (a server does, so that a broken model shows at start).
+    pub fn load(&self) -> Result<&MiniLm> {
+        self.loaded
+            .get_or_init(|| MiniLm::load(&self.model).map_err(|e| e.to_string()))
+            .as_ref()
+            .map_err(|e| {
+                model_error(format!(
+                    "the model at {} does not load: {e}",
+                    self.model.path().display()
+                ))
+            })
+    }
+}
+
+impl Embedder for LazyMiniLm {
+    fn model_id(&self) -> &str {
+        &self.id
+    }
+
+    fn dim(&self) -> usize {
+        self.dim
+    }
+
+    fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>> {
+        self.load()?.embed(texts)
+    }
+
+    fn prepare(&self) -> Result<()> {
+        self.load().map(|_| ())
+    }
+
+    fn failure(&self) -> Option<String> {
+        match self.loaded.get() {
+            Some(Err(e)) => Some(format!(
+                "the model at {} does not load: {e}",
+                self.model.path().display()
+            )),
+            _ => None,
+        }
+    }
+}
+
 impl MiniLm {
     /// Loads the model an installed [`ModelDir`] holds.
     pub fn load(model: &ModelDir) -> Result<MiniLm> {

@@ -13,7 +13,7 @@ pub use self::install::{
     InstallEvent, InstallOptions, InstallSource, Installed, MODEL_NAME, ModelDir, ModelStatus,
     WEIGHTS_SHA256, install, sha256_file,
 };
-pub use self::minilm::MiniLm;
+pub use self::minilm::{LazyMiniLm, MiniLm};
 
 use sha2::{Digest, Sha256};
 
@@ -30,6 +30,14 @@ pub trait Embedder: Send + Sync {
     /// One L2-normalized vector per text, in order. Texts longer than the model reads
     /// are truncated.
     fn embed(&self, texts: &[&str]) -> Result<Vec<Vec<f32>>>;
+    /// Makes the model ready to embed (a lazily loaded model loads now).
+    fn prepare(&self) -> Result<()> {
+        Ok(())
+    }
+    /// Why the model failed to get ready, if it tried and failed (nothing is loaded here).
+    fn failure(&self) -> Option<String> {
+        None
+    }
 }
 
 impl std::fmt::Debug for dyn Embedder {

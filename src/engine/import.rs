@@ -51,6 +51,8 @@ impl Engine {
                 dir.display()
             )));
         }
+        // Counters loaded before writing are kept in step by every batch.
+        self.graph.counts()?;
         let mut import = Import {
             engine: self,
             report: ImportReport::default(),

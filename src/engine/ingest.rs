@@ -95,6 +95,8 @@ impl Engine {
 
     fn ingest_locked(&self, progress: &mut dyn FnMut(Progress)) -> Result<IngestReport> {
         let started = Instant::now();
+        // Counters loaded before writing are kept in step by every batch.
+        self.graph.counts()?;
         let projects = self.claude.projects_dir();
         if !projects.is_dir() {
             return Err(Error::ClaudeDirMissing { path: projects });

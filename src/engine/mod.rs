@@ -110,10 +110,12 @@ pub struct Engine {
     ingest_lock: Mutex<()>,
     /// Who wrote each message uuid; loaded on first use.
     owners: RwLock<Option<owners::Owners>>,
-    /// The full-text index (index tier).
-    text: crate::index::TextIndex,
-    /// Semantic memory: embedder, queue, vector index.
-    semantic: semantic::Semantic,
+    /// The full-text index (index tier), opened on first use.
+    text: std::sync::OnceLock<crate::index::TextIndex>,
+    /// Semantic memory: embedder, queue, vector index; opened on first use.
+    semantic: std::sync::OnceLock<semantic::Semantic>,
+    /// Held while a lazily opened part opens.
+    opening: Mutex<()>,
 }
 
 impl std::fmt::Debug for Engine {
@@ -138,10 +140,9 @@ impl Engine {
         };
         let graph = Graph::open(storage.open()?)?;
         let index_dir = graph.store().path().join("index");
-        let (text, created) = crate::index::TextIndex::open(&index_dir.join("text"))?;
-        let (semantic, vectors_reset) =
-            semantic::Semantic::open(&config.embedding, graph.store(), &index_dir)?;
-        let engine = Engine {
+        // Only the store opens here: the text index, semantic memory, the graph's view and
+        // the `get` index open when a command first needs them.
+        Ok(Engine {
             graph,
             claude: ClaudeDir::new(&config.claude_dir),
             config,
@@ -154,19 +155,38 @@ impl Engine {
             ),
             ingest_lock: Mutex::new(()),
             owners: RwLock::new(None),
-            text,
-            semantic,
-        };
-        let store = engine.graph.store();
-        let unembedded = engine.semantic.embedder().is_some()
+            text: std::sync::OnceLock::new(),
+            semantic: std::sync::OnceLock::new(),
+            opening: Mutex::new(()),
+        })
+    }
+
+    /// The index tier's directory.
+    fn index_dir(&self) -> PathBuf {
+        self.graph.store().path().join("index")
+    }
+
+    /// Semantic memory, opened on first use (the model's weights wait for the first
+    /// embedding). Vectors of another model, or none beside a store that holds sources,
+    /// mark the text index for a rebuild, which queues every document again.
+    fn semantic(&self) -> Result<&semantic::Semantic> {
+        if let Some(semantic) = self.semantic.get() {
+            return Ok(semantic);
+        }
+        let _opening = self.opening.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(semantic) = self.semantic.get() {
+            return Ok(semantic);
+        }
+        let store = self.graph.store();
+        let (semantic, vectors_reset) =
+            semantic::Semantic::open(&self.config.embedding, store, &self.index_dir())?;
+        let unembedded = semantic.embedder().is_some()
             && store.is_empty(eywa_storage::Keyspace::Vectors)
             && store.is_empty(eywa_storage::Keyspace::EmbedQueue);
-        if (created || vectors_reset || unembedded) && !engine.graph.sources()?.is_empty() {
-            // A store from before the text index or semantic memory, an index that was
-            // removed, or vectors of another model: rebuild, queueing every document.
-            engine.mark_text_dirty()?;
+        if (vectors_reset || unembedded) && !store.is_empty(eywa_storage::Keyspace::Sources) {
+            self.mark_text_dirty()?;
         }
-        Ok(engine)
+        Ok(self.semantic.get_or_init(|| semantic))
     }
 
     /// Loads who wrote each message uuid, once.

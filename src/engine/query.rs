@@ -280,7 +280,7 @@ impl Engine {
             )));
         };
         let similar = self
-            .semantic
+            .semantic()?
             .similar_sessions(&episode.session_id, (limit * 20).max(200));
         if similar.is_empty() {
             return self.graph.related(node.id, limit);

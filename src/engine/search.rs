@@ -175,7 +175,7 @@ impl Engine {
     pub fn search(&self, request: &SearchRequest) -> Result<SearchResults> {
         let limit = self.check_search(request)?;
         let mut notices = Vec::new();
-        let mode = match (request.mode, self.semantic.not_ready()) {
+        let mode = match (request.mode, self.semantic()?.not_ready()) {
             (SearchMode::Semantic, Some(why)) => return Err(Error::FailedPrecondition(why)),
             (SearchMode::Hybrid, Some(why)) => {
                 notices.push(format!("{why}; these are lexical results"));
@@ -208,10 +208,10 @@ impl Engine {
                 (lexical, semantic?)
             }
         };
-        if mode != SearchMode::Lexical && self.semantic.backlog() > 0 {
+        if mode != SearchMode::Lexical && self.semantic()?.backlog() > 0 {
             notices.push(format!(
                 "{} chunks are still waiting to be embedded: semantic results may miss them",
-                self.semantic.backlog()
+                self.semantic()?.backlog()
             ));
         }
         let focus = request
@@ -222,7 +222,7 @@ impl Engine {
         let mut ranked = self.rank(mode, lexical, semantic, focus.as_ref());
         ranked.truncate(limit);
         let snippets = match ranked.iter().any(|(_, s)| matches!(s, Snippet::Passage(_))) {
-            true => Some(self.text.snippets(&request.query)?),
+            true => Some(self.text()?.snippets(&request.query)?),
             false => None,
         };
         let store = self.graph.store();
@@ -293,7 +293,7 @@ impl Engine {
         {
             self.reindex_locked()?;
         }
-        let hits = self.text.search_passages(&TextQuery {
+        let hits = self.text()?.search_passages(&TextQuery {
             query: request.query.clone(),
             kinds: request.kinds.clone(),
             projects: request.projects.iter().map(|p| p.to_lowercase()).collect(),
@@ -325,7 +325,7 @@ impl Engine {
         request: &SearchRequest,
         limit: usize,
     ) -> Result<Vec<(String, Found)>> {
-        let query = self.semantic.embed_query(&request.query)?;
+        let query = self.semantic()?.embed_query(&request.query)?;
         let filter = VectorFilter {
             projects: request.projects.iter().map(|p| p.to_lowercase()).collect(),
             kinds: request.kinds.clone(),
@@ -334,7 +334,7 @@ impl Engine {
             until: request.until.map(|t| t.0),
         };
         let hits = self
-            .semantic
+            .semantic()?
             .search(&query, limit * PASSAGES_PER_HIT, &filter)?;
         let store = self.graph.store();
         let mut found = Vec::with_capacity(hits.len());
@@ -375,7 +375,7 @@ impl Engine {
         };
         let shared = match session {
             Some(id) => {
-                let scores = self.graph.shared_scores(id);
+                let scores = self.graph.shared_scores(id)?;
                 let max = scores.values().map(|(s, _)| *s).fold(0.0, f64::max);
                 scores
                     .into_iter()
@@ -386,7 +386,7 @@ impl Engine {
         };
         Ok(Focus {
             project,
-            distances: self.graph.distances(node.id, FOCUS_DEPTH, FOCUS_NODES),
+            distances: self.graph.distances(node.id, FOCUS_DEPTH, FOCUS_NODES)?,
             shared,
         })
     }

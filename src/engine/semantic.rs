@@ -15,8 +15,10 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::Engine;
-use super::vectors::{VectorEntry, VectorFilter, Vectors, decode_vector, encode_vector};
-use crate::embed::{Embedder, MiniLm, ModelDir, chunks};
+use super::vectors::{
+    VECTOR_FILE, VectorEntry, VectorFilter, Vectors, decode_vector, encode_vector,
+};
+use crate::embed::{Embedder, LazyMiniLm, ModelDir, chunks};
 use crate::index::TextDoc;
 use crate::{Error, Result};
 
@@ -124,6 +126,32 @@ pub(super) struct Semantic {
     wake: (Mutex<u64>, Condvar),
 }
 
+/// The embedder `config` names (its weights not loaded yet), or why there is none.
+fn configured(config: &Embedding) -> (Option<Arc<dyn Embedder>>, Option<String>) {
+    match config {
+        Embedding::Off => (None, Some("no embedding model is configured".into())),
+        Embedding::Embedder(e) => (Some(e.clone()), None),
+        // The weights load on the first embedding: queueing and reporting need none.
+        Embedding::Model(dir) => match ModelDir::open(dir) {
+            Ok(Some(model)) => match LazyMiniLm::new(model) {
+                Ok(m) => (Some(Arc::new(m) as Arc<dyn Embedder>), None),
+                Err(e) => (
+                    None,
+                    Some(format!("the model at {} does not load: {e}", dir.display())),
+                ),
+            },
+            Ok(None) => (
+                None,
+                Some(format!(
+                    "no embedding model is installed at {} (run `eywa model install`)",
+                    dir.display()
+                )),
+            ),
+            Err(e) => (None, Some(e.to_string())),
+        },
+    }
+}
+
 /// The warm-tier key of an embedding: sha256 of the model and the text's hash.
 pub(super) fn cache_key(model: &str, text_hash: &str) -> [u8; 32] {
     let mut h = Sha256::new();
@@ -177,27 +205,7 @@ impl Semantic {
     /// queue still fills, for when a model comes. `Ok(true)`: the stored vectors were of
     /// another model and were dropped.
     pub fn open(config: &Embedding, store: &Store, index_dir: &Path) -> Result<(Semantic, bool)> {
-        let (embedder, unavailable): (Option<Arc<dyn Embedder>>, Option<String>) = match config {
-            Embedding::Off => (None, Some("no embedding model is configured".into())),
-            Embedding::Embedder(e) => (Some(e.clone()), None),
-            Embedding::Model(dir) => match ModelDir::open(dir) {
-                Ok(Some(model)) => match MiniLm::load(&model) {
-                    Ok(m) => (Some(Arc::new(m) as Arc<dyn Embedder>), None),
-                    Err(e) => (
-                        None,
-                        Some(format!("the model at {} does not load: {e}", dir.display())),
-                    ),
-                },
-                Ok(None) => (
-                    None,
-                    Some(format!(
-                        "no embedding model is installed at {} (run `eywa model install`)",
-                        dir.display()
-                    )),
-                ),
-                Err(e) => (None, Some(e.to_string())),
-            },
-        };
+        let (embedder, unavailable) = configured(config);
         let mut reset = false;
         let vectors = match &embedder {
             Some(e) => {
@@ -247,6 +255,9 @@ impl Semantic {
     pub fn not_ready(&self) -> Option<String> {
         if let Some(why) = &self.unavailable {
             return Some(format!("semantic search is unavailable: {why}"));
+        }
+        if let Some(Err(e)) = self.embedder.as_ref().map(|e| e.prepare()) {
+            return Some(format!("semantic search is unavailable: {e}"));
         }
         match self.vectors().as_ref() {
             Some(v) if v.stale => {
@@ -702,11 +713,42 @@ pub(super) struct VectorHit {
 
 impl Engine {
     /// Where semantic memory is: model, vectors, backlog.
+    /// Opens semantic memory and loads the model's weights now (what a server does at
+    /// start, so that a model that does not load shows at once and the first search does
+    /// not wait for it); then where it is.
+    pub fn prepare_semantic(&self) -> Result<SemanticStatus> {
+        if let Some(embedder) = self.semantic()?.embedder()
+            && let Err(e) = embedder.prepare()
+        {
+            tracing::debug!(error = %e, "the embedding model does not load");
+        }
+        Ok(self.semantic_status())
+    }
+
+    /// Where semantic memory is: model, vectors, backlog. Reported from the store when
+    /// semantic memory is not open in this process (nothing is loaded to answer).
     pub fn semantic_status(&self) -> SemanticStatus {
-        let s = &self.semantic;
+        let Some(s) = self.semantic.get() else {
+            let store = self.graph.store();
+            let (embedder, unavailable) = configured(&self.config.embedding);
+            let vectors = store.len(Keyspace::Vectors) as u64;
+            // Vectors without their index file: opening will rebuild it.
+            let rebuilding =
+                embedder.is_some() && vectors > 0 && !self.index_dir().join(VECTOR_FILE).exists();
+            return SemanticStatus {
+                model: embedder.map(|e| e.model_id().to_owned()),
+                unavailable,
+                vectors,
+                backlog: store.len(Keyspace::EmbedQueue) as u64,
+                rebuilding,
+            };
+        };
         SemanticStatus {
             model: s.embedder().map(|e| e.model_id().to_owned()),
-            unavailable: s.unavailable.clone(),
+            unavailable: s
+                .unavailable
+                .clone()
+                .or_else(|| s.embedder().and_then(|e| e.failure())),
             vectors: s.len(),
             backlog: s.backlog(),
             rebuilding: s.vectors().as_ref().is_some_and(|v| v.stale),
@@ -717,7 +759,7 @@ impl Engine {
     /// (chunks done, chunks left) after each step, then saves the index. Without a model:
     /// `FailedPrecondition`.
     pub fn embed_pending(&self, progress: &mut dyn FnMut(u64, u64)) -> Result<EmbedReport> {
-        if let Some(why) = &self.semantic.unavailable {
+        if let Some(why) = &self.semantic()?.unavailable {
             return Err(Error::FailedPrecondition(format!(
                 "semantic search is unavailable: {why}"
             )));
@@ -727,17 +769,17 @@ impl Engine {
         let mut report = EmbedReport::default();
         let mut last_save = Instant::now();
         loop {
-            let (taken, computed) = self.semantic.step(self.graph.store(), STEP)?;
+            let (taken, computed) = self.semantic()?.step(self.graph.store(), STEP)?;
             if taken == 0 {
                 break;
             }
             report.chunks += taken;
             report.embedded += computed;
-            progress(report.chunks, self.semantic.backlog());
-            self.semantic
+            progress(report.chunks, self.semantic()?.backlog());
+            self.semantic()?
                 .save_if_due(self.graph.store(), &mut last_save)?;
         }
-        self.semantic.save(self.graph.store())?;
+        self.semantic()?.save(self.graph.store())?;
         report.seconds = started.elapsed().as_secs_f64();
         Ok(report)
     }
@@ -746,7 +788,7 @@ impl Engine {
     /// (the journal in the warm tier covers them until the next save). Returns the chunks
     /// taken from the queue.
     pub fn embed_some(&self, max: usize) -> Result<u64> {
-        if let Some(why) = &self.semantic.unavailable {
+        if let Some(why) = &self.semantic()?.unavailable {
             return Err(Error::FailedPrecondition(format!(
                 "semantic search is unavailable: {why}"
             )));
@@ -755,7 +797,7 @@ impl Engine {
         let mut done = 0;
         while (done as usize) < max {
             let (taken, _) = self
-                .semantic
+                .semantic()?
                 .step(self.graph.store(), STEP.min(max - done as usize))?;
             if taken == 0 {
                 break;
@@ -766,7 +808,7 @@ impl Engine {
     }
 
     fn rebuild_vectors_if_stale(&self) -> Result<()> {
-        if self.semantic.rebuild_if_stale(self.graph.store())? > 0 {
+        if self.semantic()?.rebuild_if_stale(self.graph.store())? > 0 {
             // Some documents lost their vectors: queue them again from the store.
             self.mark_text_dirty()?;
         }
@@ -777,9 +819,14 @@ impl Engine {
     /// saving the index file when idle and at least every minute while busy. Errors are
     /// logged and retried after a pause. Returns at once without a model.
     pub fn run_embedder(&self, stop: &AtomicBool) {
-        if self.semantic.embedder().is_none() {
-            return;
-        }
+        let semantic = match self.semantic() {
+            Ok(semantic) if semantic.embedder().is_some() => semantic,
+            Ok(_) => return,
+            Err(e) => {
+                tracing::error!(error = %e, "cannot open semantic memory: nothing is embedded");
+                return;
+            }
+        };
         let store = self.graph.store();
         if let Err(e) = self.rebuild_vectors_if_stale() {
             tracing::error!(error = %e, "cannot rebuild the vector index");
@@ -788,42 +835,39 @@ impl Engine {
         let pool = crate::embed::background_pool()
             .inspect_err(|e| tracing::warn!(error = %e, "embedding on the shared threads"))
             .ok();
-        let step = || self.semantic.step(store, STEP);
+        let step = || semantic.step(store, STEP);
         let mut last_save = Instant::now();
         let mut seen = 0;
         while !stop.load(Ordering::Relaxed) {
             match pool.as_ref().map_or_else(step, |pool| pool.install(step)) {
                 Ok((0, _)) => {
-                    if let Err(e) = self.semantic.save(store) {
+                    if let Err(e) = semantic.save(store) {
                         tracing::error!(error = %e, "cannot save the vector index");
                     }
                     last_save = Instant::now();
-                    self.semantic.wait(&mut seen, Duration::from_secs(2), stop);
+                    semantic.wait(&mut seen, Duration::from_secs(2), stop);
                 }
                 Ok((taken, computed)) => {
-                    tracing::debug!(
-                        taken,
-                        computed,
-                        backlog = self.semantic.backlog(),
-                        "embedded"
-                    );
-                    if let Err(e) = self.semantic.save_if_due(store, &mut last_save) {
+                    tracing::debug!(taken, computed, backlog = semantic.backlog(), "embedded");
+                    if let Err(e) = semantic.save_if_due(store, &mut last_save) {
                         tracing::error!(error = %e, "cannot save the vector index");
                     }
                 }
                 Err(e) => {
                     tracing::error!(error = %e, "embedding failed; retrying shortly");
-                    self.semantic.wait(&mut seen, Duration::from_secs(10), stop);
+                    semantic.wait(&mut seen, Duration::from_secs(10), stop);
                 }
             }
         }
-        if let Err(e) = self.semantic.save(store) {
+        if let Err(e) = semantic.save(store) {
             tracing::error!(error = %e, "cannot save the vector index");
         }
     }
 
     /// Wakes the background embedder (to see `stop`).
     pub fn wake_embedder(&self) {
-        self.semantic.notify();
+        if let Some(semantic) = self.semantic.get() {
+            semantic.notify();
+        }
     }
 }

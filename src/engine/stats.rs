@@ -24,7 +24,10 @@ impl Engine {
         let graph = &self.graph;
         let mut caches = graph.cache_stats();
         caches.push(self.results.stats());
-        caches.extend(self.semantic.cache_stats());
+        // Semantic memory's caches, when this process opened it.
+        if let Some(semantic) = self.semantic.get() {
+            caches.extend(semantic.cache_stats());
+        }
         Ok(Stats {
             counts: graph.counts()?,
             kinds: graph

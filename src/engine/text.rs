@@ -15,9 +15,25 @@ use crate::{Error, Result};
 const DIRTY: &[u8] = b"text_index_dirty";
 
 impl Engine {
-    /// The full-text index.
-    pub fn text_index(&self) -> &crate::index::TextIndex {
-        &self.text
+    /// The full-text index, opened on first use. A new index beside a store that already
+    /// holds sources (an index removed, or a store from before it) is rebuilt.
+    pub fn text_index(&self) -> Result<&crate::index::TextIndex> {
+        self.text()
+    }
+
+    pub(super) fn text(&self) -> Result<&crate::index::TextIndex> {
+        if let Some(text) = self.text.get() {
+            return Ok(text);
+        }
+        let _opening = self.opening.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(text) = self.text.get() {
+            return Ok(text);
+        }
+        let (text, created) = crate::index::TextIndex::open(&self.index_dir().join("text"))?;
+        if created && !self.graph.store().is_empty(Keyspace::Sources) {
+            self.mark_text_dirty()?;
+        }
+        Ok(self.text.get_or_init(|| text))
     }
 
     /// Puts the passages a read of `source` produced, and the session-level documents,
@@ -25,7 +41,7 @@ impl Engine {
     /// source had before (the file was read from its start).
     pub(super) fn index_session(&self, input: IndexInput<'_>) -> Result<()> {
         self.mark_text_dirty()?;
-        let text = &self.text;
+        let text = self.text()?;
         if input.whole {
             text.delete_source(input.source);
         }
@@ -35,7 +51,7 @@ impl Engine {
         text.put(&docs)?;
         let mut embed = passage_docs(&input, input.passages, false);
         embed.extend(session);
-        self.semantic
+        self.semantic()?
             .enqueue(self.graph.store(), input.source, &embed, input.whole)
     }
 
@@ -43,17 +59,18 @@ impl Engine {
     /// its start and holds nothing now).
     pub(super) fn drop_source(&self, source: &str) -> Result<()> {
         self.mark_text_dirty()?;
-        self.text.delete_source(source);
-        self.semantic.enqueue(self.graph.store(), source, &[], true)
+        self.text()?.delete_source(source);
+        self.semantic()?
+            .enqueue(self.graph.store(), source, &[], true)
     }
 
     /// Puts a plan or memory Document into the text index.
     pub(super) fn index_document(&self, source: &str, node: &Node, session: &str) -> Result<()> {
         self.mark_text_dirty()?;
-        self.text.delete_source(source);
+        self.text()?.delete_source(source);
         let docs = document_docs(source, node, session);
-        self.text.put(&docs)?;
-        self.semantic
+        self.text()?.put(&docs)?;
+        self.semantic()?
             .enqueue(self.graph.store(), source, &docs, true)
     }
 
@@ -68,7 +85,7 @@ impl Engine {
 
     /// Commits the text index and clears the mark that says it may lag the store.
     pub(super) fn commit_text(&self) -> Result<()> {
-        self.text.commit()?;
+        self.text()?.commit()?;
         if self.graph.store().contains(Keyspace::Settings, DIRTY)? {
             let mut batch = Batch::new();
             batch.delete(Keyspace::Settings, DIRTY.to_vec());
@@ -79,6 +96,8 @@ impl Engine {
 
     /// Whether the text index must be rebuilt: an ingest stopped before committing it.
     pub(super) fn text_index_lags(&self) -> Result<bool> {
+        // Opening the index first: one created now, beside sources, marks itself.
+        self.text()?;
         Ok(self.graph.store().contains(Keyspace::Settings, DIRTY)?)
     }
 
@@ -96,11 +115,11 @@ impl Engine {
     /// [`Engine::reindex`], the caller holding the ingest lock.
     pub(super) fn reindex_locked(&self) -> Result<u64> {
         self.mark_text_dirty()?;
-        self.text.clear()?;
+        self.text()?.clear()?;
         let store = self.graph.store();
         // Every document is queued for semantic memory again (unchanged chunks are kept as
         // they are); chunks of documents that are gone are dropped at the end.
-        self.semantic.begin_sweep();
+        self.semantic()?.begin_sweep();
         for record in self.graph.sources()? {
             let Some(node) = record
                 .episode
@@ -111,8 +130,9 @@ impl Engine {
                 if let Some(node) = self.source_document(&record.path)? {
                     let session = self.document_session(&node)?;
                     let docs = document_docs(&record.path, &node, &session);
-                    self.text.put(&docs)?;
-                    self.semantic.enqueue(store, &record.path, &docs, false)?;
+                    self.text()?.put(&docs)?;
+                    self.semantic()?
+                        .enqueue(store, &record.path, &docs, false)?;
                 }
                 continue;
             };
@@ -140,11 +160,13 @@ impl Engine {
                 whole: true,
             };
             let session = session_docs(&input);
-            self.text.put(&passage_docs(&input, input.passages, true))?;
-            self.text.put(&session)?;
+            self.text()?
+                .put(&passage_docs(&input, input.passages, true))?;
+            self.text()?.put(&session)?;
             let mut embed = passage_docs(&input, input.passages, false);
             embed.extend(session);
-            self.semantic.enqueue(store, &record.path, &embed, false)?;
+            self.semantic()?
+                .enqueue(store, &record.path, &embed, false)?;
             // Inline subagent runs: their report.
             for run in &transcript.inline_agents {
                 let id = NodeId::agent(&episode.session_id, &run.session_id);
@@ -158,14 +180,15 @@ impl Engine {
                         whole: false,
                     };
                     let docs = session_docs(&input);
-                    self.text.put(&docs)?;
-                    self.semantic.enqueue(store, &record.path, &docs, false)?;
+                    self.text()?.put(&docs)?;
+                    self.semantic()?
+                        .enqueue(store, &record.path, &docs, false)?;
                 }
             }
         }
-        self.semantic.end_sweep(store)?;
+        self.semantic()?.end_sweep(store)?;
         self.commit_text()?;
-        Ok(self.text.len())
+        Ok(self.text()?.len())
     }
 
     /// The plan or memory Document read from `path`.

@@ -134,12 +134,15 @@ pub(super) fn encode_vector(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
+/// The vector index's file in the index tier.
+pub(super) const VECTOR_FILE: &str = "vectors.usearch";
+
 impl Vectors {
     /// Loads the metadata of every stored chunk and the index file, replaying the
     /// journal; an index file that is missing or unreadable marks the index stale. Vectors
     /// of another model are dropped (`Ok(true)`: the caller re-queues every document).
     pub fn open(store: &Store, dir: &Path, dim: usize, model: &str) -> Result<(Vectors, bool)> {
-        let path = dir.join("vectors.usearch");
+        let path = dir.join(VECTOR_FILE);
         let mut reset = false;
         let stored_model: Option<String> = store.get(Keyspace::Settings, MODEL_KEY)?;
         if stored_model.as_deref() != Some(model) {

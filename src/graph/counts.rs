@@ -118,6 +118,13 @@ impl Counters {
         add(&mut self.skipped_lines, record.skipped_lines);
     }
 
+    /// Stores the counters (for the generation they describe).
+    pub fn save(&self, store: &Store) -> Result<()> {
+        let mut batch = Batch::new();
+        batch.put(Keyspace::Settings, COUNTERS_KEY.to_vec(), self)?;
+        Ok(store.apply(batch)?)
+    }
+
     /// Applies a batch's changes and adds the result, at `generation`, to the batch.
     pub fn apply(&mut self, change: &Change, generation: u64, batch: &mut Batch) -> Result<()> {
         for (&tag, &n) in &change.new_nodes {

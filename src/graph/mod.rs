@@ -110,7 +110,9 @@ pub struct Counts {
 /// The temporal knowledge graph.
 pub struct Graph {
     store: Store,
-    view: RwLock<View>,
+    /// The in-memory view, loaded on first use (a command that reads a few nodes never
+    /// builds it).
+    view: std::sync::OnceLock<RwLock<View>>,
     nodes: HotCache<NodeId, Arc<Node>>,
     edges: HotCache<EdgeId, Arc<Edge>>,
     docs: HotCache<NodeId, Arc<Handoff>>,
@@ -118,13 +120,14 @@ pub struct Graph {
     /// One writer at a time: versions are read, then written. Holds the graph generation
     /// (bumped by every batch, stored with it).
     writer: Mutex<u64>,
-    /// The generation the snapshot on disk was taken at.
+    /// The generation the snapshot on disk was taken at, once known.
     saved: Mutex<Option<u64>>,
     /// What the graph holds, kept in step by every batch once loaded.
     counters: Mutex<Option<counts::Counters>>,
     /// Projects with a sequence-pass marker in the store, as this process wrote them.
     queued: Mutex<std::collections::HashSet<NodeId>>,
-    from_snapshot: bool,
+    /// Whether the view came from a current snapshot (set once it is loaded).
+    from_snapshot: std::sync::atomic::AtomicBool,
 }
 
 impl std::fmt::Debug for Graph {
@@ -134,44 +137,76 @@ impl std::fmt::Debug for Graph {
 }
 
 impl Graph {
-    /// Opens the graph on a store: its view comes from the snapshot in the index tier when
-    /// that is current, else it is rebuilt from the index keyspaces.
+    /// Opens the graph on a store. Its view is loaded when first needed: from the snapshot
+    /// in the index tier when that is current, else rebuilt from the index keyspaces.
     pub fn open(store: Store) -> Result<Self> {
         let generation = snapshot::generation(&store)?;
-        let file = snapshot::path(&store);
-        let (view, from_snapshot) = match snapshot::load(&file, generation) {
-            Some(view) => (view, true),
-            None => (View::load(&store)?, false),
-        };
         Ok(Graph {
             store,
-            view: RwLock::new(view),
+            view: std::sync::OnceLock::new(),
             nodes: HotCache::new("nodes", nonzero(NODE_CACHE_ENTRIES)),
             edges: HotCache::new("edges", nonzero(EDGE_CACHE_ENTRIES)),
             docs: HotCache::new("documents", nonzero(DOC_CACHE_ENTRIES)),
             timelines: GenerationalCache::new("timelines", nonzero(TIMELINE_CACHE_ENTRIES)),
             writer: Mutex::new(generation),
-            saved: Mutex::new(from_snapshot.then_some(generation)),
+            saved: Mutex::new(None),
             counters: Mutex::new(None),
             queued: Mutex::new(std::collections::HashSet::new()),
-            from_snapshot,
+            from_snapshot: std::sync::atomic::AtomicBool::new(false),
         })
     }
 
-    /// Whether the view was loaded from a current snapshot rather than rebuilt.
-    pub fn view_from_snapshot(&self) -> bool {
-        self.from_snapshot
+    /// Whether the view was (or now is) loaded from a current snapshot rather than rebuilt.
+    pub fn view_from_snapshot(&self) -> Result<bool> {
+        self.loaded_view()?;
+        Ok(self
+            .from_snapshot
+            .load(std::sync::atomic::Ordering::Relaxed))
     }
 
-    /// Saves the view to the index tier unless the snapshot there is already current.
-    /// Call after a flush: the snapshot must not describe writes that could still be lost.
+    /// Whether the view is in memory.
+    pub fn view_loaded(&self) -> bool {
+        self.view.get().is_some()
+    }
+
+    /// The view, loaded now if it is not yet. Loaded under the writer lock, so no batch
+    /// lands between reading the generation and building the view: never call it while
+    /// holding that lock.
+    pub(super) fn loaded_view(&self) -> Result<&RwLock<View>> {
+        if let Some(view) = self.view.get() {
+            return Ok(view);
+        }
+        let generation = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(view) = self.view.get() {
+            return Ok(view);
+        }
+        let file = snapshot::path(&self.store);
+        let (view, from_snapshot) = match snapshot::load(&file, *generation) {
+            Some(view) => (view, true),
+            None => (View::load(&self.store)?, false),
+        };
+        if from_snapshot {
+            *self.saved.lock().unwrap_or_else(|p| p.into_inner()) = Some(*generation);
+        }
+        self.from_snapshot
+            .store(from_snapshot, std::sync::atomic::Ordering::Relaxed);
+        Ok(self.view.get_or_init(|| RwLock::new(view)))
+    }
+
+    /// Saves the view to the index tier unless the snapshot there is already current (or
+    /// the view was never loaded: there is nothing newer to save). Call after a flush: the
+    /// snapshot must not describe writes that could still be lost.
     pub fn save_view(&self) -> Result<bool> {
+        let Some(view) = self.view.get() else {
+            return Ok(false);
+        };
         let generation = self.writer.lock().unwrap_or_else(|p| p.into_inner());
         let mut saved = self.saved.lock().unwrap_or_else(|p| p.into_inner());
         if *saved == Some(*generation) {
             return Ok(false);
         }
-        snapshot::save(&self.view(), *generation, &snapshot::path(&self.store))?;
+        let view = view.read().unwrap_or_else(|p| p.into_inner());
+        snapshot::save(&view, *generation, &snapshot::path(&self.store))?;
         *saved = Some(*generation);
         Ok(true)
     }
@@ -185,8 +220,11 @@ impl Graph {
         snapshot::handoff_generation(&self.store)
     }
 
-    fn view(&self) -> RwLockReadGuard<'_, View> {
-        self.view.read().unwrap_or_else(|p| p.into_inner())
+    fn view(&self) -> Result<RwLockReadGuard<'_, View>> {
+        Ok(self
+            .loaded_view()?
+            .read()
+            .unwrap_or_else(|p| p.into_inner()))
     }
 
     /// A node by id, through the hot cache.
@@ -275,7 +313,7 @@ impl Graph {
     /// Every Episode, newest first.
     pub fn episodes(&self) -> Result<Vec<Arc<Node>>> {
         let mut ids: Vec<(i64, NodeId)> = self
-            .view()
+            .view()?
             .nodes()
             .filter(|n| n.is_episode())
             .map(|n| (n.start, n.id))
@@ -300,7 +338,12 @@ impl Graph {
         }
         let loaded = match counts::Counters::load(&self.store, *generation)? {
             Some(c) => c,
-            None => counts::Counters::recount(&self.store, *generation)?,
+            None => {
+                // Counted once, then kept: the next process reads them.
+                let c = counts::Counters::recount(&self.store, *generation)?;
+                c.save(&self.store)?;
+                c
+            }
         };
         *counters = Some(loaded.clone());
         Ok(loaded)

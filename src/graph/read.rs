@@ -39,6 +39,7 @@ impl AsOf {
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Link {
     pub edge: EdgeId,
+    pub relation: crate::model::Relation,
     pub other: NodeId,
     pub adjacency: Adjacency,
 }
@@ -112,6 +113,7 @@ impl Graph {
                 let adjacency = Adjacency::decode(&value).ok_or_else(bad)?;
                 links.push(Link {
                     edge: key.edge,
+                    relation: key.relation,
                     other: key.other,
                     adjacency,
                 });

@@ -34,6 +34,10 @@ impl EdgeFilter {
     }
 }
 
+/// Edges an entity may have for its timeline to be read from the store rather than from
+/// the view (each costs reading its episode's node).
+const STORE_TIMELINE_MOST: usize = 2_000;
+
 /// Newest episode first; ties by id so an episode's edges sit together.
 fn newest_first(a: &Hop, b: &Hop) -> std::cmp::Ordering {
     b.start.cmp(&a.start).then(a.other.cmp(&b.other))
@@ -119,7 +123,7 @@ impl Graph {
         mut take: impl FnMut(Hop) -> bool,
     ) -> Result<()> {
         if filter.as_of.is_current() {
-            let view = self.view();
+            let view = self.view()?;
             let (out, inc) = (
                 filter.direction != Direction::In,
                 filter.direction != Direction::Out,
@@ -144,7 +148,7 @@ impl Graph {
             };
             let valid_to = edge.valid_to.map_or(i64::MAX, |t| t.0);
             if filter.admits(edge.relation, edge.valid_from.0, valid_to) {
-                let meta = self.view().node(link.other);
+                let meta = self.view()?.node(link.other);
                 let hop = Hop {
                     edge: link.edge,
                     other: link.other,
@@ -247,16 +251,16 @@ impl Graph {
     }
 
     /// (start, id) of every episode with a current edge to `entity`.
-    pub(super) fn episodes_touching(&self, entity: NodeId) -> Vec<(i64, NodeId)> {
+    pub(super) fn episodes_touching(&self, entity: NodeId) -> Result<Vec<(i64, NodeId)>> {
         let mut out: Vec<(i64, NodeId)> = self
-            .view()
+            .view()?
             .adjacent(entity, true, true)
             .filter(|(_, n, _)| n.is_episode())
             .map(|(_, n, _)| (n.start, n.id))
             .collect();
         out.sort();
         out.dedup();
-        out
+        Ok(out)
     }
 
     /// Current edges between `entity` and episodes, newest episode first (an episode's
@@ -267,30 +271,82 @@ impl Graph {
             return Ok(timeline);
         }
         let generation = self.timelines.generation();
-        let mut entries = Vec::new();
-        {
-            let view = self.view();
-            let (out, inc) = (direction != Direction::In, direction != Direction::Out);
-            for (edge, other, _) in view.adjacent(entity, out, inc) {
-                if other.is_episode() {
-                    entries.push(TimelineEntry {
-                        hop: Hop {
-                            edge: edge.id,
-                            other: other.id,
-                            start: other.start,
-                            is_episode: true,
-                        },
-                        relation: edge.relation,
-                        valid_from: edge.valid_from,
-                        valid_to: edge.valid_to,
-                    });
-                }
-            }
-        }
+        let entries = match self.timeline_from_store(entity, direction)? {
+            Some(entries) => entries,
+            None => self.timeline_from_view(entity, direction)?,
+        };
+        let mut entries = entries;
         entries.sort_by(|a, b| newest_first(&a.hop, &b.hop));
         let timeline = Arc::new(entries);
         self.timelines.insert_at(generation, key, timeline.clone());
         Ok(timeline)
+    }
+
+    /// The entity's timeline from the view.
+    fn timeline_from_view(
+        &self,
+        entity: NodeId,
+        direction: Direction,
+    ) -> Result<Vec<TimelineEntry>> {
+        let view = self.view()?;
+        let (out, inc) = (direction != Direction::In, direction != Direction::Out);
+        Ok(view
+            .adjacent(entity, out, inc)
+            .filter(|(_, other, _)| other.is_episode())
+            .map(|(edge, other, _)| TimelineEntry {
+                hop: Hop {
+                    edge: edge.id,
+                    other: other.id,
+                    start: other.start,
+                    is_episode: true,
+                },
+                relation: edge.relation,
+                valid_from: edge.valid_from,
+                valid_to: edge.valid_to,
+            })
+            .collect())
+    }
+
+    /// The entity's timeline from the adjacency indexes and the episodes' nodes, when the
+    /// view is not in memory and the entity has few enough edges that reading their
+    /// episodes costs less than loading the view. `None`: load the view.
+    fn timeline_from_store(
+        &self,
+        entity: NodeId,
+        direction: Direction,
+    ) -> Result<Option<Vec<TimelineEntry>>> {
+        if self.view_loaded() {
+            return Ok(None);
+        }
+        let links = self.stored_links(entity, direction)?;
+        let current: Vec<_> = links
+            .into_iter()
+            .filter(|l| l.adjacency.is_current())
+            .collect();
+        if current.len() > STORE_TIMELINE_MOST {
+            return Ok(None);
+        }
+        let mut entries = Vec::with_capacity(current.len());
+        for link in current {
+            let Some(node) = self.node(link.other)? else {
+                continue;
+            };
+            let Some(episode) = node.episode() else {
+                continue;
+            };
+            entries.push(TimelineEntry {
+                hop: Hop {
+                    edge: link.edge,
+                    other: link.other,
+                    start: episode.start.0,
+                    is_episode: true,
+                },
+                relation: link.relation,
+                valid_from: link.adjacency.valid_from,
+                valid_to: link.adjacency.valid_to,
+            });
+        }
+        Ok(Some(entries))
     }
 
     /// Breadth-first from `start` up to `depth` hops, visiting at most `max_nodes` nodes
@@ -418,8 +474,8 @@ impl Graph {
         start: NodeId,
         max_depth: u32,
         max_nodes: usize,
-    ) -> HashMap<NodeId, u32> {
-        let view = self.view();
+    ) -> Result<HashMap<NodeId, u32>> {
+        let view = self.view()?;
         let mut seen = HashMap::from([(start, 0u32)]);
         let mut queue = VecDeque::from([(start, 0u32)]);
         while let Some((id, d)) = queue.pop_front() {
@@ -428,7 +484,7 @@ impl Graph {
             }
             for (_, other, _) in view.adjacent(id, true, true) {
                 if seen.len() >= max_nodes {
-                    return seen;
+                    return Ok(seen);
                 }
                 if let std::collections::hash_map::Entry::Vacant(slot) = seen.entry(other.id) {
                     slot.insert(d + 1);
@@ -436,14 +492,14 @@ impl Graph {
                 }
             }
         }
-        seen
+        Ok(seen)
     }
 
     /// How much each other episode shares with `episode`: the sum, over the entities
     /// (projects, files, tools, concepts) both have, of ln(episodes / episodes touching
     /// the entity), with those entities and their weights.
-    pub fn shared_scores(&self, episode: NodeId) -> HashMap<NodeId, (f64, Vec<(NodeId, f64)>)> {
-        let view = self.view();
+    pub fn shared_scores(&self, episode: NodeId) -> Result<HashMap<NodeId, Score>> {
+        let view = self.view()?;
         let total = view.episode_count().max(1) as f64;
         let mut scores: HashMap<NodeId, Score> = HashMap::new();
         let mut entities: Vec<NodeId> = view
@@ -471,14 +527,14 @@ impl Graph {
                 entry.1.push((entity, weight));
             }
         }
-        scores
+        Ok(scores)
     }
 
     /// Episodes that share entities (projects, files, tools, concepts) with `episode`,
     /// each shared entity weighted by its rarity: ln(episodes / episodes touching it).
     pub fn related(&self, episode: NodeId, limit: usize) -> Result<Vec<Related>> {
-        let scores = self.shared_scores(episode);
-        let view = self.view();
+        let scores = self.shared_scores(episode)?;
+        let view = self.view()?;
         let start = |id: &NodeId| view.node(*id).map_or(0, |n| n.start);
         let mut ranked: Vec<(NodeId, Score)> = scores.into_iter().collect();
         // Best first; equal scores: the newer session first.

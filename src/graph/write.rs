@@ -199,6 +199,15 @@ impl Graph {
     /// of every project a write queued: missing edges are added, edges that no longer hold
     /// are expired. Subagent runs take no part. Returns how many edges changed.
     pub fn derive_sequences(&self) -> Result<u64> {
+        if !self
+            .store
+            .keys(Keyspace::Docs, &[SEQUENCE_PREFIX])
+            .any(|_| true)
+        {
+            return Ok(0);
+        }
+        // The pass reads the view: loaded before the writer lock (loading takes it).
+        self.loaded_view()?;
         let mut generation = self.writer.lock().unwrap_or_else(|p| p.into_inner());
         let now = Timestamp::now();
         let mut projects = Vec::new();
@@ -218,7 +227,7 @@ impl Graph {
         let mut desired: HashMap<NodeId, Vec<Edge>> = HashMap::new();
         for &project in &projects {
             let mut chain: Vec<(i64, NodeId)> = Vec::new();
-            for (start, id) in self.episodes_touching(project) {
+            for (start, id) in self.episodes_touching(project)? {
                 let Some(node) = self.node(id)? else { continue };
                 let Some(episode) = node.episode().filter(|e| e.agent.is_none()) else {
                     continue;
@@ -267,7 +276,7 @@ impl Graph {
         let mut stale: Vec<EdgeId> = Vec::new();
         let mut fresh: Vec<Edge> = Vec::new();
         {
-            let view = self.view();
+            let view = self.view()?;
             for (episode, edges) in desired {
                 let current: Vec<EdgeMeta> = view
                     .adjacent(episode, true, false)
@@ -410,10 +419,12 @@ impl Graph {
         for doc in &stale_docs {
             self.docs.remove(doc);
         }
-        self.view
-            .write()
-            .unwrap_or_else(|p| p.into_inner())
-            .apply(&delta);
+        // A view not loaded yet is built later from what the store then holds.
+        if let Some(view) = self.view.get() {
+            view.write()
+                .unwrap_or_else(|p| p.into_inner())
+                .apply(&delta);
+        }
         // After the view changed: a timeline built from the old view is never served.
         self.timelines.bump();
         for (id, node) in staged {
