@@ -318,6 +318,20 @@ impl Local {
     }
 }
 
+impl Drop for Local {
+    /// The process is about to end: what was written is flushed, and the rest is left to
+    /// the exit to free (tearing down sled's page table costs a tenth of a cold command).
+    fn drop(&mut self) {
+        if let Some(engine) = self.engine.take() {
+            if let Err(e) = engine.graph().store().flush() {
+                eprintln!("eywa: cannot flush the store: {e}");
+                return;
+            }
+            std::mem::forget(engine);
+        }
+    }
+}
+
 impl Remote {
     fn connect(addr: &str) -> anyhow::Result<Remote> {
         let runtime = tokio::runtime::Builder::new_current_thread()
