@@ -355,6 +355,59 @@ pub fn claude_tree() -> (std::path::PathBuf, u64) {
     (root.clone(), size(&root))
 }
 
+/// A tree of `~/.claude` shaped like a real one: `sessions` transcripts over 60 projects
+/// whose sizes spread around `median` bytes (log-normal, σ = `spread`, clipped to 8 KB –
+/// 4 MB), no images; written once into `target/bench-data/<name>`. Returns the root,
+/// the bytes of its transcripts and the sessions.
+pub fn claude_tree_shaped(
+    name: &str,
+    sessions: u32,
+    median: f64,
+    spread: f64,
+) -> (std::path::PathBuf, u64, u32) {
+    use std::io::Write;
+
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("target/bench-data")
+        .join(name);
+    let done = root.join("complete");
+    if let Ok(text) = std::fs::read_to_string(&done)
+        && let Ok(bytes) = text.trim().parse()
+    {
+        return (root, bytes, sessions);
+    }
+    let _ = std::fs::remove_dir_all(&root);
+    let mut rng = Rng::new(u64::from(sessions) ^ 0x5eed);
+    let mut normal = || {
+        // Box–Muller.
+        let u = |r: &mut Rng| ((r.next_u64() >> 11) as f64 + 1.0) / (1u64 << 53) as f64;
+        let (a, b) = (u(&mut rng), u(&mut rng));
+        (-2.0 * a.ln()).sqrt() * (2.0 * std::f64::consts::PI * b).cos()
+    };
+    let sizes: Vec<usize> = (0..sessions)
+        .map(|_| (median * (spread * normal()).exp()).clamp(8e3, 4e6) as usize)
+        .collect();
+    let mut rng = Rng::new(u64::from(sessions));
+    let mut total = 0u64;
+    for (s, &size) in sizes.iter().enumerate() {
+        let project = word(rng.skewed(60));
+        let cwd = format!("/home/dev/{project}");
+        let dir = root.join("projects").join(cwd.replace('/', "-"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let id = format!("{s:08x}-2222-4000-8000-{:012x}", s as u64);
+        let mut out = std::io::BufWriter::new(
+            std::fs::File::create(dir.join(format!("{id}.jsonl"))).unwrap(),
+        );
+        let start = Timestamp::parse("2026-03-01").unwrap().0 + s as i64 * 600_000;
+        let mut turn = 0;
+        total +=
+            session_lines_of(&mut out, &mut rng, &id, &cwd, start, &mut turn, size, false) as u64;
+        out.flush().unwrap();
+    }
+    std::fs::write(&done, total.to_string()).unwrap();
+    (root, total, sessions)
+}
+
 /// Writes turns of a synthetic session to `out` until `target` bytes: a typed prompt, an
 /// assistant response split over thinking and tool_use lines sharing a message id, a tool
 /// result of code, a hook progress line, a text answer, now and then a snapshot line and a
@@ -367,6 +420,21 @@ pub fn session_turns(
     start_ms: i64,
     turn: &mut u32,
     target: usize,
+) -> usize {
+    session_lines_of(out, rng, id, cwd, start_ms, turn, target, true)
+}
+
+/// [`session_turns`], with or without the occasional image.
+#[allow(clippy::too_many_arguments)]
+pub fn session_lines_of(
+    out: &mut impl std::io::Write,
+    rng: &mut Rng,
+    id: &str,
+    cwd: &str,
+    start_ms: i64,
+    turn: &mut u32,
+    target: usize,
+    images: bool,
 ) -> usize {
     use serde_json::json;
 
@@ -400,7 +468,7 @@ pub fn session_turns(
         if turn.is_multiple_of(7) {
             lines.push(json!({"type": "file-history-snapshot", "messageId": msg, "isSnapshotUpdate": false, "snapshot": {"trackedFileBackups": {}}}));
         }
-        if rng.below(40) == 0 {
+        if images && rng.below(40) == 0 {
             lines.push(json!({"type": "user", "uuid": format!("{id}-i{turn}"), "sessionId": id, "cwd": cwd, "timestamp": ts,
                 "message": {"role": "user", "content": [{"type": "image", "source": {"type": "base64", "media_type": "image/png", "data": image}}, {"type": "text", "text": "see this"}]}}));
         }

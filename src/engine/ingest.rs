@@ -603,7 +603,7 @@ impl Engine {
             return Ok(FileOutcome::Unchanged);
         }
         let bytes = std::fs::read(&plan.path).map_err(Error::io(&plan.path))?;
-        let blob = self.graph.store().blobs().put_bytes(&bytes)?;
+        let blob = self.graph.store().blobs().put_small(&bytes)?;
         run.bytes_read += blob.raw_len;
         let text = String::from_utf8_lossy(&bytes);
         let text = redact(&text, &mut run.redacted).into_owned();
@@ -666,7 +666,7 @@ impl Engine {
             return Ok(FileOutcome::Unchanged);
         }
         let bytes = std::fs::read(&memory.path).map_err(Error::io(&memory.path))?;
-        let blob = self.graph.store().blobs().put_bytes(&bytes)?;
+        let blob = self.graph.store().blobs().put_small(&bytes)?;
         run.bytes_read += blob.raw_len;
         let text = redact(&String::from_utf8_lossy(&bytes), &mut run.redacted).into_owned();
         let path = memory.path.to_string_lossy().into_owned();

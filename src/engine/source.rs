@@ -119,7 +119,8 @@ impl Engine {
             labels: &run.labels,
         };
         let blobs = self.graph.store().blobs();
-        let mut writer = blobs.writer()?;
+        // A small transcript (or appended segment) stays in its blob record: no file.
+        let mut writer = blobs.writer()?.inline_up_to(eywa_storage::INLINE_MAX);
         let appended = resume.is_some();
         let (start, archived_len, tail, point) = match resume {
             Some((saved, tail)) => (saved.point.offset, saved.len, tail, Some(saved.point)),
@@ -146,7 +147,7 @@ impl Engine {
                 let mut segments = known.archive_tail.clone();
                 segments.push(written[0].hash.clone());
                 if segments.len() > MAX_SEGMENTS {
-                    let merged = self.merge_segments(&segments)?;
+                    let merged = self.merge_segments(&segments, &written)?;
                     dropped.push(written[0].hash.clone());
                     segments = vec![merged.hash.clone()];
                     written = vec![merged];
@@ -164,7 +165,7 @@ impl Engine {
             tail_len: tail.len() as u64,
             point,
         };
-        let state = blobs.put_bytes(&rmp_serde::to_vec(&saved).expect("a read state encodes"))?;
+        let state = blobs.put_small(&rmp_serde::to_vec(&saved).expect("a read state encodes"))?;
         Ok((
             transcript,
             Archived {
@@ -179,13 +180,17 @@ impl Engine {
         ))
     }
 
-    /// One blob holding the segments' bytes in order.
-    fn merge_segments(&self, segments: &[String]) -> Result<BlobInfo> {
+    /// One blob holding the segments' bytes in order; `fresh` are segments written by
+    /// this read, not recorded yet.
+    fn merge_segments(&self, segments: &[String], fresh: &[BlobInfo]) -> Result<BlobInfo> {
         let blobs = self.graph.store().blobs();
-        let mut writer = blobs.writer()?;
+        let mut writer = blobs.writer()?.inline_up_to(eywa_storage::INLINE_MAX);
         for hash in segments {
-            let mut reader = blobs
-                .open(hash)?
+            let reader = match fresh.iter().find(|b| &b.hash == hash) {
+                Some(info) => blobs.open_info(info)?,
+                None => self.graph.store().open_blob(hash)?,
+            };
+            let mut reader = reader
                 .ok_or_else(|| Error::NotFound(format!("archive segment {hash} is missing")))?;
             std::io::copy(&mut reader, &mut writer)
                 .map_err(Error::io(blobs.path().to_path_buf()))?;
@@ -203,7 +208,7 @@ impl Engine {
         if len <= known.len {
             return None;
         }
-        let bytes = match self.graph.store().blobs().read(hash) {
+        let bytes = match self.graph.store().read_blob(hash) {
             Ok(bytes) => bytes?,
             Err(e) => {
                 tracing::debug!(path = %path.display(), error = %e, "read state unreadable");
@@ -230,13 +235,13 @@ impl Engine {
         let Some(base) = &record.archive else {
             return Ok(None);
         };
-        let blobs = self.graph.store().blobs();
-        let mut reader: Box<dyn Read + Send> = match blobs.open(base)? {
-            Some(r) => Box::new(r),
+        let store = self.graph.store();
+        let mut reader: Box<dyn Read + Send> = match store.open_blob(base)? {
+            Some(r) => r,
             None => return Ok(None),
         };
         for segment in &record.archive_tail {
-            match blobs.open(segment)? {
+            match store.open_blob(segment)? {
                 Some(r) => reader = Box::new(reader.chain(r)),
                 None => return Ok(None),
             }

@@ -19,16 +19,84 @@ const COPY_BUFFER_BYTES: usize = 64 * 1024;
 const TMP_DIR: &str = "tmp";
 const BLOB_SUFFIX: &str = ".zst";
 
+/// Compressed bytes up to which a blob written with [`BlobWriter::inline_up_to`] or
+/// [`BlobStore::put_small`] is kept in its record rather than in a file: 16 KiB.
+pub const INLINE_MAX: usize = 16 * 1024;
+
 /// What [`BlobStore::put`] stored. Record it with [`Batch::put_blob`] in the same batch as
-/// whatever refers to the blob, or the blob counts as an orphan.
+/// whatever refers to the blob, or the blob counts as an orphan (an inline blob is then
+/// simply gone).
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct BlobInfo {
     /// sha256 of the raw content, 64 lowercase hex characters.
     pub hash: String,
     /// Bytes of the raw (uncompressed) content.
     pub raw_len: u64,
-    /// Bytes of the compressed file on disk.
+    /// Bytes of the compressed content, in its file or inline.
     pub stored_len: u64,
+    /// A small blob's compressed bytes, kept in its record: no file, no sync of its own,
+    /// and it lands with the batch that records it.
+    #[serde(default, with = "inline_bytes")]
+    pub inline: Option<Vec<u8>>,
+}
+
+/// Inline bytes as a MessagePack `bin`.
+mod inline_bytes {
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(bytes: &Option<Vec<u8>>, s: S) -> Result<S::Ok, S::Error> {
+        match bytes {
+            Some(b) => s.serialize_some(&serde_bytes_ref(b)),
+            None => s.serialize_none(),
+        }
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Option<Vec<u8>>, D::Error> {
+        Option::<Bytes>::deserialize(d).map(|b| b.map(|b| b.0))
+    }
+
+    struct Ref<'a>(&'a [u8]);
+
+    impl serde::Serialize for Ref<'_> {
+        fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
+            s.serialize_bytes(self.0)
+        }
+    }
+
+    fn serde_bytes_ref(b: &[u8]) -> Ref<'_> {
+        Ref(b)
+    }
+
+    struct Bytes(Vec<u8>);
+
+    impl<'de> Deserialize<'de> for Bytes {
+        fn deserialize<D: Deserializer<'de>>(d: D) -> Result<Bytes, D::Error> {
+            struct Visit;
+            impl<'de> serde::de::Visitor<'de> for Visit {
+                type Value = Bytes;
+                fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+                    f.write_str("bytes")
+                }
+                fn visit_bytes<E: serde::de::Error>(self, v: &[u8]) -> Result<Bytes, E> {
+                    Ok(Bytes(v.to_vec()))
+                }
+                fn visit_byte_buf<E: serde::de::Error>(self, v: Vec<u8>) -> Result<Bytes, E> {
+                    Ok(Bytes(v))
+                }
+                fn visit_seq<A: serde::de::SeqAccess<'de>>(
+                    self,
+                    mut seq: A,
+                ) -> Result<Bytes, A::Error> {
+                    let mut out = Vec::new();
+                    while let Some(b) = seq.next_element::<u8>()? {
+                        out.push(b);
+                    }
+                    Ok(Bytes(out))
+                }
+            }
+            d.deserialize_byte_buf(Visit)
+        }
+    }
 }
 
 /// Content-addressed blob files under `<store>/cold`: `<first 2 hex>/<other 62 hex>.zst`.
@@ -82,20 +150,28 @@ impl BlobStore {
     /// A blob written piece by piece (e.g. while the same bytes are parsed). Nothing is
     /// stored unless [`BlobWriter::finish`] is called; a dropped writer leaves no file.
     pub fn writer(&self) -> Result<BlobWriter<'_>> {
-        let tmp = self.temp_path();
-        let file = create_private_file(&tmp).map_err(io_at(&tmp))?;
-        let encoder = zstd::stream::write::Encoder::new(file, ZSTD_LEVEL).map_err(io_at(&tmp))?;
         Ok(BlobWriter {
             store: self,
-            tmp,
-            encoder: Some(encoder),
+            tmp: self.temp_path(),
+            raw: Some(Vec::new()),
+            encoder: None,
             hasher: Sha256::new(),
             raw_len: 0,
+            spill_at: 0,
+            inline: false,
         })
     }
 
     pub fn put_bytes(&self, bytes: &[u8]) -> Result<BlobInfo> {
         self.put(bytes)
+    }
+
+    /// Stores `bytes`, inline in the returned info when they compress to at most
+    /// [`INLINE_MAX`], else in a file.
+    pub fn put_small(&self, bytes: &[u8]) -> Result<BlobInfo> {
+        let mut writer = self.writer()?.inline_up_to(INLINE_MAX);
+        writer.write_all(bytes).map_err(io_at(&writer.tmp))?;
+        writer.finish()
     }
 
     /// A streaming reader of the raw content; `Ok(None)` if there is no such blob. Reading
@@ -114,6 +190,26 @@ impl BlobStore {
             expected: hash.to_owned(),
             state: Check::Hashing(Sha256::new()),
         }))
+    }
+
+    /// A reader of the blob `info` describes: its inline bytes, else its file (a blob just
+    /// written, before its record lands).
+    pub fn open_info(&self, info: &BlobInfo) -> Result<Option<Box<dyn Read + Send>>> {
+        let Some(bytes) = &info.inline else {
+            return Ok(self
+                .open(&info.hash)?
+                .map(|r| Box::new(r) as Box<dyn Read + Send>));
+        };
+        let decoder = zstd::stream::read::Decoder::with_buffer(io::Cursor::new(bytes.clone()))
+            .map_err(|source| Error::CorruptBlob {
+                hash: info.hash.clone(),
+                source,
+            })?;
+        Ok(Some(Box::new(VerifyingReader {
+            inner: decoder,
+            expected: info.hash.clone(),
+            state: Check::Hashing(Sha256::new()),
+        })))
     }
 
     /// The whole raw content; `Ok(None)` if there is no such blob.
@@ -239,6 +335,33 @@ impl Store {
         self.get(Keyspace::Blobs, hash.as_bytes())
     }
 
+    /// A streaming reader of a blob's raw content, inline or in its file; `Ok(None)` if
+    /// there is neither. Checked against the hash at the end, as [`BlobStore::open`].
+    pub fn open_blob(&self, hash: &str) -> Result<Option<Box<dyn Read + Send>>> {
+        match self.blob_info(hash)? {
+            Some(info) if info.inline.is_some() => self.blobs().open_info(&info),
+            _ => Ok(self
+                .blobs()
+                .open(hash)?
+                .map(|r| Box::new(r) as Box<dyn Read + Send>)),
+        }
+    }
+
+    /// A blob's whole raw content, inline or in its file; `Ok(None)` if there is neither.
+    pub fn read_blob(&self, hash: &str) -> Result<Option<Vec<u8>>> {
+        let Some(mut reader) = self.open_blob(hash)? else {
+            return Ok(None);
+        };
+        let mut bytes = Vec::new();
+        reader
+            .read_to_end(&mut bytes)
+            .map_err(|source| Error::CorruptBlob {
+                hash: hash.to_owned(),
+                source,
+            })?;
+        Ok(Some(bytes))
+    }
+
     /// Hashes of blob files that have no record in [`Keyspace::Blobs`], sorted.
     pub fn orphan_blobs(&self) -> Result<Vec<String>> {
         let mut orphans = Vec::new();
@@ -265,38 +388,148 @@ impl Store {
     }
 }
 
-/// A blob being written: bytes go through sha256 and zstd into a temporary file.
+/// Where a blob's compressed bytes go: memory until they pass `spill_at`, then a
+/// temporary file.
+struct Sink {
+    tmp: PathBuf,
+    memory: Vec<u8>,
+    file: Option<File>,
+    spill_at: usize,
+}
+
+impl Sink {
+    fn spill(&mut self) -> io::Result<&mut File> {
+        if self.file.is_none() {
+            let mut file = create_private_file(&self.tmp)?;
+            file.write_all(&self.memory)?;
+            self.memory = Vec::new();
+            self.file = Some(file);
+        }
+        Ok(self.file.as_mut().expect("just created"))
+    }
+}
+
+impl io::Write for Sink {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.file.is_none() && self.memory.len() + buf.len() <= self.spill_at {
+            self.memory.extend_from_slice(buf);
+            return Ok(buf.len());
+        }
+        self.spill()?.write(buf)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        match &mut self.file {
+            Some(file) => file.flush(),
+            None => Ok(()),
+        }
+    }
+}
+
+/// Raw bytes a blob may reach before it is compressed as a stream rather than at once:
+/// 256 KiB. Smaller blobs (most read states and small transcripts) are compressed in one
+/// call with a context kept per thread, not one made per blob.
+const STREAM_AFTER: usize = 256 * 1024;
+
+thread_local! {
+    static COMPRESSOR: std::cell::RefCell<Option<zstd::bulk::Compressor<'static>>> =
+        const { std::cell::RefCell::new(None) };
+}
+
+/// `raw` compressed as one zstd frame, with this thread's compressor.
+fn compress(raw: &[u8]) -> io::Result<Vec<u8>> {
+    COMPRESSOR.with(|slot| {
+        let mut slot = slot.borrow_mut();
+        if slot.is_none() {
+            *slot = Some(zstd::bulk::Compressor::new(ZSTD_LEVEL)?);
+        }
+        slot.as_mut().expect("just made").compress(raw)
+    })
+}
+
+/// A blob being written: bytes go through sha256 and zstd into a temporary file (or, for
+/// a writer [`BlobWriter::inline_up_to`] a size, into memory while they fit).
 pub struct BlobWriter<'a> {
     store: &'a BlobStore,
     tmp: PathBuf,
-    encoder: Option<zstd::stream::write::Encoder<'static, File>>,
+    /// The raw bytes while the blob is small.
+    raw: Option<Vec<u8>>,
+    /// The stream, once the blob outgrew [`STREAM_AFTER`].
+    encoder: Option<zstd::stream::write::Encoder<'static, Sink>>,
     hasher: Sha256,
     raw_len: u64,
+    spill_at: usize,
+    inline: bool,
 }
 
 impl BlobWriter<'_> {
-    /// Syncs the file and moves it into place (or drops it when the blob exists).
+    /// Keeps the blob inline (in its [`BlobInfo`]) if it compresses to at most `max`
+    /// bytes: no file is created for it.
+    pub fn inline_up_to(mut self, max: usize) -> Self {
+        self.spill_at = max;
+        self.inline = true;
+        self
+    }
+
+    /// Turns the buffered raw bytes into a compressing stream.
+    fn stream(&mut self) -> io::Result<&mut zstd::stream::write::Encoder<'static, Sink>> {
+        if self.encoder.is_none() {
+            let sink = Sink {
+                tmp: self.tmp.clone(),
+                memory: Vec::new(),
+                file: None,
+                spill_at: self.spill_at,
+            };
+            let mut encoder = zstd::stream::write::Encoder::new(sink, ZSTD_LEVEL)?;
+            encoder.write_all(&self.raw.take().unwrap_or_default())?;
+            self.encoder = Some(encoder);
+        }
+        Ok(self.encoder.as_mut().expect("just made"))
+    }
+
+    /// Syncs the file and moves it into place (or drops it when the blob exists); an
+    /// inline blob is returned in its info, nothing written.
     pub fn finish(mut self) -> Result<BlobInfo> {
-        let encoder = self.encoder.take().expect("finish runs once");
-        let file = encoder.finish().map_err(io_at(&self.tmp))?;
-        file.sync_all().map_err(io_at(&self.tmp))?;
         let hash = to_hex(&std::mem::take(&mut self.hasher).finalize());
+        let mut sink = match (self.raw.take(), self.encoder.take()) {
+            (Some(raw), None) => {
+                let compressed = compress(&raw).map_err(io_at(&self.tmp))?;
+                Sink {
+                    tmp: self.tmp.clone(),
+                    memory: compressed,
+                    file: None,
+                    spill_at: self.spill_at,
+                }
+            }
+            (_, Some(encoder)) => encoder.finish().map_err(io_at(&self.tmp))?,
+            (None, None) => unreachable!("a writer holds its bytes until it finishes"),
+        };
+        if sink.file.is_none() && self.inline && sink.memory.len() <= self.spill_at {
+            return Ok(BlobInfo {
+                hash,
+                raw_len: self.raw_len,
+                stored_len: sink.memory.len() as u64,
+                inline: Some(sink.memory),
+            });
+        }
+        let file = sink.spill().map_err(io_at(&self.tmp))?;
+        file.sync_all().map_err(io_at(&self.tmp))?;
         let stored_len = self.store.commit(&self.tmp, &hash)?;
         Ok(BlobInfo {
             hash,
             raw_len: self.raw_len,
             stored_len,
+            inline: None,
         })
     }
 }
 
 impl io::Write for BlobWriter<'_> {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
-        let encoder = self
-            .encoder
-            .as_mut()
-            .ok_or_else(|| io::Error::other("blob writer already finished"))?;
-        encoder.write_all(buf)?;
+        match &mut self.raw {
+            Some(raw) if raw.len() + buf.len() <= STREAM_AFTER => raw.extend_from_slice(buf),
+            _ => self.stream()?.write_all(buf)?,
+        }
         self.hasher.update(buf);
         self.raw_len += buf.len() as u64;
         Ok(buf.len())
@@ -309,7 +542,10 @@ impl io::Write for BlobWriter<'_> {
 
 impl Drop for BlobWriter<'_> {
     fn drop(&mut self) {
-        if self.encoder.take().is_some() {
+        // Unfinished: a spilled stream leaves a temporary file to remove.
+        if let Some(encoder) = self.encoder.take()
+            && encoder.get_ref().file.is_some()
+        {
             let _ = fs::remove_file(&self.tmp);
         }
     }

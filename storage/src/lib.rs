@@ -29,7 +29,7 @@ mod store;
 mod tier;
 
 pub use self::batch::Batch;
-pub use self::blob::{BlobInfo, BlobStore, BlobWriter};
+pub use self::blob::{BlobInfo, BlobStore, BlobWriter, INLINE_MAX};
 pub use self::cache::{CacheStats, GenerationalCache, HotCache};
 pub use self::codec::{decode, encode};
 pub use self::config::Config;

@@ -295,20 +295,33 @@ impl Store {
         for (keyspace, key, value) in &batch.ops {
             last.insert((keyspace.index(), key.as_slice()), value.as_deref());
         }
-        let result: Result<(), TransactionError<()>> = self.trees.as_slice().transaction(|trees| {
+        // Only the trees the batch touches take part: a transaction costs per tree.
+        let mut involved: Vec<usize> = last.keys().map(|(tree, _)| *tree).collect();
+        if let Some(g) = &guard {
+            involved.push(g.keyspace.index());
+        }
+        involved.sort_unstable();
+        involved.dedup();
+        let trees: Vec<sled::Tree> = involved.iter().map(|&i| self.trees[i].clone()).collect();
+        let slot = |tree: usize| {
+            involved
+                .binary_search(&tree)
+                .expect("every tree written is involved")
+        };
+        let result: Result<(), TransactionError<()>> = trees.as_slice().transaction(|trees| {
             if let Some(Guard {
                 keyspace,
                 key,
                 expected,
             }) = guard
             {
-                let current = trees[keyspace.index()].get(key)?;
+                let current = trees[slot(keyspace.index())].get(key)?;
                 if current.as_deref() != expected {
                     return Err(ConflictableTransactionError::Abort(()));
                 }
             }
             for (&(tree, key), value) in &last {
-                let tree = &trees[tree];
+                let tree = &trees[slot(tree)];
                 match value {
                     Some(value) => {
                         tree.insert(key, *value)?;

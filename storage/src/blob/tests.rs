@@ -210,6 +210,7 @@ fn hashes_that_are_not_64_lowercase_hex_characters_are_refused() {
             hash: hash.clone(),
             raw_len: 1,
             stored_len: 1,
+            inline: None,
         };
         assert!(refused(Batch::new().put_blob(&info)), "{hash:?}");
         assert!(!blobs.contains(hash), "{hash:?}");
@@ -280,4 +281,71 @@ fn orphan_blobs_are_found_and_removed() {
     assert!(store.blobs().contains(&recorded.hash));
     assert!(!store.blobs().contains(&orphan.hash));
     assert_eq!(store.remove_orphan_blobs().unwrap(), 0);
+}
+
+/// A small blob stays in its record: no file, readable once recorded, gone with its
+/// record; a large one written the same way spills to a file as usual.
+#[test]
+fn small_blobs_live_in_their_record_and_large_ones_spill_to_files() {
+    let store = Config::new().temporary(true).open().unwrap();
+    let blobs = store.blobs();
+    let small = b"a small read state".repeat(20);
+    let info = blobs.put_small(&small).unwrap();
+    assert_eq!(info.hash, sha256_hex(&small));
+    assert!(
+        info.inline
+            .as_ref()
+            .is_some_and(|b| b.len() as u64 == info.stored_len)
+    );
+    assert!(!blobs.contains(&info.hash), "no file for an inline blob");
+    assert_eq!(tmp_entries(&store), 0);
+    assert_eq!(
+        store.read_blob(&info.hash).unwrap(),
+        None,
+        "not recorded yet"
+    );
+    let mut batch = Batch::new();
+    batch.put_blob(&info).unwrap();
+    store.apply(batch).unwrap();
+    assert_eq!(store.read_blob(&info.hash).unwrap(), Some(small.clone()));
+    assert_eq!(store.blob_info(&info.hash).unwrap(), Some(info.clone()));
+
+    // Streamed through a writer past the limit: a file, as any blob.
+    let mut large = Vec::new();
+    Pattern::new(3 * INLINE_MAX * 4)
+        .read_to_end(&mut large)
+        .unwrap();
+    let mut writer = blobs.writer().unwrap().inline_up_to(INLINE_MAX);
+    for piece in large.chunks(1000) {
+        writer.write_all(piece).unwrap();
+    }
+    let spilled = writer.finish().unwrap();
+    assert_eq!(spilled.inline, None);
+    assert!(blobs.contains(&spilled.hash));
+    let mut batch = Batch::new();
+    batch.put_blob(&spilled).unwrap();
+    store.apply(batch).unwrap();
+    assert_eq!(store.read_blob(&spilled.hash).unwrap(), Some(large));
+
+    // A damaged inline blob fails its check, like a damaged file.
+    let mut damaged = info.clone();
+    let bytes = damaged.inline.as_mut().unwrap();
+    let last = bytes.len() - 5;
+    bytes[last] ^= 0x55;
+    let mut batch = Batch::new();
+    batch.put_blob(&damaged).unwrap();
+    store.apply(batch).unwrap();
+    assert!(store.read_blob(&info.hash).is_err());
+
+    // Its record gone, it is gone: it was never an orphan file.
+    let mut batch = Batch::new();
+    batch.delete_blob(&info.hash);
+    store.apply(batch).unwrap();
+    assert_eq!(store.read_blob(&info.hash).unwrap(), None);
+    assert!(store.orphan_blobs().unwrap().is_empty());
+    // A writer dropped before finishing leaves nothing either way.
+    let mut writer = blobs.writer().unwrap().inline_up_to(INLINE_MAX);
+    writer.write_all(b"abandoned").unwrap();
+    drop(writer);
+    assert_eq!(tmp_entries(&store), 0);
 }
