@@ -1,10 +1,11 @@
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeSet, HashMap, HashSet};
 use std::sync::RwLock;
 use std::time::{Duration, Instant, UNIX_EPOCH};
 
 use std::path::Path;
 
 use eywa_storage::Batch;
+use rayon::prelude::*;
 use serde::Serialize;
 
 use super::Engine;
@@ -143,21 +144,44 @@ impl Engine {
             });
         };
         // Parents first: an agent file then finds its parent and the call that started it.
-        for file in &files {
-            match self.ingest_file(file, &mut run, false) {
-                Ok(FileOutcome::Unchanged) => report.files_unchanged += 1,
-                Ok(FileOutcome::Read { episode }) => {
-                    report.files_read += 1;
-                    report.files_without_messages += u64::from(!episode);
+        // Files are read (parsed, archived) ahead, on both cores, and written here in order.
+        let known_labels = run.labels.clone();
+        std::thread::scope(|scope| -> Result<()> {
+            let (ahead, reads) = std::sync::mpsc::sync_channel(READ_AHEAD);
+            let (all, labels) = (&files, &known_labels);
+            let reader = scope.spawn(move || {
+                for (c, chunk) in all.chunks(READ_CHUNK).enumerate() {
+                    let prepared: Vec<Result<Option<Prepared>>> = chunk
+                        .par_iter()
+                        .map(|file| self.prepare(file, labels))
+                        .collect();
+                    for (i, read) in prepared.into_iter().enumerate() {
+                        if ahead.send((c * READ_CHUNK + i, read)).is_err() {
+                            return; // The writer stopped.
+                        }
+                    }
                 }
-                Err(Error::Io { path, source }) => {
-                    tracing::warn!(path = %path.display(), error = %source, "cannot read transcript");
-                    report.files_failed += 1;
+            });
+            for (i, read) in reads {
+                let file = &files[i];
+                match self.write_prepared(file, read, &mut run) {
+                    Ok(FileOutcome::Unchanged) => report.files_unchanged += 1,
+                    Ok(FileOutcome::Read { episode }) => {
+                        report.files_read += 1;
+                        report.files_without_messages += u64::from(!episode);
+                    }
+                    Err(Error::Io { path, source }) => {
+                        tracing::warn!(path = %path.display(), error = %source, "cannot read transcript");
+                        report.files_failed += 1;
+                    }
+                    Err(other) => return Err(other),
                 }
-                Err(other) => return Err(other),
+                tick(&run);
             }
-            tick(&run);
-        }
+            reader.join().expect("the transcript reader does not panic");
+            Ok(())
+        })?;
+        self.flush_handoff_files(&mut run)?;
         // Sessions that later files gave new summary labels: read again for their titles.
         for session in std::mem::take(&mut run.relabel) {
             if let Err(e) = self.relabel(&session, &files, &mut run) {
@@ -275,10 +299,84 @@ impl Engine {
             Mode::Main,
             changed.known.as_ref(),
             force,
-            run,
+            &run.labels,
         )?;
+        run.bytes_read += archived.read;
         let path = file.path.to_string_lossy().into_owned();
         self.write_main(&file.session_id, path, transcript, archived, &changed, run)
+    }
+
+    /// Reads a main session file when it is new or changed, with the labels the run knew
+    /// when it began: what the pipeline runs ahead of the writes, on any thread.
+    fn prepare(
+        &self,
+        file: &SessionFile,
+        labels: &HashMap<u128, String>,
+    ) -> Result<Option<Prepared>> {
+        let changed = self.unchanged(&file.path)?;
+        if changed.same {
+            return Ok(None);
+        }
+        let (transcript, archived) = self.read_source(
+            &file.path,
+            &file.session_id,
+            Mode::Main,
+            changed.known.as_ref(),
+            false,
+            labels,
+        )?;
+        Ok(Some(Prepared {
+            changed,
+            transcript,
+            archived,
+        }))
+    }
+
+    /// Writes a file read ahead. A read that an earlier file of this run made stale (it
+    /// claimed lines that file wrote first, as a resumed session replays them; or a label
+    /// that file gave one of its lines) is read again, now that the run knows.
+    fn write_prepared(
+        &self,
+        file: &SessionFile,
+        read: Result<Option<Prepared>>,
+        run: &mut Run,
+    ) -> Result<FileOutcome> {
+        let Some(prepared) = read? else {
+            return Ok(FileOutcome::Unchanged);
+        };
+        if self.read_is_stale(&prepared.transcript, &file.session_id, &run.labels_added) {
+            tracing::debug!(
+                session = file.session_id,
+                "read again after an earlier file"
+            );
+            return self.ingest_file(file, run, false);
+        }
+        let Prepared {
+            changed,
+            transcript,
+            archived,
+        } = prepared;
+        run.bytes_read += archived.read;
+        let path = file.path.to_string_lossy().into_owned();
+        self.write_main(&file.session_id, path, transcript, archived, &changed, run)
+    }
+
+    /// Whether a transcript read ahead claims a line another session now owns, or holds a
+    /// line this run labelled since the read.
+    fn read_is_stale(
+        &self,
+        transcript: &Transcript,
+        session: &str,
+        labelled: &HashSet<u128>,
+    ) -> bool {
+        let owners = self.owners.read().unwrap_or_else(|p| p.into_inner());
+        transcript.uuids.iter().any(|uuid| {
+            labelled.contains(uuid)
+                || owners
+                    .as_ref()
+                    .and_then(|o| o.owner(*uuid))
+                    .is_some_and(|owner| owner != session)
+        })
     }
 
     /// Reads a session again because a later file labelled one of its messages: from its
@@ -307,6 +405,7 @@ impl Engine {
             state: None,
             dropped: Vec::new(),
             appended: false,
+            read: 0,
         };
         let history = RunHistory {
             owners: &self.owners,
@@ -419,6 +518,7 @@ impl Engine {
             }
             Graph::put_label(&mut batch, leaf, label)?;
             run.labels.insert(key, label.clone());
+            run.labels_added.insert(key);
             let owners = self.owners.read().unwrap_or_else(|p| p.into_inner());
             if let Some(owner) = owners.as_ref().and_then(|o| o.owner(key))
                 && owner != session
@@ -459,7 +559,10 @@ impl Engine {
         }
         self.retire(changed.known.as_ref(), &archived)?;
         if let Some(handoff) = facts.first().and_then(|f| f.handoff.as_ref()) {
-            self.write_handoff_file(handoff)?;
+            run.handoff_files.push(handoff.clone());
+            if run.handoff_files.len() >= HANDOFF_FILES_AT_ONCE {
+                self.flush_handoff_files(run)?;
+            }
         }
         Ok(FileOutcome::Read {
             episode: !facts.is_empty(),
@@ -481,8 +584,9 @@ impl Engine {
             Mode::Agent,
             changed.known.as_ref(),
             false,
-            run,
+            &run.labels,
         )?;
+        run.bytes_read += archived.read;
         run.redacted.add(&scrub(&mut transcript));
         let path = file.path.to_string_lossy().into_owned();
         let parent = file
@@ -571,17 +675,21 @@ impl Engine {
         })
     }
 
-    /// Writes a session's handoff as Eywa markdown, `<data>/handoffs/YYYY/MM/DD/<id8>.md`
-    /// (stores without a data directory keep handoffs in the graph only).
-    fn write_handoff_file(&self, handoff: &Handoff) -> Result<()> {
+    /// Writes the handoffs written so far as Eywa markdown files,
+    /// `<data>/handoffs/YYYY/MM/DD/<id8>.md`, on both cores (stores without a data
+    /// directory keep handoffs in the graph only).
+    fn flush_handoff_files(&self, run: &mut Run) -> Result<()> {
+        let handoffs = std::mem::take(&mut run.handoff_files);
         let Some(root) = &self.config.data_dir else {
             return Ok(());
         };
-        let path = handoff_path(root, handoff);
-        write_atomically(
-            &path,
-            render_markdown(handoff, &handoff.sections).as_bytes(),
-        )
+        handoffs.par_iter().try_for_each(|handoff| {
+            let path = handoff_path(root, handoff);
+            write_atomically(
+                &path,
+                render_markdown(handoff, &handoff.sections).as_bytes(),
+            )
+        })
     }
 
     /// Rewrites `<data>/handoff-index.json` in the shape Eywa's reader takes.
@@ -806,7 +914,26 @@ pub(super) struct Run {
     index: HashMap<String, IndexEntry>,
     /// The handoffs written, without their bodies (for the `get` index).
     handoffs: Vec<Handoff>,
+    /// Labels this run wrote (keys of `labels`): a transcript read ahead that holds one
+    /// is read again.
+    labels_added: HashSet<u128>,
+    /// Handoffs whose markdown files wait to be written.
+    handoff_files: Vec<Handoff>,
 }
+
+/// A main session file read ahead of its write.
+struct Prepared {
+    changed: Changed,
+    transcript: Transcript,
+    archived: Archived,
+}
+
+/// Files read together (on both cores) ahead of the writes.
+const READ_CHUNK: usize = 16;
+/// Files read ahead of the writes at most.
+const READ_AHEAD: usize = 2 * READ_CHUNK;
+/// Handoff files written together.
+const HANDOFF_FILES_AT_ONCE: usize = 256;
 
 /// What other transcripts said, as the store and this run know it.
 pub(super) struct RunHistory<'a> {

@@ -14,7 +14,9 @@ use eywa_storage::{Batch, BlobInfo, BlobWriter};
 use sha2::{Digest, Sha256};
 
 use super::Engine;
-use super::ingest::{Run, RunHistory};
+use std::collections::HashMap;
+
+use super::ingest::RunHistory;
 use crate::claude::{Mode, ReadPoint, Transcript, read_resumable};
 use crate::extract::scrub_read_point;
 use crate::graph::SourceRecord;
@@ -43,6 +45,8 @@ pub(super) struct Archived {
     pub dropped: Vec<String>,
     /// The read went on from a saved state: only what was appended was read.
     pub appended: bool,
+    /// Bytes read from the file this time.
+    pub read: u64,
 }
 
 impl Archived {
@@ -53,6 +57,7 @@ impl Archived {
             archive: Some(blob.hash.clone()),
             archive_tail: Vec::new(),
             state: None,
+            read: blob.raw_len,
             blobs: vec![blob],
             dropped: Vec::new(),
             appended: false,
@@ -99,7 +104,8 @@ struct SavedRead {
 
 impl Engine {
     /// Reads a transcript, whole or (unless `force`) from where the last read of it
-    /// stopped, archiving the bytes it had not archived yet.
+    /// stopped, archiving the bytes it had not archived yet. `labels` are the summary
+    /// labels known (stored, and this run's so far). Safe to run on several files at once.
     pub(super) fn read_source(
         &self,
         path: &Path,
@@ -107,7 +113,7 @@ impl Engine {
         mode: Mode,
         known: Option<&SourceRecord>,
         force: bool,
-        run: &mut Run,
+        labels: &HashMap<u128, String>,
     ) -> Result<(Transcript, Archived)> {
         let resume = match known.filter(|_| !force) {
             Some(known) => self.resume_point(path, known),
@@ -116,7 +122,7 @@ impl Engine {
         let mut file = std::fs::File::open(path).map_err(Error::io(path))?;
         let history = RunHistory {
             owners: &self.owners,
-            labels: &run.labels,
+            labels,
         };
         let blobs = self.graph.store().blobs();
         // A small transcript (or appended segment) stays in its blob record: no file.
@@ -138,7 +144,7 @@ impl Engine {
             read_resumable(&mut tee, name, mode, &history, point).map_err(Error::io(path))?;
         let tail = std::mem::take(&mut tee.tail);
         let segment = writer.finish()?;
-        run.bytes_read += segment.raw_len;
+        let read = segment.raw_len;
         let len = archived_len + segment.raw_len;
         let mut written = vec![segment];
         let mut dropped = Vec::new();
@@ -176,6 +182,7 @@ impl Engine {
                 blobs: written.into_iter().chain([state]).collect(),
                 dropped,
                 appended,
+                read,
             },
         ))
     }
