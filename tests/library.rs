@@ -190,3 +190,56 @@ fn sessions_are_searched_line_by_line_with_context() {
         Err(eywa::Error::InvalidArgument(_))
     ));
 }
+
+#[test]
+fn a_session_that_goes_on_moves_to_the_front_and_an_older_store_gets_the_order_built() {
+    use eywa_storage::{Batch, Keyspace};
+
+    use crate::support::fixture::{append, session_lines};
+
+    let home = home();
+    let dir = tempfile::tempdir().unwrap();
+    let config = EngineConfig::new(dir.path(), home.root());
+    let oldest = home
+        .root()
+        .join("projects/-w-shop/11b00000-0000-4000-8000-000000000003.jsonl");
+    let first_ids = |engine: &Engine| -> Vec<String> {
+        let page = engine.list_sessions(None, 50, 0).unwrap();
+        page.sessions
+            .iter()
+            .map(|s| s.session_id[s.session_id.len() - 1..].to_owned())
+            .collect()
+    };
+    {
+        let engine = Engine::open(config.clone()).unwrap();
+        engine.ingest().unwrap();
+        assert_eq!(first_ids(&engine), ["1", "4", "2", "0", "3"]);
+
+        // Session 3, the oldest, goes on today.
+        let id = "11b00000-0000-4000-8000-000000000003";
+        let more: Vec<String> = session_lines(id, "/w/shop", days_ago(0), &[("More", "Yes.")])
+            .into_iter()
+            .map(|l| {
+                l.replace(&format!("{id}-u0"), "later-u")
+                    .replace(&format!("{id}-a0"), "later-a")
+            })
+            .collect();
+        append(&oldest, &more);
+        engine.ingest().unwrap();
+        assert_eq!(first_ids(&engine), ["3", "1", "4", "2", "0"]);
+        assert!(engine.graph().check().unwrap().is_empty());
+
+        // A store written before the order was kept: no index, no mark.
+        let store = engine.graph().store();
+        let mut batch = Batch::new();
+        for key in store.keys(Keyspace::SessionsByActivity, &[]) {
+            batch.delete(Keyspace::SessionsByActivity, key.unwrap());
+        }
+        batch.delete(Keyspace::Settings, b"sessions_by_activity_built".to_vec());
+        store.apply(batch).unwrap();
+    }
+    let engine = Engine::open(config).unwrap();
+    assert_eq!(first_ids(&engine), ["3", "1", "4", "2", "0"]);
+    assert_eq!(engine.list_sessions(None, 2, 0).unwrap().total, 5);
+    assert!(engine.graph().check().unwrap().is_empty());
+}

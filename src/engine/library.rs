@@ -6,7 +6,7 @@ use serde_json::json;
 use super::Engine;
 use crate::claude::{MessageKind, Role};
 use crate::graph::{Direction, EdgeFilter};
-use crate::model::{Relation, Timestamp};
+use crate::model::{Node, NodeId, Relation, Timestamp};
 use crate::{Error, Result};
 
 /// Sessions a page holds at most.
@@ -82,24 +82,9 @@ impl Engine {
             )));
         }
         let workspace = workspace.map(str::trim).filter(|w| !w.is_empty());
-        let mut sessions: Vec<SessionSummary> = Vec::new();
-        let mut spawned: Vec<crate::model::NodeId> = Vec::new();
-        for node in self.graph.episodes()? {
-            let Some(e) = node.episode().filter(|e| e.agent.is_none()) else {
-                continue;
-            };
-            if let Some(w) = workspace {
-                let w = w.trim_end_matches(['/', '\\']);
-                let inside = e.project_path == w
-                    || e.project_path
-                        .strip_prefix(w)
-                        .is_some_and(|rest| rest.starts_with('/') || rest.starts_with('\\'));
-                if !inside && !e.project.eq_ignore_ascii_case(w) {
-                    continue;
-                }
-            }
-            spawned.push(node.id);
-            sessions.push(SessionSummary {
+        let summary = |node: &Node| {
+            let e = node.episode()?;
+            Some(SessionSummary {
                 session_id: e.session_id.clone(),
                 title: e.title.clone(),
                 project: e.project.clone(),
@@ -111,34 +96,57 @@ impl Engine {
                 agent_ids: Vec::new(),
                 version: e.version.clone(),
                 git_branch: e.git_branch.clone(),
-            });
-        }
-        if let Some(w) = workspace
-            && sessions.is_empty()
-        {
-            return Err(Error::NotFound(format!(
-                "no workspace `{w}`: no session worked in a project of that path or name"
-            )));
-        }
-        let mut order: Vec<usize> = (0..sessions.len()).collect();
-        order.sort_by(|&a, &b| {
-            let (a, b) = (&sessions[a], &sessions[b]);
-            b.last_activity_at
-                .cmp(&a.last_activity_at)
-                .then_with(|| a.session_id.cmp(&b.session_id))
-        });
-        let total = sessions.len();
+            })
+        };
+        // (session, its node id), in the library's order: most recently active first.
+        let (rows, total): (Vec<(SessionSummary, NodeId)>, usize) = match workspace {
+            // Everything: the page alone is read.
+            None => {
+                let (nodes, total) = self.graph.sessions_by_activity(offset, limit)?;
+                let rows = nodes
+                    .iter()
+                    .filter_map(|n| summary(n).map(|s| (s, n.id)))
+                    .collect();
+                (rows, total as usize)
+            }
+            // A workspace: every session is looked at, to count the matches.
+            Some(w) => {
+                let w = w.trim_end_matches(['/', '\\']);
+                let mut rows = Vec::new();
+                let mut total = 0;
+                for node in self.graph.sessions_newest_first()? {
+                    let node = node?;
+                    let Some(e) = node.episode() else { continue };
+                    let inside = e.project_path == w
+                        || e.project_path
+                            .strip_prefix(w)
+                            .is_some_and(|rest| rest.starts_with('/') || rest.starts_with('\\'));
+                    if !inside && !e.project.eq_ignore_ascii_case(w) {
+                        continue;
+                    }
+                    if total >= offset && rows.len() < limit {
+                        rows.extend(summary(&node).map(|s| (s, node.id)));
+                    }
+                    total += 1;
+                }
+                if total == 0 {
+                    return Err(Error::NotFound(format!(
+                        "no workspace `{w}`: no session worked in a project of that path or name"
+                    )));
+                }
+                (rows, total)
+            }
+        };
         let filter = EdgeFilter {
             direction: Direction::Out,
             relations: vec![Relation::Spawned],
             ..EdgeFilter::default()
         };
-        let mut page = Vec::with_capacity(limit.min(total));
-        for &i in order.iter().skip(offset).take(limit) {
-            let mut summary = sessions[i].clone();
+        let mut page = Vec::with_capacity(rows.len());
+        for (mut summary, id) in rows {
             summary.agent_ids = self
                 .graph
-                .neighbors(spawned[i], &filter, MAX_PAGE)?
+                .neighbors(id, &filter, MAX_PAGE)?
                 .into_iter()
                 .filter_map(|n| n.node.episode().and_then(|e| e.agent.clone()))
                 .map(|a| a.agent_id)

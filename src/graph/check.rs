@@ -28,6 +28,15 @@ impl Graph {
             Some(kept) => Some(kept),
             None => super::counts::Counters::load(store, generation)?,
         };
+        if store.contains(Keyspace::Settings, super::ACTIVITY_BUILT)? {
+            let indexed = store.keys(Keyspace::SessionsByActivity, &[]).count() as u64;
+            let sessions = super::counts::Counters::recount(store, generation)?.sessions;
+            if indexed != sessions {
+                problems.push(format!(
+                    "{indexed} sessions by activity, {sessions} session sources"
+                ));
+            }
+        }
         if let Some(kept) = kept {
             let fresh = super::counts::Counters::recount(store, generation)?;
             if kept != fresh {
@@ -45,7 +54,11 @@ impl Graph {
             node_keys.extend(keys::node_index(&node));
             nodes.insert(node.id, node);
         }
-        for keyspace in [Keyspace::NodesByName, Keyspace::EpisodesByTime] {
+        for keyspace in [
+            Keyspace::NodesByName,
+            Keyspace::EpisodesByTime,
+            Keyspace::SessionsByActivity,
+        ] {
             let mut stored = BTreeSet::new();
             for key in store.keys(keyspace, &[]) {
                 stored.insert((keyspace, key?));

@@ -8,6 +8,7 @@
 //! | edges_by_dst | dst, relation tag, src, edge id | [`Adjacency`] of the latest version |
 //! | nodes_by_name | kind tag, normalized name, node id | empty |
 //! | episodes_by_time | start, episode id | empty |
+//! | sessions_by_activity | end, episode id (main sessions) | empty |
 
 use eywa_storage::Keyspace;
 use eywa_storage::key::{KeyBuf, decode_i64, encode_i64};
@@ -161,6 +162,9 @@ pub fn node_index(node: &Node) -> Vec<(Keyspace, Vec<u8>)> {
     match &node.kind {
         NodeKind::Episode(e) => {
             keys.push((Keyspace::EpisodesByTime, episode_time(e.start.0, node.id)));
+            if e.agent.is_none() {
+                keys.push((Keyspace::SessionsByActivity, episode_time(e.end.0, node.id)));
+            }
         }
         NodeKind::Entity(e) => {
             keys.push(named(&node.name));

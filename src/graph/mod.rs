@@ -28,6 +28,10 @@ use self::view::View;
 use crate::Result;
 use crate::model::{Edge, EdgeId, EntityType, Handoff, Node, NodeId, Relation};
 
+/// Settings key: the activity index holds every main session (built, or kept from the
+/// start).
+pub(crate) const ACTIVITY_BUILT: &[u8] = b"sessions_by_activity_built";
+
 /// Node payloads kept in the hot tier.
 const NODE_CACHE_ENTRIES: usize = 16_384;
 /// Current edge versions kept in the hot tier.
@@ -141,6 +145,14 @@ impl Graph {
     /// in the index tier when that is current, else rebuilt from the index keyspaces.
     pub fn open(store: Store) -> Result<Self> {
         let generation = snapshot::generation(&store)?;
+        if store.is_empty(Keyspace::EpisodesByTime)
+            && !store.contains(Keyspace::Settings, ACTIVITY_BUILT)?
+        {
+            // Nothing to index yet: writes keep the activity index from the start.
+            let mut batch = eywa_storage::Batch::new();
+            batch.put(Keyspace::Settings, ACTIVITY_BUILT.to_vec(), &true)?;
+            store.apply(batch)?;
+        }
         Ok(Graph {
             store,
             view: std::sync::OnceLock::new(),
@@ -308,6 +320,76 @@ impl Graph {
                 })
             })
             .collect()
+    }
+
+    /// Main sessions (not subagent runs), most recently active first: `skip`, then at
+    /// most `take`; and how many there are in all. Reads only the nodes of the page.
+    pub fn sessions_by_activity(&self, skip: usize, take: usize) -> Result<(Vec<Arc<Node>>, u64)> {
+        self.ensure_activity_index()?;
+        // One key per main session: as many as the counters' sessions (the check holds
+        // them to it), so the total costs no scan.
+        let total = self.counts()?.sessions;
+        let mut page = Vec::new();
+        for key in self
+            .store
+            .keys(Keyspace::SessionsByActivity, &[])
+            .rev()
+            .skip(skip)
+            .take(take)
+        {
+            let key = key?;
+            let (_, id) = keys::parse_episode_time(&key).ok_or(eywa_storage::Error::BadKey {
+                keyspace: Keyspace::SessionsByActivity.name(),
+                reason: "unexpected key layout",
+            })?;
+            if let Some(node) = self.node(id)? {
+                page.push(node);
+            }
+        }
+        Ok((page, total))
+    }
+
+    /// Every main session's node, most recently active first.
+    pub fn sessions_newest_first(&self) -> Result<impl Iterator<Item = Result<Arc<Node>>> + '_> {
+        self.ensure_activity_index()?;
+        Ok(self
+            .store
+            .keys(Keyspace::SessionsByActivity, &[])
+            .rev()
+            .filter_map(move |key| {
+                let key = match key {
+                    Ok(key) => key,
+                    Err(e) => return Some(Err(e.into())),
+                };
+                let (_, id) = keys::parse_episode_time(&key)?;
+                self.node(id).transpose()
+            }))
+    }
+
+    /// Builds the activity index of a store written before it existed (once: a settings
+    /// mark says it is complete; writes keep it since).
+    fn ensure_activity_index(&self) -> Result<()> {
+        if self.store.contains(Keyspace::Settings, ACTIVITY_BUILT)? {
+            return Ok(());
+        }
+        let _writer = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        let mut batch = eywa_storage::Batch::new();
+        for key in self.store.keys(Keyspace::EpisodesByTime, &[]) {
+            let key = key?;
+            let Some((_, id)) = keys::parse_episode_time(&key) else {
+                continue;
+            };
+            if let Some(node) = self.node(id)? {
+                for (keyspace, key) in keys::node_index(&node) {
+                    if keyspace == Keyspace::SessionsByActivity {
+                        batch.put_raw(keyspace, key, Vec::new());
+                    }
+                }
+            }
+        }
+        batch.put(Keyspace::Settings, ACTIVITY_BUILT.to_vec(), &true)?;
+        self.store.apply(batch)?;
+        Ok(())
     }
 
     /// Every Episode, newest first.

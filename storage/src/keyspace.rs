@@ -41,11 +41,14 @@ pub enum Keyspace {
     /// `source path | 0 | vector key` → the queue key of a pending chunk, or empty once it
     /// is embedded: what to drop when a source is read again from its start.
     VectorsBySource,
+    /// `last activity (ordered i64 ms) | episode id` → () for main sessions (not subagent
+    /// runs): the session library's order.
+    SessionsByActivity,
 }
 
 impl Keyspace {
     /// Every keyspace, in the order their trees are opened.
-    pub const ALL: [Keyspace; 17] = [
+    pub const ALL: [Keyspace; 18] = [
         Keyspace::Nodes,
         Keyspace::Edges,
         Keyspace::Docs,
@@ -63,6 +66,7 @@ impl Keyspace {
         Keyspace::Vectors,
         Keyspace::EmbedQueue,
         Keyspace::VectorsBySource,
+        Keyspace::SessionsByActivity,
     ];
 
     /// The sled tree name.
@@ -85,6 +89,7 @@ impl Keyspace {
             Keyspace::Vectors => "vectors",
             Keyspace::EmbedQueue => "embed_queue",
             Keyspace::VectorsBySource => "vectors_by_source",
+            Keyspace::SessionsByActivity => "sessions_by_activity",
         }
     }
 

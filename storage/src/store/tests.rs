@@ -175,6 +175,7 @@ fn keyspace_names_are_pinned_and_distinct() {
             "vectors",
             "embed_queue",
             "vectors_by_source",
+            "sessions_by_activity",
         ]
     );
     for (i, keyspace) in Keyspace::ALL.iter().enumerate() {
