@@ -205,6 +205,13 @@ fn workflow_agents_link_to_the_session_whose_folder_holds_them() {
         assert_eq!(agent.layout, AgentLayout::Workflow);
         assert_eq!(agent.parent_session.as_deref(), Some(PARENT));
     }
+    // The library lists the session once, with its agents.
+    let page = engine.list_sessions(None, 10, 0).unwrap();
+    assert_eq!(page.total, 1);
+    assert_eq!(
+        page.sessions[0].agent_ids,
+        ["w1aaaaaaaaaaaaaaa", "w2bbbbbbbbbbbbbbb"]
+    );
     assert!(engine.graph().check().unwrap().is_empty());
 }
 

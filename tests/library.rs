@@ -240,6 +240,10 @@ fn a_session_that_goes_on_moves_to_the_front_and_an_older_store_gets_the_order_b
     }
     let engine = Engine::open(config).unwrap();
     assert_eq!(first_ids(&engine), ["3", "1", "4", "2", "0"]);
+    assert!(
+        !engine.graph().view_loaded(),
+        "a page is read from the store, not the whole graph"
+    );
     assert_eq!(engine.list_sessions(None, 2, 0).unwrap().total, 5);
     assert!(engine.graph().check().unwrap().is_empty());
 }

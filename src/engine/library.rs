@@ -5,7 +5,6 @@ use serde_json::json;
 
 use super::Engine;
 use crate::claude::{MessageKind, Role};
-use crate::graph::{Direction, EdgeFilter};
 use crate::model::{Node, NodeId, Relation, Timestamp};
 use crate::{Error, Result};
 
@@ -137,18 +136,14 @@ impl Engine {
                 (rows, total)
             }
         };
-        let filter = EdgeFilter {
-            direction: Direction::Out,
-            relations: vec![Relation::Spawned],
-            ..EdgeFilter::default()
-        };
         let mut page = Vec::with_capacity(rows.len());
         for (mut summary, id) in rows {
+            // From the adjacency index: a page never needs the whole graph in memory.
             summary.agent_ids = self
                 .graph
-                .neighbors(id, &filter, MAX_PAGE)?
-                .into_iter()
-                .filter_map(|n| n.node.episode().and_then(|e| e.agent.clone()))
+                .current_targets(id, Relation::Spawned)?
+                .iter()
+                .filter_map(|n| n.episode().and_then(|e| e.agent.clone()))
                 .map(|a| a.agent_id)
                 .collect();
             summary.agent_ids.sort();

@@ -9,7 +9,7 @@ use super::keys::{self, Adjacency};
 use super::write::HANDOFF_PREFIX;
 use super::{Direction, Graph};
 use crate::Result;
-use crate::model::{Edge, EdgeId, Handoff, NodeId, Timestamp};
+use crate::model::{Edge, EdgeId, Handoff, Node, NodeId, Relation, Timestamp};
 
 /// Which version of the world to read. `None` on both axes is the current view.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -90,6 +90,28 @@ impl Graph {
             .into_iter()
             .rev()
             .find(|e| as_of.sees(e)))
+    }
+
+    /// The nodes current `relation` edges lead to from `id`, read from the adjacency index
+    /// alone (no view): one prefix scan, then each node.
+    pub fn current_targets(&self, id: NodeId, relation: Relation) -> Result<Vec<Arc<Node>>> {
+        let mut prefix = id.as_bytes().to_vec();
+        prefix.push(relation.tag());
+        let mut targets = Vec::new();
+        for entry in self.store.entries(Keyspace::EdgesBySrc, &prefix) {
+            let (key, value) = entry?;
+            let bad = || eywa_storage::Error::BadKey {
+                keyspace: Keyspace::EdgesBySrc.name(),
+                reason: "unexpected adjacency layout",
+            };
+            let key = keys::parse_adjacency(&key).ok_or_else(bad)?;
+            if Adjacency::decode(&value).ok_or_else(bad)?.is_current()
+                && let Some(node) = self.node(key.other)?
+            {
+                targets.push(node);
+            }
+        }
+        Ok(targets)
     }
 
     /// Edges at `id` from the adjacency indexes, expired ones included.
