@@ -91,3 +91,29 @@ fn an_eywa_handoff_folder_imports_and_ranks() {
         Err(eywa::Error::NotFound(_))
     ));
 }
+
+#[test]
+fn an_import_into_a_new_store_leaves_the_text_index_current() {
+    let home = ClaudeHome::new();
+    let folder = eywa_folder();
+    let dir = tempfile::tempdir().unwrap();
+    let config = EngineConfig::new(dir.path(), home.root());
+    Engine::open(config.clone())
+        .unwrap()
+        .import_eywa(folder.path())
+        .unwrap();
+    // The text index was made before the first source, so the next process finds it
+    // current: imported handoffs add no passages, and a rebuild (serve's first ingest)
+    // would walk every source for nothing.
+    assert!(dir.path().join("store/index/text/meta.json").is_file());
+    let engine = Engine::open(config).unwrap();
+    assert!(
+        !engine
+            .graph()
+            .store()
+            .contains(eywa_storage::Keyspace::Settings, b"text_index_dirty")
+            .unwrap(),
+        "the text index is not marked for a rebuild"
+    );
+    assert_eq!(engine.ingest().unwrap().counts.sessions, 3);
+}

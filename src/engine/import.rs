@@ -53,6 +53,10 @@ impl Engine {
         }
         // Counters loaded before writing are kept in step by every batch.
         self.graph.counts()?;
+        // The text index exists before the first source does, so the next ingest finds it
+        // current (imported handoffs add no passages) instead of rebuilding it from every
+        // source.
+        self.text()?;
         let mut import = Import {
             engine: self,
             report: ImportReport::default(),
