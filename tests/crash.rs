@@ -117,7 +117,9 @@ fn killed_ingests_leave_a_consistent_store_that_converges() {
     .unwrap();
     let clean_counts = clean.graph().counts().unwrap();
     let clean_content = content(&clean);
+    let clean_chunks = chunks(&clean);
     assert_eq!(clean_counts.episodes, 120);
+    assert!(!clean_chunks.is_empty());
     drop(clean);
 
     let mut seed = 0x5eed_u64;
@@ -153,6 +155,12 @@ fn killed_ingests_leave_a_consistent_store_that_converges() {
             clean_content,
             "run {run}: ids and facts after re-ingest"
         );
+        // A session's chunks are queued in its own transaction: none is lost to a kill.
+        assert_eq!(
+            chunks(&engine),
+            clean_chunks,
+            "run {run}: chunks known to semantic memory after re-ingest"
+        );
         assert!(
             engine.graph().check().unwrap().is_empty(),
             "run {run}: after re-ingest"
@@ -165,6 +173,16 @@ fn killed_ingests_leave_a_consistent_store_that_converges() {
         killed_mid_run >= RUNS / 2,
         "most kills must land while ingesting"
     );
+}
+
+/// Every chunk semantic memory knows (queued or embedded), by source and key.
+fn chunks(engine: &Engine) -> BTreeSet<Vec<u8>> {
+    engine
+        .graph()
+        .store()
+        .keys(Keyspace::VectorsBySource, &[])
+        .map(|k| k.unwrap())
+        .collect()
 }
 
 /// Chunks stored, as raw `(key, value)` pairs: what a converged store must agree on.

@@ -526,7 +526,34 @@ impl Engine {
                 run.relabel.insert(owner.to_owned());
             }
         }
+        // The session's chunks are queued in its own transaction.
+        let staged = if let Some(main) = facts.first() {
+            let mut inputs = vec![IndexInput {
+                source: &record.path,
+                node: &main.episode,
+                handoff: main.handoff.as_ref(),
+                passages: &transcript.passages,
+                labels: &transcript.summaries,
+                whole: !archived.appended,
+            }];
+            inputs.extend(facts[1..].iter().map(|child| IndexInput {
+                source: &record.path,
+                node: &child.episode,
+                handoff: None,
+                passages: &[],
+                labels: &[],
+                whole: false,
+            }));
+            Some(self.index_sessions_into(&inputs, &mut batch)?)
+        } else if !archived.appended {
+            Some(self.drop_source_into(&record.path, &mut batch)?)
+        } else {
+            None
+        };
         self.write_facts(batch, &facts, &record, &mut run.handoffs)?;
+        if let Some(staged) = staged {
+            self.semantic()?.applied(staged);
+        }
         if let Some(owners) = self
             .owners
             .write()
@@ -534,28 +561,6 @@ impl Engine {
             .as_mut()
         {
             owners.record(session, &transcript.uuids);
-        }
-        if let Some(main) = facts.first() {
-            self.index_session(IndexInput {
-                source: &record.path,
-                node: &main.episode,
-                handoff: main.handoff.as_ref(),
-                passages: &transcript.passages,
-                labels: &transcript.summaries,
-                whole: !archived.appended,
-            })?;
-            for child in &facts[1..] {
-                self.index_session(IndexInput {
-                    source: &record.path,
-                    node: &child.episode,
-                    handoff: None,
-                    passages: &[],
-                    labels: &[],
-                    whole: false,
-                })?;
-            }
-        } else if !archived.appended {
-            self.drop_source(&record.path)?;
         }
         self.retire(changed.known.as_ref(), &archived)?;
         if let Some(handoff) = facts.first().and_then(|f| f.handoff.as_ref()) {

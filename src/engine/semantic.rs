@@ -199,6 +199,18 @@ fn source_prefix(source: &str) -> Vec<u8> {
     k
 }
 
+/// Chunks queued in a caller's batch, not yet applied: holds the write lock, so the
+/// embedder cannot take a chunk the batch is about to change.
+pub(crate) struct Staged<'a> {
+    _write: std::sync::MutexGuard<'a, ()>,
+    /// Chunks the batch queues.
+    queued: u64,
+    /// Queued chunks the batch takes off the queue.
+    unqueued: u64,
+    /// Embedded chunks the batch removes.
+    removed: Vec<u64>,
+}
+
 impl Semantic {
     /// Loads the embedder `config` names and the vectors stored for it. No embedder, or
     /// one that fails to load, leaves semantic memory unavailable (with the reason); the
@@ -306,22 +318,43 @@ impl Semantic {
         docs: &[TextDoc],
         replace: bool,
     ) -> Result<()> {
-        let items = Self::items(docs);
-        let _write = self.lock_write();
         let mut batch = Batch::new();
-        let mut removed = Vec::new();
+        let staged = self.stage(store, source, docs, replace, &mut batch)?;
+        store.apply(batch)?;
+        self.applied(staged);
+        Ok(())
+    }
+
+    /// [`Semantic::enqueue`]'s writes, added to `batch` for the caller to apply in its own
+    /// transaction: a session's chunks are queued with its graph writes, or not at all. The
+    /// embedder waits until what this returns is handed to [`Semantic::applied`] (once the
+    /// batch is applied) or dropped (it was not).
+    pub(crate) fn stage<'a>(
+        &'a self,
+        store: &Store,
+        source: &str,
+        docs: &[TextDoc],
+        replace: bool,
+        batch: &mut Batch,
+    ) -> Result<Staged<'a>> {
+        let items = Self::items(docs);
+        let mut staged = Staged {
+            _write: self.lock_write(),
+            queued: 0,
+            unqueued: 0,
+            removed: Vec::new(),
+        };
         let wanted: HashSet<u64> = items.iter().map(|i| i.key).collect();
         if replace {
             for kv in store.entries(Keyspace::VectorsBySource, &source_prefix(source)) {
                 let (k, pending) = kv?;
                 let key = u64::from_be_bytes(k[k.len() - 8..].try_into().expect("8 bytes"));
                 if !wanted.contains(&key) {
-                    self.drop_key(&mut batch, &k, &pending, key);
-                    removed.push(key);
+                    staged.unqueued += u64::from(Self::drop_key(batch, &k, &pending, key));
+                    staged.removed.push(key);
                 }
             }
         }
-        let mut queued = 0u64;
         for item in &items {
             if let Some(seen) = self
                 .sweep
@@ -336,7 +369,7 @@ impl Semantic {
             match &pending {
                 Some(q) if !q.is_empty() => {
                     batch.delete(Keyspace::EmbedQueue, q.clone());
-                    self.backlog.fetch_sub(1, Ordering::Relaxed);
+                    staged.unqueued += 1;
                 }
                 Some(_) => {
                     let current: Option<VectorEntry> =
@@ -350,29 +383,36 @@ impl Semantic {
             let qk = queue_key(item.entry.timestamp, item.key);
             batch.put(Keyspace::EmbedQueue, qk.clone(), item)?;
             batch.put_raw(Keyspace::VectorsBySource, sk, qk);
-            queued += 1;
+            staged.queued += 1;
         }
-        store.apply(batch)?;
-        self.backlog.fetch_add(queued, Ordering::Relaxed);
-        self.forget(&removed);
-        if queued > 0 {
-            let (lock, cvar) = &self.wake;
-            *lock.lock().unwrap_or_else(|p| p.into_inner()) += queued;
-            cvar.notify_all();
-        }
-        Ok(())
+        Ok(staged)
     }
 
-    /// Adds to `batch` the removal of one chunk (queued or embedded).
-    fn drop_key(&self, batch: &mut Batch, source_key: &[u8], pending: &[u8], key: u64) {
-        if pending.is_empty() {
+    /// Counts what a [`Semantic::stage`]d batch queued and dropped, now that it is applied,
+    /// and wakes the embedder.
+    pub(crate) fn applied(&self, staged: Staged<'_>) {
+        self.backlog.fetch_add(staged.queued, Ordering::Relaxed);
+        self.backlog.fetch_sub(staged.unqueued, Ordering::Relaxed);
+        self.forget(&staged.removed);
+        if staged.queued > 0 {
+            let (lock, cvar) = &self.wake;
+            *lock.lock().unwrap_or_else(|p| p.into_inner()) += staged.queued;
+            cvar.notify_all();
+        }
+    }
+
+    /// Adds to `batch` the removal of one chunk (queued or embedded); true when it was
+    /// still queued.
+    fn drop_key(batch: &mut Batch, source_key: &[u8], pending: &[u8], key: u64) -> bool {
+        let queued = !pending.is_empty();
+        if queued {
+            batch.delete(Keyspace::EmbedQueue, pending.to_vec());
+        } else {
             batch.delete(Keyspace::Vectors, key.to_be_bytes().to_vec());
             Vectors::journal(batch, key);
-        } else {
-            batch.delete(Keyspace::EmbedQueue, pending.to_vec());
-            self.backlog.fetch_sub(1, Ordering::Relaxed);
         }
         batch.delete(Keyspace::VectorsBySource, source_key.to_vec());
+        queued
     }
 
     /// Drops removed keys from the in-memory index.
@@ -401,15 +441,17 @@ impl Semantic {
         let _write = self.lock_write();
         let mut batch = Batch::new();
         let mut removed = Vec::new();
+        let mut unqueued = 0;
         for kv in store.entries(Keyspace::VectorsBySource, &[]) {
             let (k, pending) = kv?;
             let key = u64::from_be_bytes(k[k.len() - 8..].try_into().expect("8 bytes"));
             if !seen.contains(&key) {
-                self.drop_key(&mut batch, &k, &pending, key);
+                unqueued += u64::from(Self::drop_key(&mut batch, &k, &pending, key));
                 removed.push(key);
             }
         }
         store.apply(batch)?;
+        self.backlog.fetch_sub(unqueued, Ordering::Relaxed);
         self.forget(&removed);
         Ok(())
     }

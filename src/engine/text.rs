@@ -40,28 +40,51 @@ impl Engine {
     /// into the text index (committed at the end of the ingest run). `whole` drops what the
     /// source had before (the file was read from its start).
     pub(super) fn index_session(&self, input: IndexInput<'_>) -> Result<()> {
-        self.mark_text_dirty()?;
-        let text = self.text()?;
-        if input.whole {
-            text.delete_source(input.source);
-        }
-        let mut docs = passage_docs(&input, input.passages, true);
-        let session = session_docs(&input);
-        docs.extend(session.iter().cloned());
-        text.put(&docs)?;
-        let mut embed = passage_docs(&input, input.passages, false);
-        embed.extend(session);
-        self.semantic()?
-            .enqueue(self.graph.store(), input.source, &embed, input.whole)
+        let mut batch = Batch::new();
+        let staged = self.index_sessions_into(&[input], &mut batch)?;
+        self.graph.store().apply(batch)?;
+        self.semantic()?.applied(staged);
+        Ok(())
     }
 
-    /// Drops what a source put in the text index and in semantic memory (it was read from
-    /// its start and holds nothing now).
-    pub(super) fn drop_source(&self, source: &str) -> Result<()> {
+    /// [`Engine::index_session`] for a session and the runs read from the same source (the
+    /// first input decides whether the source was read whole), its chunks queued in
+    /// `batch`: applied with the session's graph writes, a crash leaves both or neither.
+    pub(super) fn index_sessions_into(
+        &self,
+        inputs: &[IndexInput<'_>],
+        batch: &mut Batch,
+    ) -> Result<super::semantic::Staged<'_>> {
+        let first = inputs.first().expect("a session to index");
+        self.mark_text_dirty()?;
+        let text = self.text()?;
+        if first.whole {
+            text.delete_source(first.source);
+        }
+        let mut embed = Vec::new();
+        for input in inputs {
+            let mut docs = passage_docs(input, input.passages, true);
+            let session = session_docs(input);
+            docs.extend(session.iter().cloned());
+            text.put(&docs)?;
+            embed.extend(passage_docs(input, input.passages, false));
+            embed.extend(session);
+        }
+        self.semantic()?
+            .stage(self.graph.store(), first.source, &embed, first.whole, batch)
+    }
+
+    /// Drops what a source put in the text index and, in `batch`, in semantic memory (it
+    /// was read from its start and holds nothing now).
+    pub(super) fn drop_source_into(
+        &self,
+        source: &str,
+        batch: &mut Batch,
+    ) -> Result<super::semantic::Staged<'_>> {
         self.mark_text_dirty()?;
         self.text()?.delete_source(source);
         self.semantic()?
-            .enqueue(self.graph.store(), source, &[], true)
+            .stage(self.graph.store(), source, &[], true, batch)
     }
 
     /// Puts a plan or memory Document into the text index.
