@@ -663,16 +663,24 @@ impl Engine {
         archived.record(&mut record);
         let mut batch = Batch::new();
         archived.put(&mut batch)?;
+        // The run's chunks are queued in its own transaction.
+        let staged = match &facts {
+            Some(facts) => Some(self.index_sessions_into(
+                &[IndexInput {
+                    source: &record.path,
+                    node: &facts.episode,
+                    handoff: None,
+                    passages: &transcript.passages,
+                    labels: &[],
+                    whole: !archived.appended,
+                }],
+                &mut batch,
+            )?),
+            None => None,
+        };
         self.graph.write_session(batch, facts.as_slice(), &record)?;
-        if let Some(facts) = &facts {
-            self.index_session(IndexInput {
-                source: &record.path,
-                node: &facts.episode,
-                handoff: None,
-                passages: &transcript.passages,
-                labels: &[],
-                whole: !archived.appended,
-            })?;
+        if let Some(staged) = staged {
+            self.semantic()?.applied(staged);
         }
         self.retire(changed.known.as_ref(), &archived)?;
         Ok(FileOutcome::Read {
@@ -890,10 +898,13 @@ impl Engine {
         let archived = Archived::whole(blob);
         let mut batch = Batch::new();
         archived.put(&mut batch)?;
+        // The document's chunks are queued in its own transaction.
+        let session = self.document_session(&facts.episode)?;
+        let staged =
+            self.index_document_into(&record.path, &facts.episode, &session, &mut batch)?;
         self.graph
             .write_session(batch, std::slice::from_ref(&facts), &record)?;
-        let session = self.document_session(&facts.episode)?;
-        self.index_document(&record.path, &facts.episode, &session)?;
+        self.semantic()?.applied(staged);
         self.retire(changed.known.as_ref(), &archived)
     }
 }

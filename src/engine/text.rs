@@ -36,20 +36,11 @@ impl Engine {
         Ok(self.text.get_or_init(|| text))
     }
 
-    /// Puts the passages a read of `source` produced, and the session-level documents,
-    /// into the text index (committed at the end of the ingest run). `whole` drops what the
-    /// source had before (the file was read from its start).
-    pub(super) fn index_session(&self, input: IndexInput<'_>) -> Result<()> {
-        let mut batch = Batch::new();
-        let staged = self.index_sessions_into(&[input], &mut batch)?;
-        self.graph.store().apply(batch)?;
-        self.semantic()?.applied(staged);
-        Ok(())
-    }
-
-    /// [`Engine::index_session`] for a session and the runs read from the same source (the
-    /// first input decides whether the source was read whole), its chunks queued in
-    /// `batch`: applied with the session's graph writes, a crash leaves both or neither.
+    /// Puts the passages a read of a source produced, and the session-level documents of the
+    /// session and the runs read from it, into the text index (committed at the end of the
+    /// ingest run), and queues their chunks in `batch`: applied with the session's graph
+    /// writes, a crash leaves both or neither. The first input's `whole` (the source was
+    /// read from its start) drops what the source had before.
     pub(super) fn index_sessions_into(
         &self,
         inputs: &[IndexInput<'_>],
@@ -87,14 +78,20 @@ impl Engine {
             .stage(self.graph.store(), source, &[], true, batch)
     }
 
-    /// Puts a plan or memory Document into the text index.
-    pub(super) fn index_document(&self, source: &str, node: &Node, session: &str) -> Result<()> {
+    /// Puts a plan or memory Document into the text index, and its chunks in `batch`.
+    pub(super) fn index_document_into(
+        &self,
+        source: &str,
+        node: &Node,
+        session: &str,
+        batch: &mut Batch,
+    ) -> Result<super::semantic::Staged<'_>> {
         self.mark_text_dirty()?;
         self.text()?.delete_source(source);
         let docs = document_docs(source, node, session);
         self.text()?.put(&docs)?;
         self.semantic()?
-            .enqueue(self.graph.store(), source, &docs, true)
+            .stage(self.graph.store(), source, &docs, true, batch)
     }
 
     pub(super) fn mark_text_dirty(&self) -> Result<()> {
