@@ -239,8 +239,15 @@ fn graph_and_stats_commands_print_human_and_json() {
     assert_eq!(node["handoff"]["projects"][0], "tokenizer-service");
     let find = env.json(&["graph", "find", "led", "--prefix", "--json"]);
     assert_eq!(find["entities"][0]["name"], "ledger");
+    // The ingest never needed the whole graph in memory; the walk does, rebuilds it, and
+    // leaves a snapshot for the next command.
+    let snapshot = env.data.path().join("eywa/store/index/graph-view.bin");
+    assert!(!snapshot.exists());
     let walk = env.json(&["graph", "walk", "project:ledger", "--depth", "2", "--json"]);
     assert!(walk["steps"].as_array().unwrap().len() >= 3, "{walk}");
+    assert!(snapshot.is_file(), "a rebuilt view is saved");
+    let again = env.json(&["graph", "walk", "project:ledger", "--depth", "2", "--json"]);
+    assert_eq!(again, walk);
     let path = env.json(&[
         "graph",
         "path",

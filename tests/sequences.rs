@@ -91,6 +91,46 @@ fn follows_tracks_the_order_of_a_projects_sessions() {
     assert!(engine.graph().check().unwrap().is_empty());
 }
 
+/// The same chain kept by processes that never load the graph view (a CLI ingest): the
+/// pass reads the adjacency index instead, with the same result.
+#[test]
+fn follows_is_kept_the_same_without_the_view_in_memory() {
+    let home = ClaudeHome::new();
+    let dir = tempfile::tempdir().unwrap();
+    let config = EngineConfig::new(dir.path(), home.root());
+    let ingest = || {
+        let engine = Engine::open(config.clone()).unwrap();
+        engine.ingest().unwrap();
+        assert!(!engine.graph().view_loaded(), "the pass read the store");
+    };
+    session(&home, 1, 5, None);
+    session(&home, 2, 3, Some("calm-fox"));
+    session(&home, 3, 1, Some("calm-fox"));
+    ingest();
+    session(&home, 4, 4, None);
+    let before = AsOf {
+        recorded: Some(Timestamp::now()),
+        ..AsOf::default()
+    };
+    std::thread::sleep(std::time::Duration::from_millis(5));
+    ingest();
+    ingest();
+
+    let engine = Engine::open(config).unwrap();
+    let now = AsOf::default();
+    assert!(targets(&engine, 1, Relation::Follows, now).is_empty());
+    assert_eq!(targets(&engine, 4, Relation::Follows, now), [id(1)]);
+    assert_eq!(targets(&engine, 2, Relation::Follows, now), [id(4)]);
+    assert_eq!(targets(&engine, 2, Relation::Follows, before), [id(1)]);
+    assert_eq!(targets(&engine, 3, Relation::Follows, now), [id(2)]);
+    assert_eq!(targets(&engine, 3, Relation::Continues, now), [id(2)]);
+    // Each link recorded once: an ingest that changed nothing rewrote nothing.
+    let follows =
+        eywa::model::EdgeId::derive(NodeId::episode(&id(3)), "FOLLOWS", NodeId::episode(&id(2)));
+    assert_eq!(engine.graph().edge_versions(follows).unwrap().len(), 1);
+    assert!(engine.graph().check().unwrap().is_empty());
+}
+
 #[test]
 fn continues_links_sessions_that_share_a_slug() {
     let home = ClaudeHome::new();

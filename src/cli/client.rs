@@ -319,13 +319,17 @@ impl Local {
 }
 
 impl Drop for Local {
-    /// The process is about to end: what was written is flushed, and the rest is left to
-    /// the exit to free (tearing down sled's page table costs a tenth of a cold command).
+    /// The process is about to end: what was written is flushed, a graph view this command
+    /// had to rebuild is saved for the next one, and the rest is left to the exit to free
+    /// (tearing down sled's page table costs a tenth of a cold command).
     fn drop(&mut self) {
         if let Some(engine) = self.engine.take() {
             if let Err(e) = engine.graph().store().flush() {
                 eprintln!("eywa: cannot flush the store: {e}");
                 return;
+            }
+            if let Err(e) = engine.graph().save_view() {
+                eprintln!("eywa: cannot save the graph view: {e}");
             }
             std::mem::forget(engine);
         }

@@ -206,9 +206,11 @@ impl Graph {
         {
             return Ok(0);
         }
-        // The pass reads the view: loaded before the writer lock (loading takes it).
-        self.loaded_view()?;
         let mut generation = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        // The pass reads the view when it is in memory, else the adjacency index (an import
+        // or a CLI ingest never pays for the whole graph). Loading the view takes the
+        // writer lock, so this holds for the whole pass.
+        let from_view = self.view_loaded();
         let now = Timestamp::now();
         let mut projects = Vec::new();
         let mut markers = Vec::new();
@@ -227,11 +229,16 @@ impl Graph {
         let mut desired: HashMap<NodeId, Vec<Edge>> = HashMap::new();
         for &project in &projects {
             let mut chain: Vec<(i64, NodeId)> = Vec::new();
-            for (start, id) in self.episodes_touching(project)? {
+            let members = match from_view {
+                true => self.episodes_touching(project)?,
+                false => self.linked_nodes(project)?,
+            };
+            for (_, id) in members {
                 let Some(node) = self.node(id)? else { continue };
                 let Some(episode) = node.episode().filter(|e| e.agent.is_none()) else {
                     continue;
                 };
+                let start = episode.start.0;
                 chain.push((start, id));
                 if listed.insert(id) {
                     sessions.push((start, id, episode.slug.clone(), episode.resumes.clone()));
@@ -276,27 +283,35 @@ impl Graph {
         let mut stale: Vec<EdgeId> = Vec::new();
         let mut fresh: Vec<Edge> = Vec::new();
         {
-            let view = self.view()?;
+            let view = match from_view {
+                true => Some(self.view()?),
+                false => None,
+            };
             for (episode, edges) in desired {
-                let current: Vec<EdgeMeta> = view
-                    .adjacent(episode, true, false)
-                    .map(|(meta, _, _)| meta)
-                    .filter(|m| matches!(m.relation, Relation::Follows | Relation::Continues))
-                    .collect();
+                // (id, valid_from, valid_to) of each current derived edge out of `episode`.
+                let current: Vec<(EdgeId, i64, i64)> = match &view {
+                    Some(view) => view
+                        .adjacent(episode, true, false)
+                        .map(|(meta, _, _)| meta)
+                        .filter(|m| matches!(m.relation, Relation::Follows | Relation::Continues))
+                        .map(|m: EdgeMeta| (m.id, m.valid_from, m.valid_to))
+                        .collect(),
+                    None => self.derived_links_from(episode)?,
+                };
                 let wanted: HashSet<EdgeId> = edges.iter().map(|e| e.id).collect();
                 stale.extend(
                     current
                         .iter()
-                        .map(|m| m.id)
+                        .map(|m| m.0)
                         .filter(|id| !wanted.contains(id)),
                 );
                 // Derived edges carry no evidence and full confidence: the same id and
                 // window is the same fact.
                 fresh.extend(edges.into_iter().filter(|edge| {
-                    !current.iter().any(|m| {
-                        m.id == edge.id
-                            && m.valid_from == edge.valid_from.0
-                            && m.valid_to == edge.valid_to.map_or(i64::MAX, |t| t.0)
+                    !current.iter().any(|&(id, from, to)| {
+                        id == edge.id
+                            && from == edge.valid_from.0
+                            && to == edge.valid_to.map_or(i64::MAX, |t| t.0)
                     })
                 }));
             }
@@ -336,6 +351,43 @@ impl Graph {
             queued.remove(project);
         }
         Ok(changed)
+    }
+
+    /// The nodes at the other end of `id`'s current edges, from the adjacency index, each
+    /// once (the `i64` is 0: callers read each node).
+    fn linked_nodes(&self, id: NodeId) -> Result<Vec<(i64, NodeId)>> {
+        let mut others: Vec<(i64, NodeId)> = self
+            .stored_links(id, super::Direction::Both)?
+            .into_iter()
+            .filter(|l| l.adjacency.is_current())
+            .map(|l| (0, l.other))
+            .collect();
+        others.sort_unstable();
+        others.dedup();
+        Ok(others)
+    }
+
+    /// Current FOLLOWS and CONTINUES edges out of `episode` as (id, valid from, valid to),
+    /// from the adjacency index.
+    fn derived_links_from(&self, episode: NodeId) -> Result<Vec<(EdgeId, i64, i64)>> {
+        let mut out = Vec::new();
+        for relation in [Relation::Follows, Relation::Continues] {
+            let mut prefix = episode.as_bytes().to_vec();
+            prefix.push(relation.tag());
+            for entry in self.store.entries(Keyspace::EdgesBySrc, &prefix) {
+                let (key, value) = entry?;
+                let bad = || eywa_storage::Error::BadKey {
+                    keyspace: Keyspace::EdgesBySrc.name(),
+                    reason: "unexpected adjacency layout",
+                };
+                let key = keys::parse_adjacency(&key).ok_or_else(bad)?;
+                let adjacency = keys::Adjacency::decode(&value).ok_or_else(bad)?;
+                if adjacency.is_current() {
+                    out.push((key.edge, adjacency.valid_from, adjacency.valid_to));
+                }
+            }
+        }
+        Ok(out)
     }
 
     /// Episodes (sessions and their agents) whose lines carry `slug`.
