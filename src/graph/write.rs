@@ -231,7 +231,7 @@ impl Graph {
             let mut chain: Vec<(i64, NodeId)> = Vec::new();
             let members = match from_view {
                 true => self.episodes_touching(project)?,
-                false => self.linked_nodes(project)?,
+                false => self.touching_project(project)?,
             };
             for (_, id) in members {
                 let Some(node) = self.node(id)? else { continue };
@@ -353,15 +353,27 @@ impl Graph {
         Ok(changed)
     }
 
-    /// The nodes at the other end of `id`'s current edges, from the adjacency index, each
-    /// once (the `i64` is 0: callers read each node).
-    fn linked_nodes(&self, id: NodeId) -> Result<Vec<(i64, NodeId)>> {
-        let mut others: Vec<(i64, NodeId)> = self
-            .stored_links(id, super::Direction::Both)?
-            .into_iter()
-            .filter(|l| l.adjacency.is_current())
-            .map(|l| (0, l.other))
-            .collect();
+    /// The episodes with a current TOUCHED edge to `project` (the only relation from an
+    /// episode to a project), from the adjacency index, each once (the `i64` is 0: callers
+    /// read each node).
+    fn touching_project(&self, project: NodeId) -> Result<Vec<(i64, NodeId)>> {
+        let mut prefix = project.as_bytes().to_vec();
+        prefix.push(Relation::Touched.tag());
+        let mut others = Vec::new();
+        for entry in self.store.entries(Keyspace::EdgesByDst, &prefix) {
+            let (key, value) = entry?;
+            let bad = || eywa_storage::Error::BadKey {
+                keyspace: Keyspace::EdgesByDst.name(),
+                reason: "unexpected adjacency layout",
+            };
+            let key = keys::parse_adjacency(&key).ok_or_else(bad)?;
+            if keys::Adjacency::decode(&value)
+                .ok_or_else(bad)?
+                .is_current()
+            {
+                others.push((0, key.other));
+            }
+        }
         others.sort_unstable();
         others.dedup();
         Ok(others)
