@@ -95,18 +95,10 @@ impl Graph {
     /// The nodes current `relation` edges lead to from `id`, read from the adjacency index
     /// alone (no view): one prefix scan, then each node.
     pub fn current_targets(&self, id: NodeId, relation: Relation) -> Result<Vec<Arc<Node>>> {
-        let mut prefix = id.as_bytes().to_vec();
-        prefix.push(relation.tag());
         let mut targets = Vec::new();
-        for entry in self.store.entries(Keyspace::EdgesBySrc, &prefix) {
-            let (key, value) = entry?;
-            let bad = || eywa_storage::Error::BadKey {
-                keyspace: Keyspace::EdgesBySrc.name(),
-                reason: "unexpected adjacency layout",
-            };
-            let key = keys::parse_adjacency(&key).ok_or_else(bad)?;
-            if Adjacency::decode(&value).ok_or_else(bad)?.is_current()
-                && let Some(node) = self.node(key.other)?
+        for link in self.links_under(Keyspace::EdgesBySrc, id, Some(relation))? {
+            if link.adjacency.is_current()
+                && let Some(node) = self.node(link.other)?
             {
                 targets.push(node);
             }
@@ -117,29 +109,39 @@ impl Graph {
     /// Edges at `id` from the adjacency indexes, expired ones included.
     pub(super) fn stored_links(&self, id: NodeId, direction: Direction) -> Result<Vec<Link>> {
         let mut links = Vec::new();
-        let sides = [
-            (Keyspace::EdgesBySrc, direction != Direction::In),
-            (Keyspace::EdgesByDst, direction != Direction::Out),
-        ];
-        for (keyspace, wanted) in sides {
-            if !wanted {
-                continue;
-            }
-            for entry in self.store.entries(keyspace, id.as_bytes()) {
-                let (key, value) = entry?;
-                let bad = || eywa_storage::Error::BadKey {
-                    keyspace: keyspace.name(),
-                    reason: "unexpected adjacency layout",
-                };
-                let key = keys::parse_adjacency(&key).ok_or_else(bad)?;
-                let adjacency = Adjacency::decode(&value).ok_or_else(bad)?;
-                links.push(Link {
-                    edge: key.edge,
-                    relation: key.relation,
-                    other: key.other,
-                    adjacency,
-                });
-            }
+        if direction != Direction::In {
+            links.extend(self.links_under(Keyspace::EdgesBySrc, id, None)?);
+        }
+        if direction != Direction::Out {
+            links.extend(self.links_under(Keyspace::EdgesByDst, id, None)?);
+        }
+        Ok(links)
+    }
+
+    /// The entries filed under `id` in one adjacency index (`EdgesBySrc` or `EdgesByDst`),
+    /// of one relation or all, expired ones included.
+    pub(super) fn links_under(
+        &self,
+        keyspace: Keyspace,
+        id: NodeId,
+        relation: Option<Relation>,
+    ) -> Result<Vec<Link>> {
+        let mut prefix = id.as_bytes().to_vec();
+        prefix.extend(relation.map(Relation::tag));
+        let bad = || eywa_storage::Error::BadKey {
+            keyspace: keyspace.name(),
+            reason: "unexpected adjacency layout",
+        };
+        let mut links = Vec::new();
+        for entry in self.store.entries(keyspace, &prefix) {
+            let (key, value) = entry?;
+            let key = keys::parse_adjacency(&key).ok_or_else(bad)?;
+            links.push(Link {
+                edge: key.edge,
+                relation: key.relation,
+                other: key.other,
+                adjacency: Adjacency::decode(&value).ok_or_else(bad)?,
+            });
         }
         Ok(links)
     }

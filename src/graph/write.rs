@@ -357,23 +357,12 @@ impl Graph {
     /// episode to a project), from the adjacency index, each once (the `i64` is 0: callers
     /// read each node).
     fn touching_project(&self, project: NodeId) -> Result<Vec<(i64, NodeId)>> {
-        let mut prefix = project.as_bytes().to_vec();
-        prefix.push(Relation::Touched.tag());
-        let mut others = Vec::new();
-        for entry in self.store.entries(Keyspace::EdgesByDst, &prefix) {
-            let (key, value) = entry?;
-            let bad = || eywa_storage::Error::BadKey {
-                keyspace: Keyspace::EdgesByDst.name(),
-                reason: "unexpected adjacency layout",
-            };
-            let key = keys::parse_adjacency(&key).ok_or_else(bad)?;
-            if keys::Adjacency::decode(&value)
-                .ok_or_else(bad)?
-                .is_current()
-            {
-                others.push((0, key.other));
-            }
-        }
+        let mut others: Vec<(i64, NodeId)> = self
+            .links_under(Keyspace::EdgesByDst, project, Some(Relation::Touched))?
+            .into_iter()
+            .filter(|l| l.adjacency.is_current())
+            .map(|l| (0, l.other))
+            .collect();
         others.sort_unstable();
         others.dedup();
         Ok(others)
@@ -384,18 +373,13 @@ impl Graph {
     fn derived_links_from(&self, episode: NodeId) -> Result<Vec<(EdgeId, i64, i64)>> {
         let mut out = Vec::new();
         for relation in [Relation::Follows, Relation::Continues] {
-            let mut prefix = episode.as_bytes().to_vec();
-            prefix.push(relation.tag());
-            for entry in self.store.entries(Keyspace::EdgesBySrc, &prefix) {
-                let (key, value) = entry?;
-                let bad = || eywa_storage::Error::BadKey {
-                    keyspace: Keyspace::EdgesBySrc.name(),
-                    reason: "unexpected adjacency layout",
-                };
-                let key = keys::parse_adjacency(&key).ok_or_else(bad)?;
-                let adjacency = keys::Adjacency::decode(&value).ok_or_else(bad)?;
-                if adjacency.is_current() {
-                    out.push((key.edge, adjacency.valid_from, adjacency.valid_to));
+            for link in self.links_under(Keyspace::EdgesBySrc, episode, Some(relation))? {
+                if link.adjacency.is_current() {
+                    out.push((
+                        link.edge,
+                        link.adjacency.valid_from,
+                        link.adjacency.valid_to,
+                    ));
                 }
             }
         }

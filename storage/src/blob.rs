@@ -214,17 +214,7 @@ impl BlobStore {
 
     /// The whole raw content; `Ok(None)` if there is no such blob.
     pub fn read(&self, hash: &str) -> Result<Option<Vec<u8>>> {
-        let Some(mut reader) = self.open(hash)? else {
-            return Ok(None);
-        };
-        let mut bytes = Vec::new();
-        reader
-            .read_to_end(&mut bytes)
-            .map_err(|source| Error::CorruptBlob {
-                hash: hash.to_owned(),
-                source,
-            })?;
-        Ok(Some(bytes))
+        read_whole(self.open(hash)?, hash)
     }
 
     /// Whether the blob file exists (`false` for a malformed hash).
@@ -349,17 +339,7 @@ impl Store {
 
     /// A blob's whole raw content, inline or in its file; `Ok(None)` if there is neither.
     pub fn read_blob(&self, hash: &str) -> Result<Option<Vec<u8>>> {
-        let Some(mut reader) = self.open_blob(hash)? else {
-            return Ok(None);
-        };
-        let mut bytes = Vec::new();
-        reader
-            .read_to_end(&mut bytes)
-            .map_err(|source| Error::CorruptBlob {
-                hash: hash.to_owned(),
-                source,
-            })?;
-        Ok(Some(bytes))
+        read_whole(self.open_blob(hash)?, hash)
     }
 
     /// Hashes of blob files that have no record in [`Keyspace::Blobs`], sorted.
@@ -664,3 +644,18 @@ fn sync_dir(dir: &Path) -> io::Result<()> {
 
 #[cfg(test)]
 mod tests;
+
+/// Reads a blob's reader to its end (its hash checked there); `Ok(None)` with no reader.
+fn read_whole(reader: Option<impl Read>, hash: &str) -> Result<Option<Vec<u8>>> {
+    let Some(mut reader) = reader else {
+        return Ok(None);
+    };
+    let mut bytes = Vec::new();
+    reader
+        .read_to_end(&mut bytes)
+        .map_err(|source| Error::CorruptBlob {
+            hash: hash.to_owned(),
+            source,
+        })?;
+    Ok(Some(bytes))
+}
