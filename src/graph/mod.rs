@@ -325,27 +325,14 @@ impl Graph {
     /// Main sessions (not subagent runs), most recently active first: `skip`, then at
     /// most `take`; and how many there are in all. Reads only the nodes of the page.
     pub fn sessions_by_activity(&self, skip: usize, take: usize) -> Result<(Vec<Arc<Node>>, u64)> {
-        self.ensure_activity_index()?;
         // One key per main session: as many as the counters' sessions (the check holds
         // them to it), so the total costs no scan.
         let total = self.counts()?.sessions;
-        let mut page = Vec::new();
-        for key in self
-            .store
-            .keys(Keyspace::SessionsByActivity, &[])
-            .rev()
+        let page = self
+            .sessions_newest_first()?
             .skip(skip)
             .take(take)
-        {
-            let key = key?;
-            let (_, id) = keys::parse_episode_time(&key).ok_or(eywa_storage::Error::BadKey {
-                keyspace: Keyspace::SessionsByActivity.name(),
-                reason: "unexpected key layout",
-            })?;
-            if let Some(node) = self.node(id)? {
-                page.push(node);
-            }
-        }
+            .collect::<Result<_>>()?;
         Ok((page, total))
     }
 
@@ -357,12 +344,15 @@ impl Graph {
             .keys(Keyspace::SessionsByActivity, &[])
             .rev()
             .filter_map(move |key| {
-                let key = match key {
-                    Ok(key) => key,
-                    Err(e) => return Some(Err(e.into())),
-                };
-                let (_, id) = keys::parse_episode_time(&key)?;
-                self.node(id).transpose()
+                let id = key.map_err(crate::Error::from).and_then(|key| {
+                    let (_, id) =
+                        keys::parse_episode_time(&key).ok_or(eywa_storage::Error::BadKey {
+                            keyspace: Keyspace::SessionsByActivity.name(),
+                            reason: "unexpected key layout",
+                        })?;
+                    Ok(id)
+                });
+                id.and_then(|id| self.node(id)).transpose()
             }))
     }
 
