@@ -274,3 +274,90 @@ fn the_data_dir_is_private() {
         assert_eq!(mode, 0o700, "{}", path.display());
     }
 }
+
+/// What an engine holds, in a form two engines can be compared by: each episode's current
+/// edges (relation, other end, validity) and every node at their other ends, whole (less
+/// when eywa read an episode, and where its home was).
+fn graph_facts(engine: &Engine, home: &ClaudeHome) -> Vec<String> {
+    let graph = engine.graph();
+    let filter = EdgeFilter {
+        direction: Direction::Out,
+        ..EdgeFilter::default()
+    };
+    let root = home.root().to_string_lossy().into_owned();
+    let show = |node: &eywa::model::Node| {
+        let mut value = serde_json::to_value(node).unwrap();
+        if node.episode().is_some() {
+            let fields = value.as_object_mut().unwrap();
+            fields.remove("created_at");
+            fields.remove("updated_at");
+        }
+        value.to_string().replace(&root, "<home>")
+    };
+    let mut facts = Vec::new();
+    for episode in graph.episodes().unwrap() {
+        facts.push(show(&episode));
+        for n in graph.neighbors(episode.id, &filter, usize::MAX).unwrap() {
+            facts.push(format!(
+                "{} {:?} {:?} {:?} {}",
+                episode.id,
+                n.edge.relation,
+                n.edge.valid_from,
+                n.edge.valid_to,
+                show(&n.node),
+            ));
+        }
+    }
+    facts.sort();
+    facts
+}
+
+#[test]
+fn files_written_together_make_the_same_graph_as_files_written_one_run_each() {
+    // Many small sessions that share projects, the Read tool and words: one run writes
+    // them in groups of one transaction; the other writes one file per run.
+    let sessions: Vec<(String, String, i64)> = (0..48)
+        .map(|i| {
+            (
+                format!("44444444-0000-4000-8000-{i:012}"),
+                format!("/w/project-{}", i % 3),
+                40 - i64::from(i as u8) % 40,
+            )
+        })
+        .collect();
+    let write = |home: &ClaudeHome, (id, cwd, days): &(String, String, i64)| {
+        home.session(
+            id,
+            cwd,
+            days_ago(*days),
+            &[
+                ("Refactor the tokenizer cache", "Done with the tokenizer."),
+                ("Now benchmark the parser", "The parser is faster."),
+            ],
+        );
+    };
+    let together = ClaudeHome::new();
+    for session in &sessions {
+        write(&together, session);
+    }
+    let grouped = engine(&together);
+    let report = grouped.ingest().unwrap();
+    assert_eq!(report.files_read, 48);
+
+    let apart = ClaudeHome::new();
+    let single = engine(&apart);
+    for session in &sessions {
+        write(&apart, session);
+        assert_eq!(single.ingest().unwrap().files_read, 1);
+    }
+
+    assert_eq!(grouped.graph().check().unwrap(), Vec::<String>::new());
+    assert_eq!(single.graph().check().unwrap(), Vec::<String>::new());
+    assert_eq!(
+        grouped.graph().counts().unwrap(),
+        single.graph().counts().unwrap()
+    );
+    let facts = graph_facts(&grouped, &together);
+    assert!(facts.len() > 48 * 3, "{} facts", facts.len());
+    assert_eq!(facts, graph_facts(&single, &apart));
+}

@@ -90,6 +90,8 @@ impl Engine {
         let result = self.ingest_locked(progress);
         if result.is_err() {
             self.handoffs_lost();
+            // It may know lines of files whose group never landed: loaded again next run.
+            *self.owners.write().unwrap_or_else(|p| p.into_inner()) = None;
         }
         result
     }
@@ -146,48 +148,90 @@ impl Engine {
         // Parents first: an agent file then finds its parent and the call that started it.
         // Files are read (parsed, archived) ahead, on both cores, and written here in order.
         let known_labels = run.labels.clone();
+        let mut group = Group::default();
         std::thread::scope(|scope| -> Result<()> {
-            let (ahead, reads) = std::sync::mpsc::sync_channel(READ_AHEAD);
-            let (all, labels) = (&files, &known_labels);
-            let reader = scope.spawn(move || {
-                for (c, chunk) in all.chunks(READ_CHUNK).enumerate() {
-                    let prepared: Vec<Result<Option<Prepared>>> = chunk
-                        .par_iter()
-                        .map(|file| self.prepare(file, labels))
-                        .collect();
-                    for (i, read) in prepared.into_iter().enumerate() {
-                        if ahead.send((c * READ_CHUNK + i, read)).is_err() {
-                            return; // The writer stopped.
+            // Handoff files are written on their own thread as their groups land: creating
+            // thousands of small files is the kernel's work, not the writer's.
+            let (files_out, files_in) = std::sync::mpsc::channel::<Vec<Handoff>>();
+            let handoff_writer = scope.spawn(move || -> Result<()> {
+                for handoffs in files_in {
+                    for handoff in &handoffs {
+                        self.write_handoff_file(handoff)?;
+                    }
+                }
+                Ok(())
+            });
+            run.handoff_sink = Some(files_out);
+            let mut write_all = || -> Result<()> {
+                let (ahead, reads) = std::sync::mpsc::sync_channel(READ_AHEAD);
+                let (all, labels) = (&files, &known_labels);
+                let reader = scope.spawn(move || {
+                    for (c, chunk) in all.chunks(READ_CHUNK).enumerate() {
+                        let prepared: Vec<Result<Option<Prepared>>> = chunk
+                            .par_iter()
+                            .map(|file| self.prepare(file, labels))
+                            .collect();
+                        for (i, read) in prepared.into_iter().enumerate() {
+                            if ahead.send((c * READ_CHUNK + i, read)).is_err() {
+                                return; // The writer stopped.
+                            }
                         }
                     }
-                }
-            });
-            for (i, read) in reads {
-                let file = &files[i];
-                match self.write_prepared(file, read, &mut run) {
-                    Ok(FileOutcome::Unchanged) => report.files_unchanged += 1,
-                    Ok(FileOutcome::Read { episode }) => {
-                        report.files_read += 1;
-                        report.files_without_messages += u64::from(!episode);
+                });
+                loop {
+                    // Files already read are written in one group; when the writer waits
+                    // for the next read, what it holds lands first (a lone change is not
+                    // delayed).
+                    let (i, read) = match reads.try_recv() {
+                        Ok(next) => next,
+                        Err(std::sync::mpsc::TryRecvError::Disconnected) => break,
+                        Err(std::sync::mpsc::TryRecvError::Empty) => {
+                            self.commit_group(&mut group, &mut run)?;
+                            match reads.recv() {
+                                Ok(next) => next,
+                                Err(_) => break,
+                            }
+                        }
+                    };
+                    let file = &files[i];
+                    match self.write_prepared(file, read, &mut run, &mut group) {
+                        Ok(FileOutcome::Unchanged) => report.files_unchanged += 1,
+                        Ok(FileOutcome::Read { episode }) => {
+                            report.files_read += 1;
+                            report.files_without_messages += u64::from(!episode);
+                        }
+                        Err(Error::Io { path, source }) => {
+                            tracing::warn!(path = %path.display(), error = %source, "cannot read transcript");
+                            report.files_failed += 1;
+                        }
+                        Err(other) => return Err(other),
                     }
-                    Err(Error::Io { path, source }) => {
-                        tracing::warn!(path = %path.display(), error = %source, "cannot read transcript");
-                        report.files_failed += 1;
+                    if group.is_full() {
+                        self.commit_group(&mut group, &mut run)?;
                     }
-                    Err(other) => return Err(other),
+                    tick(&run);
                 }
-                tick(&run);
-            }
-            reader.join().expect("the transcript reader does not panic");
-            Ok(())
+                self.commit_group(&mut group, &mut run)?;
+                self.flush_handoff_files(&mut run)?;
+                reader.join().expect("the transcript reader does not panic");
+                Ok(())
+            };
+            let written = write_all();
+            // Closing the sink ends the file thread, on success or not.
+            run.handoff_sink = None;
+            let files_written = handoff_writer
+                .join()
+                .expect("the handoff file writer does not panic");
+            written.and(files_written)
         })?;
-        self.flush_handoff_files(&mut run)?;
         // Sessions that later files gave new summary labels: read again for their titles.
         for session in std::mem::take(&mut run.relabel) {
-            if let Err(e) = self.relabel(&session, &files, &mut run) {
+            if let Err(e) = self.relabel(&session, &files, &mut run, &mut group) {
                 tracing::warn!(session, error = %e, "cannot re-read a relabelled session");
             }
         }
+        self.commit_group(&mut group, &mut run)?;
+        self.flush_handoff_files(&mut run)?;
         report.agent_files_scanned = agents.len() as u64;
         for file in &agents {
             match self.ingest_agent_file(file, &mut run) {
@@ -288,7 +332,13 @@ impl Engine {
     }
 
     /// A main session file, read when new or changed (or when `force`d).
-    fn ingest_file(&self, file: &SessionFile, run: &mut Run, force: bool) -> Result<FileOutcome> {
+    fn ingest_file<'e>(
+        &'e self,
+        file: &SessionFile,
+        run: &mut Run,
+        force: bool,
+        group: &mut Group<'e>,
+    ) -> Result<FileOutcome> {
         let changed = self.unchanged(&file.path)?;
         if changed.same && !force {
             return Ok(FileOutcome::Unchanged);
@@ -303,7 +353,15 @@ impl Engine {
         )?;
         run.bytes_read += archived.read;
         let path = file.path.to_string_lossy().into_owned();
-        self.write_main(&file.session_id, path, transcript, archived, &changed, run)
+        self.write_main(
+            &file.session_id,
+            path,
+            transcript,
+            archived,
+            &changed,
+            run,
+            group,
+        )
     }
 
     /// Reads a main session file when it is new or changed, with the labels the run knew
@@ -335,11 +393,12 @@ impl Engine {
     /// Writes a file read ahead. A read that an earlier file of this run made stale (it
     /// claimed lines that file wrote first, as a resumed session replays them; or a label
     /// that file gave one of its lines) is read again, now that the run knows.
-    fn write_prepared(
-        &self,
+    fn write_prepared<'e>(
+        &'e self,
         file: &SessionFile,
         read: Result<Option<Prepared>>,
         run: &mut Run,
+        group: &mut Group<'e>,
     ) -> Result<FileOutcome> {
         let Some(prepared) = read? else {
             return Ok(FileOutcome::Unchanged);
@@ -349,7 +408,7 @@ impl Engine {
                 session = file.session_id,
                 "read again after an earlier file"
             );
-            return self.ingest_file(file, run, false);
+            return self.ingest_file(file, run, false, group);
         }
         let Prepared {
             changed,
@@ -358,7 +417,15 @@ impl Engine {
         } = prepared;
         run.bytes_read += archived.read;
         let path = file.path.to_string_lossy().into_owned();
-        self.write_main(&file.session_id, path, transcript, archived, &changed, run)
+        self.write_main(
+            &file.session_id,
+            path,
+            transcript,
+            archived,
+            &changed,
+            run,
+            group,
+        )
     }
 
     /// Whether a transcript read ahead claims a line another session now owns, or holds a
@@ -381,9 +448,15 @@ impl Engine {
 
     /// Reads a session again because a later file labelled one of its messages: from its
     /// file, or from the archive when Claude Code has deleted the file.
-    fn relabel(&self, session: &str, files: &[SessionFile], run: &mut Run) -> Result<()> {
+    fn relabel<'e>(
+        &'e self,
+        session: &str,
+        files: &[SessionFile],
+        run: &mut Run,
+        group: &mut Group<'e>,
+    ) -> Result<()> {
         if let Some(file) = files.iter().find(|f| f.session_id == session) {
-            self.ingest_file(file, run, true)?;
+            self.ingest_file(file, run, true, group)?;
             return Ok(());
         }
         let Some(record) = self
@@ -418,19 +491,29 @@ impl Engine {
             modified_ms: record.modified_ms,
             known: Some(record.clone()),
         };
-        self.write_main(session, record.path, transcript, archived, &changed, run)?;
+        self.write_main(
+            session,
+            record.path,
+            transcript,
+            archived,
+            &changed,
+            run,
+            group,
+        )?;
         Ok(())
     }
 
     /// Builds and writes the facts of a main session's transcript.
-    fn write_main(
-        &self,
+    #[allow(clippy::too_many_arguments)]
+    fn write_main<'e>(
+        &'e self,
         session: &str,
         path: String,
         mut transcript: Transcript,
         archived: Archived,
         changed: &Changed,
         run: &mut Run,
+        group: &mut Group<'e>,
     ) -> Result<FileOutcome> {
         if let Some(entry) = run.index.get(session) {
             transcript.index_summary = entry.summary.clone();
@@ -507,6 +590,11 @@ impl Engine {
         if transcript.skipped_lines > 0 {
             tracing::debug!(path = %record.path, skipped = transcript.skipped_lines, "skipped malformed lines");
         }
+        // A group that already writes this source or its episodes lands first: what
+        // follows reads their stored state.
+        if group.holds(&record.path, &facts) {
+            self.commit_group(group, run)?;
+        }
         let mut batch = Batch::new();
         archived.put(&mut batch)?;
         Graph::put_spawns(&mut batch, session, &transcript.spawns)?;
@@ -527,7 +615,8 @@ impl Engine {
             }
         }
         // The session's chunks are queued in its own transaction.
-        let staged = if let Some(main) = facts.first() {
+        let staged = group.staged(self)?;
+        if let Some(main) = facts.first() {
             let mut inputs = vec![IndexInput {
                 source: &record.path,
                 node: &main.episode,
@@ -544,16 +633,25 @@ impl Engine {
                 labels: &[],
                 whole: false,
             }));
-            Some(self.index_sessions_into(&inputs, &mut batch)?)
+            self.index_sessions_into(&inputs, &mut batch, staged)?;
         } else if !archived.appended {
-            Some(self.drop_source_into(&record.path, &mut batch)?)
-        } else {
-            None
-        };
-        self.write_facts(batch, &facts, &record, &mut run.handoffs)?;
-        if let Some(staged) = staged {
-            self.semantic()?.applied(staged);
+            self.drop_source_into(&record.path, &mut batch, staged)?;
         }
+        let handoffs = facts.iter().filter_map(|f| f.handoff.as_ref());
+        if handoffs.clone().next().is_some() {
+            self.handoffs_will_change()?;
+        }
+        group
+            .writes
+            .get_or_insert_with(|| self.graph.group())
+            .add(batch, &facts, &record)?;
+        run.handoffs.extend(handoffs.map(|h| Handoff {
+            sections: Default::default(),
+            ..h.clone()
+        }));
+        group.files += 1;
+        // Known at once, so a later file of the group that replays these lines is read
+        // again (an ingest that fails forgets the map: see `Engine::ingest_with_progress`).
         if let Some(owners) = self
             .owners
             .write()
@@ -562,13 +660,10 @@ impl Engine {
         {
             owners.record(session, &transcript.uuids);
         }
-        self.retire(changed.known.as_ref(), &archived)?;
         if let Some(handoff) = facts.first().and_then(|f| f.handoff.as_ref()) {
-            run.handoff_files.push(handoff.clone());
-            if run.handoff_files.len() >= HANDOFF_FILES_AT_ONCE {
-                self.flush_handoff_files(run)?;
-            }
+            group.handoff_files.push(handoff.clone());
         }
+        group.retired.push((changed.known.clone(), archived));
         Ok(FileOutcome::Read {
             episode: !facts.is_empty(),
         })
@@ -664,8 +759,9 @@ impl Engine {
         let mut batch = Batch::new();
         archived.put(&mut batch)?;
         // The run's chunks are queued in its own transaction.
-        let staged = match &facts {
-            Some(facts) => Some(self.index_sessions_into(
+        let mut staged = self.semantic()?.begin();
+        if let Some(facts) = &facts {
+            self.index_sessions_into(
                 &[IndexInput {
                     source: &record.path,
                     node: &facts.episode,
@@ -675,13 +771,11 @@ impl Engine {
                     whole: !archived.appended,
                 }],
                 &mut batch,
-            )?),
-            None => None,
-        };
-        self.graph.write_session(batch, facts.as_slice(), &record)?;
-        if let Some(staged) = staged {
-            self.semantic()?.applied(staged);
+                &mut staged,
+            )?;
         }
+        self.graph.write_session(batch, facts.as_slice(), &record)?;
+        self.semantic()?.applied(staged);
         self.retire(changed.known.as_ref(), &archived)?;
         Ok(FileOutcome::Read {
             episode: facts.is_some(),
@@ -689,20 +783,35 @@ impl Engine {
     }
 
     /// Writes the handoffs written so far as Eywa markdown files,
-    /// `<data>/handoffs/YYYY/MM/DD/<id8>.md`, on both cores (stores without a data
-    /// directory keep handoffs in the graph only).
+    /// `<data>/handoffs/YYYY/MM/DD/<id8>.md`: handed to the run's file thread while it has
+    /// one, else written here on both cores (stores without a data directory keep handoffs
+    /// in the graph only).
     fn flush_handoff_files(&self, run: &mut Run) -> Result<()> {
         let handoffs = std::mem::take(&mut run.handoff_files);
+        match &run.handoff_sink {
+            // A closed sink means its thread stopped on an error, which its join returns.
+            Some(sink) => {
+                let _ = sink.send(handoffs);
+                Ok(())
+            }
+            None => self.write_handoff_files(&handoffs),
+        }
+    }
+
+    fn write_handoff_files(&self, handoffs: &[Handoff]) -> Result<()> {
+        handoffs
+            .par_iter()
+            .try_for_each(|handoff| self.write_handoff_file(handoff))
+    }
+
+    fn write_handoff_file(&self, handoff: &Handoff) -> Result<()> {
         let Some(root) = &self.config.data_dir else {
             return Ok(());
         };
-        handoffs.par_iter().try_for_each(|handoff| {
-            let path = handoff_path(root, handoff);
-            write_atomically(
-                &path,
-                render_markdown(handoff, &handoff.sections).as_bytes(),
-            )
-        })
+        write_atomically(
+            &handoff_path(root, handoff),
+            render_markdown(handoff, &handoff.sections).as_bytes(),
+        )
     }
 
     /// Rewrites `<data>/handoff-index.json` in the shape Eywa's reader takes.
@@ -843,27 +952,6 @@ impl Engine {
 }
 
 impl Engine {
-    /// Writes what one source says (see [`Graph::write_session`]); the handoffs it holds
-    /// are added to `written` for the `get` index, whose files are marked behind first.
-    pub(super) fn write_facts(
-        &self,
-        batch: Batch,
-        facts: &[SessionFacts],
-        record: &SourceRecord,
-        written: &mut Vec<Handoff>,
-    ) -> Result<()> {
-        let handoffs = facts.iter().filter_map(|f| f.handoff.as_ref());
-        if handoffs.clone().next().is_some() {
-            self.handoffs_will_change()?;
-        }
-        self.graph.write_session(batch, facts, record)?;
-        written.extend(handoffs.map(|h| Handoff {
-            sections: Default::default(),
-            ..h.clone()
-        }));
-        Ok(())
-    }
-
     /// Writes a Document read whole from a file (a plan, a memory file), its archive and
     /// its source record, and indexes its text.
     fn write_document(
@@ -900,8 +988,14 @@ impl Engine {
         archived.put(&mut batch)?;
         // The document's chunks are queued in its own transaction.
         let session = self.document_session(&facts.episode)?;
-        let staged =
-            self.index_document_into(&record.path, &facts.episode, &session, &mut batch)?;
+        let mut staged = self.semantic()?.begin();
+        self.index_document_into(
+            &record.path,
+            &facts.episode,
+            &session,
+            &mut batch,
+            &mut staged,
+        )?;
         self.graph
             .write_session(batch, std::slice::from_ref(&facts), &record)?;
         self.semantic()?.applied(staged);
@@ -935,7 +1029,72 @@ pub(super) struct Run {
     labels_added: HashSet<u128>,
     /// Handoffs whose markdown files wait to be written.
     handoff_files: Vec<Handoff>,
+    /// Where they go to be written, while a thread of the run writes them.
+    handoff_sink: Option<std::sync::mpsc::Sender<Vec<Handoff>>>,
 }
+
+/// Main session files staged to be written in one transaction: sled's cost of a
+/// transaction (a log write and a sync request) is paid once for many small files. What must
+/// follow a file's commit (counting its queued chunks, removing blobs it replaced, writing
+/// its handoff file) waits here until the group lands; dropped, the group writes nothing.
+#[derive(Default)]
+pub(super) struct Group<'e> {
+    writes: Option<crate::graph::WriteGroup<'e>>,
+    staged: Option<super::semantic::Staged<'e>>,
+    /// Files staged since the last commit.
+    files: usize,
+    /// Each staged file's earlier source record and its new archive.
+    retired: Vec<(Option<SourceRecord>, Archived)>,
+    handoff_files: Vec<Handoff>,
+}
+
+impl<'e> Group<'e> {
+    /// The chunk queue writes of the group, under the embedder's write lock from the first.
+    fn staged(&mut self, engine: &'e Engine) -> Result<&mut super::semantic::Staged<'e>> {
+        if self.staged.is_none() {
+            self.staged = Some(engine.semantic()?.begin());
+        }
+        Ok(self.staged.as_mut().expect("just set"))
+    }
+
+    fn holds(&self, source: &str, facts: &[SessionFacts]) -> bool {
+        self.writes.as_ref().is_some_and(|w| w.holds(source, facts))
+    }
+
+    fn is_full(&self) -> bool {
+        self.files >= GROUP_FILES
+            || self
+                .writes
+                .as_ref()
+                .is_some_and(|w| w.writes() >= GROUP_WRITES)
+    }
+}
+
+impl<'e> Engine {
+    /// Lands what `group` holds, in one transaction, then what waited for it.
+    fn commit_group(&'e self, group: &mut Group<'e>, run: &mut Run) -> Result<()> {
+        if let Some(writes) = group.writes.take() {
+            writes.commit()?;
+        }
+        if let Some(staged) = group.staged.take() {
+            self.semantic()?.applied(staged);
+        }
+        group.files = 0;
+        for (known, archived) in std::mem::take(&mut group.retired) {
+            self.retire(known.as_ref(), &archived)?;
+        }
+        run.handoff_files.append(&mut group.handoff_files);
+        if run.handoff_files.len() >= HANDOFF_FILES_AT_ONCE {
+            self.flush_handoff_files(run)?;
+        }
+        Ok(())
+    }
+}
+
+/// Files in one write group at most.
+const GROUP_FILES: usize = 256;
+/// Writes in one write group at most (a few large files fill it before 64 small ones).
+const GROUP_WRITES: usize = 40_000;
 
 /// A main session file read ahead of its write.
 struct Prepared {

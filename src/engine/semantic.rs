@@ -337,13 +337,34 @@ impl Semantic {
         replace: bool,
         batch: &mut Batch,
     ) -> Result<Staged<'a>> {
-        let items = Self::items(docs);
-        let mut staged = Staged {
+        let mut staged = self.begin();
+        self.stage_more(&mut staged, store, source, docs, replace, batch)?;
+        Ok(staged)
+    }
+
+    /// Takes the write lock for writes staged in a caller's batch (see
+    /// [`Semantic::stage_more`]).
+    pub(crate) fn begin(&self) -> Staged<'_> {
+        Staged {
             _write: self.lock_write(),
             queued: 0,
             unqueued: 0,
             removed: Vec::new(),
-        };
+        }
+    }
+
+    /// [`Semantic::stage`] under a lock already taken: several sources staged into one
+    /// batch (a group of files written in one transaction) are applied together.
+    pub(crate) fn stage_more(
+        &self,
+        staged: &mut Staged<'_>,
+        store: &Store,
+        source: &str,
+        docs: &[TextDoc],
+        replace: bool,
+        batch: &mut Batch,
+    ) -> Result<()> {
+        let items = Self::items(docs);
         let wanted: HashSet<u64> = items.iter().map(|i| i.key).collect();
         if replace {
             for kv in store.entries(Keyspace::VectorsBySource, &source_prefix(source)) {
@@ -385,7 +406,7 @@ impl Semantic {
             batch.put_raw(Keyspace::VectorsBySource, sk, qk);
             staged.queued += 1;
         }
-        Ok(staged)
+        Ok(())
     }
 
     /// Counts what a [`Semantic::stage`]d batch queued and dropped, now that it is applied,

@@ -45,7 +45,8 @@ impl Engine {
         &self,
         inputs: &[IndexInput<'_>],
         batch: &mut Batch,
-    ) -> Result<super::semantic::Staged<'_>> {
+        staged: &mut super::semantic::Staged<'_>,
+    ) -> Result<()> {
         let first = inputs.first().expect("a session to index");
         self.mark_text_dirty()?;
         let text = self.text()?;
@@ -61,8 +62,14 @@ impl Engine {
             embed.extend(passage_docs(input, input.passages, false));
             embed.extend(session);
         }
-        self.semantic()?
-            .stage(self.graph.store(), first.source, &embed, first.whole, batch)
+        self.semantic()?.stage_more(
+            staged,
+            self.graph.store(),
+            first.source,
+            &embed,
+            first.whole,
+            batch,
+        )
     }
 
     /// Drops what a source put in the text index and, in `batch`, in semantic memory (it
@@ -71,11 +78,12 @@ impl Engine {
         &self,
         source: &str,
         batch: &mut Batch,
-    ) -> Result<super::semantic::Staged<'_>> {
+        staged: &mut super::semantic::Staged<'_>,
+    ) -> Result<()> {
         self.mark_text_dirty()?;
         self.text()?.delete_source(source);
         self.semantic()?
-            .stage(self.graph.store(), source, &[], true, batch)
+            .stage_more(staged, self.graph.store(), source, &[], true, batch)
     }
 
     /// Puts a plan or memory Document into the text index, and its chunks in `batch`.
@@ -85,13 +93,14 @@ impl Engine {
         node: &Node,
         session: &str,
         batch: &mut Batch,
-    ) -> Result<super::semantic::Staged<'_>> {
+        staged: &mut super::semantic::Staged<'_>,
+    ) -> Result<()> {
         self.mark_text_dirty()?;
         self.text()?.delete_source(source);
         let docs = document_docs(source, node, session);
         self.text()?.put(&docs)?;
         self.semantic()?
-            .stage(self.graph.store(), source, &docs, true, batch)
+            .stage_more(staged, self.graph.store(), source, &docs, true, batch)
     }
 
     pub(super) fn mark_text_dirty(&self) -> Result<()> {

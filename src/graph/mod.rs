@@ -15,7 +15,7 @@ mod write;
 pub use self::read::AsOf;
 pub use self::view::{EdgeMeta, NodeMeta};
 pub use self::walk::{EdgeFilter, PathStep, Related, Shared, Walk, WalkStep};
-pub use self::write::SpawnRecord;
+pub use self::write::{SpawnRecord, WriteGroup};
 
 use std::collections::HashMap;
 use std::num::NonZeroUsize;

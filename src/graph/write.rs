@@ -76,6 +76,11 @@ pub struct Pending {
     change: Change,
     /// Projects this batch queues for the sequence pass.
     queued: HashSet<NodeId>,
+    /// The latest version of each edge this batch writes: a later source in the same batch
+    /// versions against it, not the store's.
+    versions: HashMap<EdgeId, Edge>,
+    /// Sources this batch writes.
+    sources: HashSet<String>,
 }
 
 impl Pending {
@@ -88,7 +93,74 @@ impl Pending {
             stale_docs: Vec::new(),
             change: Change::default(),
             queued: HashSet::new(),
+            versions: HashMap::new(),
+            sources: HashSet::new(),
         }
+    }
+
+    /// Whether this batch already writes `source` or one of `episodes`: a second write
+    /// would read the store's older state of them, so the batch must land first.
+    fn holds(&self, source: &str, episodes: &[SessionFacts]) -> bool {
+        self.sources.contains(source)
+            || episodes
+                .iter()
+                .any(|f| self.staged.contains_key(&f.episode.id))
+    }
+}
+
+/// Sources written together in one transaction (see [`Graph::group`]).
+pub struct WriteGroup<'g> {
+    graph: &'g Graph,
+    generation: std::sync::MutexGuard<'g, u64>,
+    pending: Pending,
+}
+
+impl WriteGroup<'_> {
+    /// Stages what one source says, and `batch` (its archive, queue writes), as
+    /// [`Graph::write_session`] would write them. A source or episode the group already
+    /// holds makes what it holds land first.
+    pub fn add(
+        &mut self,
+        batch: Batch,
+        facts: &[SessionFacts],
+        source: &SourceRecord,
+    ) -> Result<()> {
+        if self.pending.holds(&source.path, facts) {
+            self.commit_now()?;
+        }
+        self.pending.batch.append(batch);
+        self.graph
+            .stage_session(&mut self.pending, facts, source, Timestamp::now())
+    }
+
+    /// Whether the group holds `source` or one of `episodes` (adding them would first
+    /// commit what it holds).
+    pub fn holds(&self, source: &str, episodes: &[SessionFacts]) -> bool {
+        self.pending.holds(source, episodes)
+    }
+
+    /// Sources staged since the last commit.
+    pub fn sources(&self) -> usize {
+        self.pending.sources.len()
+    }
+
+    /// Writes staged since the last commit.
+    pub fn writes(&self) -> usize {
+        self.pending.batch.len()
+    }
+
+    /// Applies what the group holds in one transaction; the group stays open.
+    pub fn commit_now(&mut self) -> Result<()> {
+        if self.pending.batch.is_empty() {
+            return Ok(());
+        }
+        let pending = std::mem::replace(&mut self.pending, Pending::new(Batch::new()));
+        self.graph.commit(pending, &mut self.generation)
+    }
+
+    /// Applies what the group holds and releases the writer lock.
+    pub fn commit(mut self) -> Result<()> {
+        self.commit_now()
     }
 }
 
@@ -115,13 +187,23 @@ impl Graph {
         batch: Batch,
         sources: &[(&[SessionFacts], &SourceRecord)],
     ) -> Result<()> {
-        let mut generation = self.writer.lock().unwrap_or_else(|p| p.into_inner());
-        let mut pending = Pending::new(batch);
-        let now = Timestamp::now();
+        let mut group = self.group();
+        group.pending.batch.append(batch);
         for (facts, source) in sources {
-            self.stage_session(&mut pending, facts, source, now)?;
+            group.add(Batch::new(), facts, source)?;
         }
-        self.commit(pending, &mut generation)
+        group.commit()
+    }
+
+    /// Starts a group of source writes that land in one transaction, so a bulk writer pays
+    /// sled's cost of a transaction once for many files. The group holds the writer lock
+    /// until it is committed or dropped; dropped, it writes nothing.
+    pub fn group(&self) -> WriteGroup<'_> {
+        WriteGroup {
+            graph: self,
+            generation: self.writer.lock().unwrap_or_else(|p| p.into_inner()),
+            pending: Pending::new(Batch::new()),
+        }
     }
 
     fn stage_session(
@@ -188,6 +270,7 @@ impl Graph {
         }
         let old = self.source(&source.path)?;
         pending.change.source(old, source.clone());
+        pending.sources.insert(source.path.clone());
         pending
             .batch
             .put(Keyspace::Sources, source.path.as_bytes().to_vec(), source)?;
@@ -436,6 +519,8 @@ impl Graph {
             stale_docs,
             change,
             queued,
+            versions: _,
+            sources: _,
         } = pending;
         snapshot::bump(&mut batch, *generation + 1)?;
         // Counted only once loaded: otherwise they no longer match, and are recounted.
@@ -521,7 +606,10 @@ impl Graph {
     /// Records `edge` unless its current version states the same fact. A different fact
     /// expires the current version and records a new one.
     fn put_edge(&self, pending: &mut Pending, mut edge: Edge, now: Timestamp) -> Result<()> {
-        let latest = self.latest_version(edge.id)?;
+        let latest = match pending.versions.get(&edge.id) {
+            Some(staged) => Some(staged.clone()),
+            None => self.latest_version(edge.id)?,
+        };
         let recorded_at = match &latest {
             Some(old) if old.expired_at.is_none() && old.same_fact(&edge) => return Ok(()),
             Some(old) => {
@@ -549,6 +637,7 @@ impl Graph {
             &edge,
         )?;
         self.put_adjacency(pending, &edge);
+        pending.versions.insert(edge.id, edge.clone());
         pending.delta.edges.push((
             edge.src,
             edge.dst,
@@ -575,6 +664,7 @@ impl Graph {
         )?;
         self.put_adjacency(pending, &expired);
         pending.delta.expired.push(expired.id);
+        pending.versions.insert(expired.id, expired);
         Ok(())
     }
 

@@ -34,6 +34,11 @@ impl Batch {
         self.ops.push((keyspace, key.into(), None));
     }
 
+    /// Moves `other`'s writes after this batch's own (a later write to a key wins).
+    pub fn append(&mut self, other: Batch) {
+        self.ops.extend(other.ops);
+    }
+
     pub fn len(&self) -> usize {
         self.ops.len()
     }
