@@ -663,6 +663,9 @@ impl Engine {
         if let Some(handoff) = facts.first().and_then(|f| f.handoff.as_ref()) {
             group.handoff_files.push(handoff.clone());
         }
+        // The blobs' bytes are in the batch already; retiring needs only their names.
+        let mut archived = archived;
+        archived.blobs = Vec::new();
         group.retired.push((changed.known.clone(), archived));
         Ok(FileOutcome::Read {
             episode: !facts.is_empty(),
@@ -1094,7 +1097,7 @@ impl<'e> Engine {
 /// Files in one write group at most.
 const GROUP_FILES: usize = 256;
 /// Writes in one write group at most (a few large files fill it before 64 small ones).
-const GROUP_WRITES: usize = 40_000;
+const GROUP_WRITES: usize = 10_000;
 
 /// A main session file read ahead of its write.
 struct Prepared {
