@@ -16,6 +16,55 @@ pub fn create_private_dir(path: &Path) -> Result<()> {
     Ok(())
 }
 
+/// Makes every file this process creates private to the user (umask 077): sled's, Tantivy's
+/// and the handoff files alike, whatever opens them. For the `eywa` binary; a library
+/// user's process keeps its own umask.
+pub fn keep_created_files_private() {
+    #[cfg(unix)]
+    // SAFETY: umask(2) only swaps the process's file-creation mask; it cannot fail.
+    unsafe {
+        libc::umask(0o077);
+    }
+}
+
+/// Makes everything under `root` private: folders 0700, files 0600. Symlinks are left
+/// alone (their modes mean nothing), and so is what they point at. For stores written
+/// before eywa kept its files private.
+pub fn make_tree_private(root: &Path) -> Result<u64> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let mut changed = 0;
+        let mut stack = vec![root.to_path_buf()];
+        while let Some(dir) = stack.pop() {
+            for entry in std::fs::read_dir(&dir).map_err(Error::io(&dir))? {
+                let entry = entry.map_err(Error::io(&dir))?;
+                let path = entry.path();
+                let meta = std::fs::symlink_metadata(&path).map_err(Error::io(&path))?;
+                let want = if meta.is_dir() {
+                    stack.push(path.clone());
+                    0o700
+                } else if meta.is_file() {
+                    0o600
+                } else {
+                    continue;
+                };
+                if meta.permissions().mode() & 0o777 != want {
+                    std::fs::set_permissions(&path, std::fs::Permissions::from_mode(want))
+                        .map_err(Error::io(&path))?;
+                    changed += 1;
+                }
+            }
+        }
+        Ok(changed)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = root;
+        Ok(0)
+    }
+}
+
 /// Flushes a directory's entries (a created, renamed or removed file) to disk.
 pub fn sync_dir(dir: &Path) -> Result<()> {
     #[cfg(unix)]

@@ -13,10 +13,10 @@ fn main() -> ExitCode {
     match cli::run() {
         Ok(code) => code,
         Err(err) => {
+            // A reader that went away (`eywa … | head -1`) took all it wanted.
             if err
                 .chain()
-                .filter_map(|e| e.downcast_ref::<std::io::Error>())
-                .any(|e| e.kind() == std::io::ErrorKind::BrokenPipe)
+                .any(|e| io_kind(e) == Some(std::io::ErrorKind::BrokenPipe))
             {
                 return ExitCode::SUCCESS;
             }
@@ -24,4 +24,12 @@ fn main() -> ExitCode {
             ExitCode::FAILURE
         }
     }
+}
+
+fn io_kind(err: &(dyn std::error::Error + 'static)) -> Option<std::io::ErrorKind> {
+    if let Some(e) = err.downcast_ref::<std::io::Error>() {
+        return Some(e.kind());
+    }
+    err.downcast_ref::<serde_json::Error>()
+        .and_then(serde_json::Error::io_error_kind)
 }

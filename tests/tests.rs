@@ -12,6 +12,7 @@ mod crash;
 mod embed;
 mod grpc;
 mod handoffs;
+mod hostile;
 mod import;
 mod ingest;
 mod library;

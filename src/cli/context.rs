@@ -36,10 +36,10 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     if !args.dry_run {
-        print!("{}", context.text);
+        out!("{}", context.text);
         return Ok(ExitCode::SUCCESS);
     }
-    println!(
+    outln!(
         "Token budget: {} | Used: {} | Remaining: {}",
         context.budget,
         context.used,
@@ -48,10 +48,10 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     for s in &context.sessions {
         let short: String = s.session_id.chars().take(8).collect();
         let state = if s.dropped { " (dropped)" } else { "" };
-        println!("{short}  {}  {} tokens{state}", s.title, s.tokens);
+        outln!("{short}  {}  {} tokens{state}", s.title, s.tokens);
         for item in &s.items {
             let mark = if item.included { "+" } else { "-" };
-            println!("    {mark} {:<18} {:>6} tokens", item.kind, item.tokens);
+            outln!("    {mark} {:<18} {:>6} tokens", item.kind, item.tokens);
         }
     }
     Ok(ExitCode::SUCCESS)

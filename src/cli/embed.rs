@@ -19,7 +19,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     if args.json {
         super::print_json(&serde_json::to_value(&report)?)?;
     } else {
-        println!(
+        outln!(
             "{} chunks into the vector index ({} embedded, {} from the cache) in {:.1}s",
             report.chunks,
             report.embedded,

@@ -37,7 +37,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     if args.json {
         super::print_json(&to_json(&outcome))?;
     } else {
-        print_human(&outcome);
+        print_human(&outcome)?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -71,20 +71,20 @@ fn to_json(outcome: &GetOutcome) -> serde_json::Value {
     })
 }
 
-fn print_human(outcome: &GetOutcome) {
+fn print_human(outcome: &GetOutcome) -> anyhow::Result<()> {
     if outcome.hits.is_empty() {
-        println!("No past sessions found.");
-        return;
+        outln!("No past sessions found.");
+        return Ok(());
     }
     if outcome.fallback_recent && !outcome.tokens.is_empty() {
-        println!(
+        outln!(
             "Nothing matched {:?}; the most recent sessions:",
             outcome.tokens.join(" ")
         );
     }
     for (i, HandoffHit { handoff: h, score }) in outcome.hits.iter().enumerate() {
         let score = score.map_or(String::new(), |s| format!("  score {s:.3}"));
-        println!(
+        outln!(
             "{}. {}  [{}]  {}{}",
             i + 1,
             h.date,
@@ -92,7 +92,7 @@ fn print_human(outcome: &GetOutcome) {
             h.headline,
             score
         );
-        println!(
+        outln!(
             "   {} · {} · substance {}{}",
             h.short_id,
             h.duration_label(),
@@ -104,9 +104,10 @@ fn print_human(outcome: &GetOutcome) {
             }
         );
         if h.cwd.is_empty() {
-            println!("   claude --resume {}", h.session_id);
+            outln!("   claude --resume {}", h.session_id);
         } else {
-            println!("   cd {} && claude --resume {}", h.cwd, h.session_id);
+            outln!("   cd {} && claude --resume {}", h.cwd, h.session_id);
         }
     }
+    Ok(())
 }

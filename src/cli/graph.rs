@@ -137,7 +137,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         super::print_json(&json)?;
     } else {
         for line in lines {
-            println!("{line}");
+            outln!("{line}");
         }
     }
     Ok(ExitCode::SUCCESS)

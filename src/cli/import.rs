@@ -7,6 +7,7 @@ use super::client::Client;
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// The Eywa data folder (its `handoff-index.json` and `handoffs/`)
+    #[arg(value_parser = super::user_path)]
     dir: PathBuf,
     /// Print the report as JSON
     #[arg(long)]
@@ -18,7 +19,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     if args.json {
         super::print_json(&serde_json::to_value(&report)?)?;
     } else {
-        println!(
+        outln!(
             "{} handoffs found: {} imported, {} already imported, {} known from transcripts, {} unreadable",
             report.found,
             report.imported,

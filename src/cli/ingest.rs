@@ -65,17 +65,24 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     if let Some(e) = &embedded {
-        println!(
+        outln!(
             "{} chunks into the vector index ({} embedded, the rest from the cache) in {:.1}s",
-            e.chunks, e.embedded, e.seconds
+            e.chunks,
+            e.embedded,
+            e.seconds
         );
     }
     let c = &report.counts;
-    println!(
+    outln!(
         "{} sessions and {} subagent runs: {} episodes, {} entities, {} edges; {} skipped lines",
-        c.sessions, c.agents, c.episodes, c.entities, c.edges, c.skipped_lines
+        c.sessions,
+        c.agents,
+        c.episodes,
+        c.entities,
+        c.edges,
+        c.skipped_lines
     );
-    println!(
+    outln!(
         "{} files: {} read, {} unchanged, {} without messages, {} unreadable ({:.2}s)",
         report.files_scanned,
         report.files_read,
@@ -90,7 +97,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             .iter()
             .map(|(kind, n)| format!("{n} {}", kind.as_str()))
             .collect();
-        println!("redacted before storing: {}", kinds.join(", "));
+        outln!("redacted before storing: {}", kinds.join(", "));
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -1,5 +1,22 @@
 //! Command-line syntax (clap) resolved into configuration, one file per subcommand.
 
+/// `println!` that hands a closed stdout (`eywa … | head -1`) back as an error instead
+/// of panicking; `main` ends quietly on a broken pipe.
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout(), $($arg)*)?;
+    }};
+}
+
+/// `print!`, as [`outln!`].
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        write!(std::io::stdout(), $($arg)*)?;
+    }};
+}
+
 mod client;
 mod context;
 mod embed;
@@ -26,10 +43,10 @@ use eywa::engine::{Embedding, Engine, EngineConfig};
 #[command(name = "eywa", version, about, propagate_version = true)]
 pub struct Cli {
     /// Where eywa keeps its store [default: ~/.eywa]
-    #[arg(long, global = true, env = "EYWA_DATA_DIR", value_name = "DIR")]
+    #[arg(long, global = true, env = "EYWA_DATA_DIR", value_name = "DIR", value_parser = user_path)]
     data_dir: Option<PathBuf>,
     /// The Claude Code home to read transcripts from [default: ~/.claude]
-    #[arg(long, global = true, env = "EYWA_CLAUDE_DIR", value_name = "DIR")]
+    #[arg(long, global = true, env = "EYWA_CLAUDE_DIR", value_name = "DIR", value_parser = user_path)]
     claude_dir: Option<PathBuf>,
     /// Days a chunk may go unread before it moves to the cold tier
     #[arg(long, global = true, env = "EYWA_CHUNK_IDLE_DAYS", default_value_t = EngineConfig::DEFAULT_CHUNK_IDLE_DAYS)]
@@ -123,6 +140,7 @@ impl Paths {
 }
 
 pub fn run() -> anyhow::Result<ExitCode> {
+    eywa::fs::keep_created_files_private();
     let cli = Cli::parse();
     let default_level = match cli.command {
         Command::Serve(_) => "info",
@@ -163,6 +181,29 @@ fn init_logging(default_level: &str) {
         .with_writer(std::io::stderr)
         .with_target(false)
         .init();
+}
+
+/// A path as the user gave it, where `~` or `~/…` at its very start stands for `$HOME`
+/// (a shell leaves it as is in `--dir=~/x`, in quotes and in environment variables). A
+/// `~` anywhere else, or `~name`, is a plain character.
+pub fn user_path(given: &str) -> Result<PathBuf, String> {
+    let rest = match given.strip_prefix('~') {
+        Some("") => "",
+        Some(rest) if rest.starts_with('/') => rest.trim_start_matches('/'),
+        _ => return Ok(PathBuf::from(given)),
+    };
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .ok_or_else(|| format!("{given:?} starts with ~, but HOME is not set"))?;
+    Ok(PathBuf::from(home).join(rest))
+}
+
+/// [`user_path`] for arguments kept as text (a workspace path).
+pub fn user_path_text(given: &str) -> Result<String, String> {
+    user_path(given)?
+        .into_os_string()
+        .into_string()
+        .map_err(|p| format!("{p:?} is not UTF-8"))
 }
 
 /// Prints a value as pretty JSON on stdout.

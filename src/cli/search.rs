@@ -50,7 +50,7 @@ pub struct Args {
     json: bool,
     /// Run many searches: a JSONL file of {"qid", "query", "project"?}; prints one JSON
     /// line per query: {"qid", "ranked_session_ids", "hits"}
-    #[arg(long, value_name = "FILE", conflicts_with = "query")]
+    #[arg(long, value_name = "FILE", conflicts_with = "query", value_parser = super::user_path)]
     queries: Option<std::path::PathBuf>,
 }
 
@@ -117,10 +117,10 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         eprintln!("eywa: {notice}");
     }
     if results.hits.is_empty() {
-        println!("No session matches.");
+        outln!("No session matches.");
     }
     for h in &results.hits {
-        print_human(h, now, args.explain);
+        print_human(h, now, args.explain)?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -190,14 +190,14 @@ fn to_json(h: &SearchHit, now: Timestamp) -> serde_json::Value {
     })
 }
 
-fn print_human(h: &SearchHit, now: Timestamp, explain: bool) {
+fn print_human(h: &SearchHit, now: Timestamp, explain: bool) -> anyhow::Result<()> {
     let short: String = h.session_id.chars().take(8).collect();
     let title = if h.title.is_empty() {
         "(no session)"
     } else {
         h.title.as_str()
     };
-    println!(
+    outln!(
         "{short}  {title}  [{}] {} · {:.2}",
         h.project,
         eywa::api::age(h.timestamp, now),
@@ -208,13 +208,14 @@ fn print_human(h: &SearchHit, now: Timestamp, explain: bool) {
         .as_deref()
         .map(|a| format!(" ({a})"))
         .unwrap_or_default();
-    println!("    {}{agent}: {}", h.kind, h.snippet.replace('\n', " "));
+    outln!("    {}{agent}: {}", h.kind, h.snippet.replace('\n', " "));
     if !h.session_id.is_empty() {
-        println!("    claude --resume {}", h.session_id);
+        outln!("    claude --resume {}", h.session_id);
     }
     if explain {
-        println!("    {}", explain_line(&h.signals));
+        outln!("    {}", explain_line(&h.signals));
     }
+    Ok(())
 }
 
 /// Every term of a hit's score, on one line.

@@ -18,7 +18,7 @@ enum Command {
     /// Sessions, most recently active first
     List {
         /// Only sessions of this project (its path, a folder in it, or its name)
-        #[arg(long)]
+        #[arg(long, value_parser = super::user_path_text)]
         workspace: Option<String>,
         /// Sessions per page
         #[arg(long, default_value_t = 50)]
@@ -49,7 +49,7 @@ enum Command {
         #[arg(long)]
         case_sensitive: bool,
         /// Only sessions of this project (its path, a folder in it, or its name)
-        #[arg(long)]
+        #[arg(long, value_parser = super::user_path_text)]
         workspace: Option<String>,
         /// Lines of context each side
         #[arg(long, short = 'C', default_value_t = 2)]
@@ -70,7 +70,7 @@ enum Command {
         #[arg(required = true)]
         sessions: Vec<String>,
         /// The target workspace: an absolute path
-        #[arg(long)]
+        #[arg(long, value_parser = super::user_path_text)]
         to: String,
         /// Move instead of copy
         #[arg(long = "move")]
@@ -87,7 +87,7 @@ enum Command {
         #[arg(long, default_value = "markdown")]
         format: String,
         /// Write to this file instead of standard output
-        #[arg(long, short)]
+        #[arg(long, short, value_parser = super::user_path)]
         output: Option<std::path::PathBuf>,
     },
 }
@@ -105,7 +105,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             if json {
                 super::print_json(&serde_json::to_value(&page)?)?;
             } else {
-                print_page(&page);
+                print_page(&page)?;
             }
         }
         Command::Show { session, json } => {
@@ -117,7 +117,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
                     ExportFormat::Markdown
                 },
             )?;
-            println!("{text}");
+            outln!("{text}");
         }
         Command::Search {
             pattern,
@@ -143,15 +143,17 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             } else {
                 for m in &page.matches {
                     let short: String = m.session_id.chars().take(8).collect();
-                    println!(
+                    outln!(
                         "{short} {} line {}: {}",
-                        m.message_type, m.line_number, m.line
+                        m.message_type,
+                        m.line_number,
+                        m.line
                     );
                     for line in &m.context {
-                        println!("    | {line}");
+                        outln!("    | {line}");
                     }
                 }
-                println!("{} of {} matches", page.matches.len(), page.total);
+                outln!("{} of {} matches", page.matches.len(), page.total);
             }
         }
         Command::Migrate {
@@ -170,7 +172,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
                 super::print_json(&serde_json::to_value(&result)?)?;
             } else {
                 for path in &result.written {
-                    println!("wrote {path}");
+                    outln!("wrote {path}");
                 }
                 for e in &result.errors {
                     eprintln!("{}: {}", e.session, e.message);
@@ -192,14 +194,14 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
                         .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
                     eprintln!("wrote {}", path.display());
                 }
-                None => print!("{text}"),
+                None => out!("{text}"),
             }
         }
     }
     Ok(ExitCode::SUCCESS)
 }
 
-fn print_page(page: &SessionPage) {
+fn print_page(page: &SessionPage) -> anyhow::Result<()> {
     let now = Timestamp::now();
     for s in &page.sessions {
         let short: String = s.session_id.chars().take(8).collect();
@@ -208,7 +210,7 @@ fn print_page(page: &SessionPage) {
         } else {
             format!(" · {} agents", s.agent_ids.len())
         };
-        println!(
+        outln!(
             "{short}  {}  [{}] {} · {} messages{agents}",
             s.title,
             s.project,
@@ -218,18 +220,19 @@ fn print_page(page: &SessionPage) {
     }
     let shown = page.sessions.len();
     if shown == 0 {
-        println!("No sessions here (total {}).", page.total);
-        return;
+        outln!("No sessions here (total {}).", page.total);
+        return Ok(());
     }
     let more = if page.has_more {
         format!("; next: --offset {}", page.offset + shown)
     } else {
         String::new()
     };
-    println!(
+    outln!(
         "{}-{} of {}{more}",
         page.offset + 1,
         page.offset + shown,
         page.total
     );
+    Ok(())
 }

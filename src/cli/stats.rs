@@ -41,9 +41,13 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     let c = &s.counts;
-    println!(
+    outln!(
         "{} sessions, {} episodes, {} entities, {} current edges, {} skipped lines",
-        c.sessions, c.episodes, c.entities, c.edges, c.skipped_lines
+        c.sessions,
+        c.episodes,
+        c.entities,
+        c.edges,
+        c.skipped_lines
     );
     let join = |m: &std::collections::BTreeMap<String, u64>| {
         m.iter()
@@ -51,15 +55,15 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             .collect::<Vec<_>>()
             .join(", ")
     };
-    println!("nodes: {}", join(&s.kinds));
-    println!("edges: {}", join(&s.relations));
-    println!(
+    outln!("nodes: {}", join(&s.kinds));
+    outln!("edges: {}", join(&s.relations));
+    outln!(
         "warm:  {} on disk; {} chunks, {}",
         mib(t.warm_disk_bytes),
         t.warm_chunks,
         mib(t.warm_bytes)
     );
-    println!(
+    outln!(
         "cold:  {} blobs, {} stored for {} raw ({:.1}x); {} chunks",
         t.blobs,
         mib(t.blob_stored_bytes),
@@ -69,7 +73,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     );
     let sem = &s.semantic;
     match &sem.unavailable {
-        None if sem.model.is_some() => println!(
+        None if sem.model.is_some() => outln!(
             "semantic: {} vectors, {} chunks waiting to be embedded{} ({})",
             sem.vectors,
             sem.backlog,
@@ -80,14 +84,14 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             },
             sem.model.as_deref().unwrap_or_default()
         ),
-        why => println!(
+        why => outln!(
             "semantic: unavailable ({}); {} chunks waiting to be embedded",
             why.as_deref().unwrap_or("no model"),
             sem.backlog
         ),
     }
     for cache in &s.caches {
-        println!(
+        outln!(
             "hot:   {:<12} {}/{} entries, hit rate {:.1}% ({} hits, {} misses)",
             cache.name,
             cache.len,

@@ -35,10 +35,10 @@ pub use self::sessions::Session;
 pub use self::stats::Stats;
 
 use std::num::NonZeroUsize;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex, RwLock};
 
-use eywa_storage::GenerationalCache;
+use eywa_storage::{GenerationalCache, Keyspace};
 
 use crate::claude::ClaudeDir;
 use crate::graph::Graph;
@@ -127,6 +127,25 @@ impl std::fmt::Debug for Engine {
     }
 }
 
+/// Set once every file under the data dir has been made private.
+const PRIVATE_FILES: &[u8] = b"private_files";
+
+/// Stores written before eywa kept its files private held handoffs and indexes others
+/// could read: the first open walks the data dir once and tightens them.
+fn make_private_once(graph: &Graph, data_dir: &Path) -> Result<()> {
+    let store = graph.store();
+    if store.contains(Keyspace::Settings, PRIVATE_FILES)? {
+        return Ok(());
+    }
+    let changed = crate::fs::make_tree_private(data_dir)?;
+    if changed > 0 {
+        tracing::info!(changed, dir = %data_dir.display(), "made the data dir's files private");
+    }
+    let mut batch = eywa_storage::Batch::new();
+    batch.put(Keyspace::Settings, PRIVATE_FILES.to_vec(), &true)?;
+    Ok(store.apply(batch)?)
+}
+
 impl Engine {
     pub fn open(config: EngineConfig) -> Result<Engine> {
         let storage = if config.temporary {
@@ -139,6 +158,9 @@ impl Engine {
             eywa_storage::Config::new().path(data_dir.join("store"))
         };
         let graph = Graph::open(storage.open()?)?;
+        if let Some(data_dir) = config.data_dir.as_deref().filter(|_| !config.temporary) {
+            make_private_once(&graph, data_dir)?;
+        }
         let index_dir = graph.store().path().join("index");
         // Only the store opens here: the text index, semantic memory, the graph's view and
         // the `get` index open when a command first needs them.
