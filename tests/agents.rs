@@ -334,8 +334,7 @@ fn the_corpus_subagents_are_linked_to_their_parents() {
     let Some(real) = crate::support::shared("corpus/claude-code/real_projects") else {
         return;
     };
-    let home = tempfile::tempdir().unwrap();
-    std::os::unix::fs::symlink(&real, home.path().join("projects")).unwrap();
+    let home = crate::support::corpus_home(&real);
     let engine = Engine::open(EngineConfig::temporary(home.path())).unwrap();
     let report = engine.ingest().unwrap();
     assert!(report.agent_files_scanned >= 7, "{report:?}");

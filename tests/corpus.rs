@@ -10,13 +10,6 @@ use eywa_storage::Keyspace;
 
 use crate::support;
 
-/// A Claude home whose `projects` is a link to the corpus (read-only to us).
-fn linked_home(real_projects: &Path) -> tempfile::TempDir {
-    let home = tempfile::tempdir().unwrap();
-    std::os::unix::fs::symlink(real_projects, home.path().join("projects")).unwrap();
-    home
-}
-
 /// Every line of a transcript that parses as JSON, read by the test itself.
 fn json_lines(path: &Path) -> impl Iterator<Item = serde_json::Value> {
     let text = std::fs::read(path).unwrap();
@@ -27,10 +20,10 @@ fn json_lines(path: &Path) -> impl Iterator<Item = serde_json::Value> {
     values.into_iter()
 }
 
-/// The corpus linked in as a Claude home and ingested into a temporary store. The home
+/// The corpus copied in as a Claude home and ingested into a temporary store. The home
 /// must outlive the engine.
 fn ingested(real: &Path) -> (tempfile::TempDir, Engine) {
-    let home = linked_home(real);
+    let home = support::corpus_home(real);
     let engine = Engine::open(EngineConfig::temporary(home.path())).unwrap();
     engine.ingest().unwrap();
     (home, engine)
@@ -81,7 +74,7 @@ fn real_projects_ingest_into_one_episode_per_session_with_projects_from_cwd() {
     let Some(real) = support::shared("corpus/claude-code/real_projects") else {
         return;
     };
-    let home = linked_home(&real);
+    let home = support::corpus_home(&real);
     let engine = Engine::open(EngineConfig::temporary(home.path())).unwrap();
     let report = engine.ingest().unwrap();
 

@@ -297,3 +297,156 @@ fn a_store_from_before_private_files_is_made_private_on_open() {
     let left = public_entries(&env.data_dir());
     assert!(left.is_empty(), "still readable by others: {left:#?}");
 }
+
+#[test]
+fn symlinks_are_followed_only_inside_the_claude_dir() {
+    use crate::support::fixture::session_lines;
+    let env = Env::new();
+    let outside = tempfile::tempdir().unwrap();
+    let projects = env.home.root().join("projects");
+    // A transcript-shaped file outside, linked in as a session.
+    let secret = "cccccccc-0000-4000-8000-000000000003";
+    let lines = session_lines(
+        secret,
+        "/w/outside",
+        days_ago(3),
+        &[("read the outside", "ok")],
+    );
+    std::fs::write(outside.path().join("x.jsonl"), lines.join("\n") + "\n").unwrap();
+    std::os::unix::fs::symlink(
+        outside.path().join("x.jsonl"),
+        projects.join("-w-ledger").join(format!("{secret}.jsonl")),
+    )
+    .unwrap();
+    // /etc/passwd named like a transcript.
+    std::os::unix::fs::symlink(
+        "/etc/passwd",
+        projects
+            .join("-w-ledger")
+            .join("dddddddd-0000-4000-8000-000000000004.jsonl"),
+    )
+    .unwrap();
+    // A whole project folder outside.
+    let far = outside.path().join("far-project");
+    std::fs::create_dir_all(&far).unwrap();
+    let lines = session_lines(
+        "eeeeeeee-0000-4000-8000-000000000005",
+        "/w/far",
+        days_ago(3),
+        &[("far away", "ok")],
+    );
+    std::fs::write(
+        far.join("eeeeeeee-0000-4000-8000-000000000005.jsonl"),
+        lines.join("\n") + "\n",
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(&far, projects.join("-w-far")).unwrap();
+    // A link that stays inside: a second name for a session folder's file is followed.
+    let inside = "ffffffff-0000-4000-8000-000000000006";
+    let lines = session_lines(
+        inside,
+        "/w/inner",
+        days_ago(4),
+        &[("inside the home", "ok")],
+    );
+    let kept = env.home.root().join("kept");
+    std::fs::create_dir_all(&kept).unwrap();
+    std::fs::write(kept.join("s.jsonl"), lines.join("\n") + "\n").unwrap();
+    std::fs::create_dir_all(projects.join("-w-inner")).unwrap();
+    std::os::unix::fs::symlink(
+        kept.join("s.jsonl"),
+        projects.join("-w-inner").join(format!("{inside}.jsonl")),
+    )
+    .unwrap();
+
+    let report = env.json(&["ingest", "--json"]);
+    assert_eq!(report["files_scanned"], 3, "{report}");
+    assert_eq!(report["counts"]["sessions"], 3, "{report}");
+    let listed = env.json(&["sessions", "list", "--json"]);
+    let ids: Vec<&str> = listed["sessions"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| s["session_id"].as_str().unwrap())
+        .collect();
+    assert!(ids.contains(&inside), "{ids:?}");
+    assert!(!ids.contains(&secret), "{ids:?}");
+    let skipped: Vec<String> = report["skipped_files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|f| f["reason"].as_str().unwrap().contains("symlink"))
+        .map(|f| f["path"].as_str().unwrap().to_owned())
+        .collect();
+    assert_eq!(skipped.len(), 3, "{report}");
+    assert!(skipped.iter().any(|p| p.ends_with("-w-far")), "{skipped:?}");
+}
+
+#[test]
+fn ingest_names_the_files_it_read_in_part_with_and_without_a_server() {
+    use crate::support::fixture::session_lines;
+    let check = |report: &Value, env: &Env| {
+        assert_eq!(report["files_skipped"], 1, "{report}");
+        let file = &report["skipped_files"][0];
+        assert_eq!(file["lines"], 2, "{report}");
+        assert!(
+            file["path"]
+                .as_str()
+                .unwrap()
+                .ends_with("99999999-0000-4000-8000-000000000009.jsonl"),
+            "{report}"
+        );
+        let reason = file["reason"].as_str().unwrap();
+        assert!(reason.starts_with("line 2: not JSON"), "{reason}");
+        assert_eq!(report["counts"]["skipped_lines"], 2, "{report}");
+        let _ = env;
+    };
+    let broken = |env: &Env| {
+        let id = "99999999-0000-4000-8000-000000000009";
+        let mut lines = session_lines(id, "/w/broken", days_ago(1), &[("one", "two")]);
+        lines.insert(1, "{not json".into());
+        lines.push("[1, 2]".into());
+        env.home.write_raw(
+            "-w-broken",
+            &format!("{id}.jsonl"),
+            &(lines.join("\n") + "\n"),
+        );
+    };
+
+    let env = Env::new();
+    broken(&env);
+    let report = env.json(&["ingest", "--json"]);
+    check(&report, &env);
+    let human = env.eywa().arg("ingest").output().unwrap();
+    assert!(human.status.success());
+    let text = String::from_utf8_lossy(&human.stdout);
+    assert!(
+        !text.contains("read in part"),
+        "an unchanged file is not read again, so not reported: {text}"
+    );
+
+    // The same report through a running server, in words this time.
+    let env = Env::new();
+    broken(&env);
+    let serve = crate::support::serve::Serve::spawn({
+        let mut cmd = env.eywa();
+        cmd.args([
+            "--addr",
+            "127.0.0.1:0",
+            "serve",
+            "--no-ingest",
+            "--watch-interval-ms",
+            "0",
+        ]);
+        cmd
+    });
+    let human = env.eywa().arg("ingest").output().unwrap();
+    assert!(human.status.success());
+    let text = String::from_utf8_lossy(&human.stdout);
+    assert!(text.contains("read in part or not at all:"), "{text}");
+    assert!(
+        text.contains("-w-broken/99999999-0000-4000-8000-000000000009.jsonl: 2 lines skipped, first line 2: not JSON"),
+        "{text}"
+    );
+    serve.stop();
+}

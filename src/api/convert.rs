@@ -483,10 +483,21 @@ impl From<IngestReport> for pb::IngestResponse {
             plans,
             memory_files,
             bytes_read,
+            skipped_files,
+            files_skipped,
             counts,
             elapsed,
         } = report;
         pb::IngestResponse {
+            skipped_files: skipped_files
+                .into_iter()
+                .map(|f| pb::SkippedFile {
+                    path: f.path,
+                    lines: f.lines,
+                    reason: f.reason,
+                })
+                .collect(),
+            files_skipped,
             plans,
             memory_files,
             bytes_read,
@@ -536,8 +547,19 @@ impl From<pb::IngestResponse> for IngestReport {
             plans,
             memory_files,
             bytes_read,
+            skipped_files,
+            files_skipped,
         } = response;
         IngestReport {
+            skipped_files: skipped_files
+                .into_iter()
+                .map(|f| crate::engine::SkippedFile {
+                    path: f.path,
+                    lines: f.lines,
+                    reason: f.reason,
+                })
+                .collect(),
+            files_skipped,
             plans,
             memory_files,
             bytes_read,

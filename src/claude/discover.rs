@@ -1,10 +1,70 @@
-use std::collections::HashMap;
+use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 /// A Claude Code home (`~/.claude`): the root of `projects/`, `plans/` and friends.
+///
+/// Scans follow a symlink only when its target stays inside the Claude dir: a link to
+/// `/etc/passwd` named like a transcript is never read. The links refused are kept until
+/// [`ClaudeDir::take_refused`].
 #[derive(Debug, Clone)]
 pub struct ClaudeDir {
     root: PathBuf,
+    refused: Arc<Mutex<BTreeSet<PathBuf>>>,
+}
+
+/// What a scan may enter: anything that is not a symlink, and symlinks that resolve
+/// inside the Claude dir (canonical root, resolved once per scan).
+struct Fence<'a> {
+    root: Option<PathBuf>,
+    refused: &'a Mutex<BTreeSet<PathBuf>>,
+}
+
+impl Fence<'_> {
+    /// Whether a directory entry may be followed. `file_type` comes from the directory
+    /// listing, so a plain entry costs no system call.
+    fn admits_entry(&self, entry: &std::fs::DirEntry) -> bool {
+        match entry.file_type() {
+            Ok(t) if t.is_symlink() => self.admits_link(&entry.path()),
+            Ok(_) => true,
+            Err(_) => false,
+        }
+    }
+
+    /// Whether a path the scan names itself (`projects/`, `memory/`, `subagents/`…) may
+    /// be followed; a missing one is admitted (the caller finds it missing).
+    fn admits(&self, path: &Path) -> bool {
+        match std::fs::symlink_metadata(path) {
+            Ok(meta) if meta.file_type().is_symlink() => self.admits_link(path),
+            _ => true,
+        }
+    }
+
+    fn admits_link(&self, path: &Path) -> bool {
+        let inside = match (&self.root, std::fs::canonicalize(path)) {
+            (Some(root), Ok(target)) => target.starts_with(root),
+            _ => false,
+        };
+        if !inside {
+            tracing::debug!(path = %path.display(), "not following a symlink out of the Claude dir");
+            self.refused
+                .lock()
+                .unwrap_or_else(|p| p.into_inner())
+                .insert(path.to_path_buf());
+        }
+        inside
+    }
+
+    fn read_dir(&self, dir: &Path) -> std::io::Result<Vec<std::fs::DirEntry>> {
+        let mut entries = Vec::new();
+        for entry in std::fs::read_dir(dir)? {
+            let entry = entry?;
+            if self.admits_entry(&entry) {
+                entries.push(entry);
+            }
+        }
+        Ok(entries)
+    }
 }
 
 /// A subagent transcript in its own file.
@@ -56,7 +116,38 @@ pub struct SessionFile {
 
 impl ClaudeDir {
     pub fn new(root: impl Into<PathBuf>) -> Self {
-        ClaudeDir { root: root.into() }
+        ClaudeDir {
+            root: root.into(),
+            refused: Arc::default(),
+        }
+    }
+
+    fn fence(&self) -> Fence<'_> {
+        Fence {
+            root: std::fs::canonicalize(&self.root).ok(),
+            refused: &self.refused,
+        }
+    }
+
+    /// Symlinks the scans since the last call did not follow, because they lead out of
+    /// the Claude dir; forgets them.
+    pub fn take_refused(&self) -> Vec<PathBuf> {
+        std::mem::take(&mut *self.refused.lock().unwrap_or_else(|p| p.into_inner()))
+            .into_iter()
+            .collect()
+    }
+
+    /// The project folders under `projects/` a scan may enter.
+    fn project_dirs(&self, fence: &Fence) -> std::io::Result<Vec<std::fs::DirEntry>> {
+        let projects = self.projects_dir();
+        if !fence.admits(&projects) {
+            return Ok(Vec::new());
+        }
+        Ok(fence
+            .read_dir(&projects)?
+            .into_iter()
+            .filter(|e| e.path().is_dir())
+            .collect())
     }
 
     pub fn root(&self) -> &Path {
@@ -71,8 +162,12 @@ impl ClaudeDir {
     /// unreadable index says nothing; it never fails an ingest (Q6: it is often stale).
     pub fn session_index(&self) -> std::io::Result<HashMap<String, IndexEntry>> {
         let mut out = HashMap::new();
-        for project in std::fs::read_dir(self.projects_dir())? {
-            let path = project?.path().join("sessions-index.json");
+        let fence = self.fence();
+        for project in self.project_dirs(&fence)? {
+            let path = project.path().join("sessions-index.json");
+            if !fence.admits(&path) {
+                continue;
+            }
             let Ok(bytes) = std::fs::read(&path) else {
                 continue;
             };
@@ -110,15 +205,15 @@ impl ClaudeDir {
     /// sorted by path.
     pub fn memory_files(&self) -> std::io::Result<Vec<MemoryFile>> {
         let mut files = Vec::new();
-        for project in std::fs::read_dir(self.projects_dir())? {
-            let project = project?;
+        let fence = self.fence();
+        for project in self.project_dirs(&fence)? {
             let dir = project.path().join("memory");
-            if !dir.is_dir() {
+            if !fence.admits(&dir) || !dir.is_dir() {
                 continue;
             }
             let project_dir = project.file_name().to_string_lossy().into_owned();
-            for entry in std::fs::read_dir(&dir)? {
-                let path = entry?.path();
+            for entry in fence.read_dir(&dir)? {
+                let path = entry.path();
                 if path.is_file() && path.extension().is_some_and(|e| e == "md") {
                     files.push(MemoryFile {
                         path,
@@ -136,34 +231,32 @@ impl ClaudeDir {
     /// `projects/*/<session>/subagents/workflows/<run>/agent-*.jsonl`.
     pub fn agent_files(&self) -> std::io::Result<Vec<AgentFile>> {
         let mut files = Vec::new();
-        for project in std::fs::read_dir(self.projects_dir())? {
-            let project = project?.path();
-            if !project.is_dir() {
-                continue;
-            }
-            for entry in std::fs::read_dir(&project)? {
-                let path = entry?.path();
+        let fence = self.fence();
+        let agent_file = |path, parent, workflow| agent_file(&fence, path, parent, workflow);
+        for project in self.project_dirs(&fence)? {
+            for entry in fence.read_dir(&project.path())? {
+                let path = entry.path();
                 if path.is_dir() {
                     let subagents = path.join("subagents");
-                    if subagents.is_dir() {
+                    if fence.admits(&subagents) && subagents.is_dir() {
                         let parent = path.file_name().map(|n| n.to_string_lossy().into_owned());
-                        for agent in std::fs::read_dir(&subagents)? {
-                            if let Some(file) = agent_file(agent?.path(), parent.clone(), None) {
+                        for agent in fence.read_dir(&subagents)? {
+                            if let Some(file) = agent_file(agent.path(), parent.clone(), None) {
                                 files.push(file);
                             }
                         }
                         let workflows = subagents.join("workflows");
-                        if workflows.is_dir() {
-                            for run in std::fs::read_dir(&workflows)? {
-                                let run = run?.path();
+                        if fence.admits(&workflows) && workflows.is_dir() {
+                            for run in fence.read_dir(&workflows)? {
+                                let run = run.path();
                                 if !run.is_dir() {
                                     continue;
                                 }
                                 let name =
                                     run.file_name().map(|n| n.to_string_lossy().into_owned());
-                                for agent in std::fs::read_dir(&run)? {
+                                for agent in fence.read_dir(&run)? {
                                     if let Some(file) =
-                                        agent_file(agent?.path(), parent.clone(), name.clone())
+                                        agent_file(agent.path(), parent.clone(), name.clone())
                                     {
                                         files.push(file);
                                     }
@@ -183,12 +276,13 @@ impl ClaudeDir {
     /// Plan files under `plans/`, sorted; none when the folder is missing.
     pub fn plan_files(&self) -> std::io::Result<Vec<PlanFile>> {
         let dir = self.root.join("plans");
-        if !dir.is_dir() {
+        let fence = self.fence();
+        if !fence.admits(&dir) || !dir.is_dir() {
             return Ok(Vec::new());
         }
         let mut plans = Vec::new();
-        for entry in std::fs::read_dir(&dir)? {
-            let path = entry?.path();
+        for entry in fence.read_dir(&dir)? {
+            let path = entry.path();
             let Some(stem) = path
                 .file_name()
                 .and_then(|n| n.to_str())
@@ -220,17 +314,12 @@ impl ClaudeDir {
     /// subagent transcripts, not sessions, and are left out, as are files in
     /// `<session>/subagents/`.
     pub fn session_files(&self) -> std::io::Result<Vec<SessionFile>> {
-        let projects = self.projects_dir();
         let mut files = Vec::new();
-        for project in std::fs::read_dir(&projects)? {
-            let project = project?;
-            // Follows symlinks: a projects tree may be linked in.
-            if !project.path().is_dir() {
-                continue;
-            }
+        let fence = self.fence();
+        for project in self.project_dirs(&fence)? {
             let project_dir = project.file_name().to_string_lossy().into_owned();
-            for entry in std::fs::read_dir(project.path())? {
-                let path = entry?.path();
+            for entry in fence.read_dir(&project.path())? {
+                let path = entry.path();
                 if !path.is_file() || path.extension().is_none_or(|e| e != "jsonl") {
                     continue;
                 }
@@ -253,6 +342,7 @@ impl ClaudeDir {
 }
 
 fn agent_file(
+    fence: &Fence,
     path: PathBuf,
     parent_session: Option<String>,
     workflow: Option<String>,
@@ -267,7 +357,7 @@ fn agent_file(
     }
     let meta = path.with_file_name(format!("agent-{agent_id}.meta.json"));
     Some(AgentFile {
-        meta: meta.is_file().then_some(meta),
+        meta: (fence.admits(&meta) && meta.is_file()).then_some(meta),
         path,
         agent_id,
         parent_session,

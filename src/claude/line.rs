@@ -25,9 +25,23 @@ impl Line {
     /// Parses one line; `None` for anything that is not a JSON object (a garbage or
     /// half-written line).
     pub fn parse(bytes: &[u8]) -> Option<Line> {
-        let value: Value = serde_json::from_slice(bytes).ok()?;
+        Line::read(bytes).ok()
+    }
+
+    /// [`Line::parse`], saying why a line is not one: the JSON error, or what the value
+    /// was instead of an object.
+    pub fn read(bytes: &[u8]) -> Result<Line, String> {
+        let value: Value = serde_json::from_slice(bytes).map_err(|e| format!("not JSON ({e})"))?;
         if !value.is_object() {
-            return None;
+            let what = match value {
+                Value::Null => "null",
+                Value::Bool(_) => "a boolean",
+                Value::Number(_) => "a number",
+                Value::String(_) => "a string",
+                Value::Array(_) => "an array",
+                Value::Object(_) => unreachable!("checked above"),
+            };
+            return Err(format!("{what}, not a JSON object"));
         }
         let kind = match value.get("type").and_then(Value::as_str).unwrap_or("") {
             "user" => LineKind::User,
@@ -38,7 +52,7 @@ impl Line {
             "ai-title" => LineKind::AiTitle,
             other => LineKind::Other(other.to_owned()),
         };
-        Some(Line { kind, value })
+        Ok(Line { kind, value })
     }
 
     fn str(&self, key: &str) -> Option<&str> {

@@ -226,6 +226,10 @@ pub struct Transcript {
     /// read state.
     #[serde(skip)]
     pub passages: Vec<Passage>,
+    /// Why the first skipped line was skipped: its line number and the parse error.
+    /// Last, and defaulted: read states saved before it still load.
+    #[serde(default)]
+    pub first_skip: Option<String>,
 }
 
 impl Transcript {
@@ -353,9 +357,14 @@ pub fn read_resumable(
             continue;
         }
         acc.t.lines += 1;
-        match Line::parse(bytes) {
-            Some(line) => acc.add(&line, history),
-            None => acc.t.skipped_lines += 1,
+        match Line::read(bytes) {
+            Ok(line) => acc.add(&line, history),
+            Err(why) => {
+                acc.t.skipped_lines += 1;
+                if acc.t.first_skip.is_none() {
+                    acc.t.first_skip = Some(format!("line {}: {why}", acc.t.lines));
+                }
+            }
         }
     }
     let point = ReadPoint {

@@ -8,6 +8,9 @@ use eywa::engine::{IngestReport, Progress};
 use super::Paths;
 use super::client::Client;
 
+/// Skipped files a human report names; `--json` names up to 1,000.
+const SKIPPED_SHOWN: usize = 20;
+
 #[derive(Debug, clap::Args)]
 pub struct Args {
     /// Print the report as JSON
@@ -91,6 +94,25 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         report.files_failed,
         report.elapsed.as_secs_f64()
     );
+    if report.files_skipped > 0 {
+        outln!("read in part or not at all:");
+        for f in report.skipped_files.iter().take(SKIPPED_SHOWN) {
+            if f.lines > 0 {
+                outln!(
+                    "  {}: {} lines skipped, first {}",
+                    f.path,
+                    f.lines,
+                    f.reason
+                );
+            } else {
+                outln!("  {}: {}", f.path, f.reason);
+            }
+        }
+        let more = report.files_skipped.saturating_sub(SKIPPED_SHOWN as u64);
+        if more > 0 {
+            outln!("  and {more} more files (--json lists up to 1,000)");
+        }
+    }
     if !report.redacted.is_empty() {
         let kinds: Vec<String> = report
             .redacted

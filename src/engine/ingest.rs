@@ -52,11 +52,29 @@ pub struct IngestReport {
     /// Bytes read from sources this run: whole files, or what was appended to a file
     /// since the last run.
     pub bytes_read: u64,
+    /// Files this run read in part or not at all, by path: malformed lines, unreadable
+    /// files, symlinks out of the Claude dir. At most [`SKIPPED_FILES_LISTED`];
+    /// `files_skipped` counts them all.
+    pub skipped_files: Vec<SkippedFile>,
+    pub files_skipped: u64,
     /// Counts of the store after the run.
     pub counts: Counts,
     #[serde(serialize_with = "seconds")]
     pub elapsed: Duration,
 }
+
+/// A file an ingest run read in part, or not at all.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct SkippedFile {
+    pub path: String,
+    /// Lines skipped; 0 when the whole file was.
+    pub lines: u64,
+    /// The first skipped line's number and why, or why the file was not read.
+    pub reason: String,
+}
+
+/// Files named in a report; more are counted.
+pub const SKIPPED_FILES_LISTED: usize = 1_000;
 
 /// Where an ingest run is, for progress displays.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -120,9 +138,13 @@ impl Engine {
             plans: 0,
             memory_files: 0,
             bytes_read: 0,
+            skipped_files: Vec::new(),
+            files_skipped: 0,
             counts: Counts::default(),
             elapsed: Duration::ZERO,
         };
+        // Links refused by scans before this run (`eywa stats` lists nothing): not ours.
+        self.claude.take_refused();
         self.load_owners()?;
         if self.text_index_lags()? {
             let docs = self.reindex_locked()?;
@@ -203,6 +225,7 @@ impl Engine {
                         Err(Error::Io { path, source }) => {
                             tracing::warn!(path = %path.display(), error = %source, "cannot read transcript");
                             report.files_failed += 1;
+                            run.unreadable(&path, &source);
                         }
                         Err(other) => return Err(other),
                     }
@@ -240,6 +263,7 @@ impl Engine {
                 Err(Error::Io { path, source }) => {
                     tracing::warn!(path = %path.display(), error = %source, "cannot read subagent transcript");
                     report.files_failed += 1;
+                    run.unreadable(&path, &source);
                 }
                 Err(other) => return Err(other),
             }
@@ -255,6 +279,7 @@ impl Engine {
                 Err(Error::Io { path, source }) => {
                     tracing::warn!(path = %path.display(), error = %source, "cannot read plan");
                     report.files_failed += 1;
+                    run.unreadable(&path, &source);
                 }
                 Err(other) => return Err(other),
             }
@@ -267,12 +292,25 @@ impl Engine {
                 Err(Error::Io { path, source }) => {
                     tracing::warn!(path = %path.display(), error = %source, "cannot read memory file");
                     report.files_failed += 1;
+                    run.unreadable(&path, &source);
                 }
                 Err(other) => return Err(other),
             }
         }
         report.memory_files = memories.len() as u64;
         report.redacted = std::mem::take(&mut run.redacted);
+        for link in self.claude.take_refused() {
+            run.skipped.push(SkippedFile {
+                path: link.display().to_string(),
+                lines: 0,
+                reason: "a symlink out of the Claude dir: not followed".into(),
+            });
+        }
+        run.skipped.sort();
+        run.skipped.dedup();
+        report.files_skipped = run.skipped.len() as u64;
+        run.skipped.truncate(SKIPPED_FILES_LISTED);
+        report.skipped_files = std::mem::take(&mut run.skipped);
         report.bytes_read = run.bytes_read;
         if self.text_index_lags()? {
             self.commit_text()?;
@@ -587,9 +625,7 @@ impl Engine {
             state: None,
         };
         archived.record(&mut record);
-        if transcript.skipped_lines > 0 {
-            tracing::debug!(path = %record.path, skipped = transcript.skipped_lines, "skipped malformed lines");
-        }
+        run.skipped_lines(&record.path, &transcript);
         // A group that already writes this source or its episodes lands first: what
         // follows reads their stored state.
         if group.holds(&record.path, &facts) {
@@ -759,6 +795,7 @@ impl Engine {
             state: None,
         };
         archived.record(&mut record);
+        run.skipped_lines(&record.path, &transcript);
         let mut batch = Batch::new();
         archived.put(&mut batch)?;
         // The run's chunks are queued in its own transaction.
@@ -1034,6 +1071,34 @@ pub(super) struct Run {
     handoff_files: Vec<Handoff>,
     /// Where they go to be written, while a thread of the run writes them.
     handoff_sink: Option<std::sync::mpsc::Sender<Vec<Handoff>>>,
+    /// Files read in part or not at all.
+    skipped: Vec<SkippedFile>,
+}
+
+impl Run {
+    fn skipped_lines(&mut self, path: &str, transcript: &Transcript) {
+        if transcript.skipped_lines == 0 {
+            return;
+        }
+        tracing::debug!(
+            path,
+            skipped = transcript.skipped_lines,
+            "skipped malformed lines"
+        );
+        self.skipped.push(SkippedFile {
+            path: path.to_owned(),
+            lines: transcript.skipped_lines,
+            reason: transcript.first_skip.clone().unwrap_or_default(),
+        });
+    }
+
+    fn unreadable(&mut self, path: &Path, error: &std::io::Error) {
+        self.skipped.push(SkippedFile {
+            path: path.display().to_string(),
+            lines: 0,
+            reason: format!("unreadable: {error}"),
+        });
+    }
 }
 
 /// Main session files staged to be written in one transaction: sled's cost of a

@@ -20,7 +20,7 @@ pub use self::context::{
     estimate_tokens,
 };
 pub use self::import::ImportReport;
-pub use self::ingest::{IngestReport, Progress};
+pub use self::ingest::{IngestReport, Progress, SKIPPED_FILES_LISTED, SkippedFile};
 pub use self::library::{
     ExportFormat, MAX_CONTEXT_LINES, MAX_MATCHES, MAX_PAGE, MatchPage, SearchMatch, SessionPage,
     SessionSearch, SessionSummary,
