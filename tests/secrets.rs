@@ -37,6 +37,9 @@ fn secrets() -> Vec<(&'static str, String)> {
             "private_key",
             format!("MIIEowIBAAKCAQEA{}", rep("q7Zb", 10)),
         ),
+        // Two a hostile run found reaching the index before issue 14.
+        ("mysql_flag", format!("SpfM2oeq{}", "3hDavJA7")),
+        ("short_hf", format!("hf_ns26lrwb{}", "qcab69m64p2g")),
     ]
 }
 
@@ -70,16 +73,18 @@ fn planted_texts(s: &[(&'static str, String)]) -> Vec<String> {
             "-----BEGIN RSA PRIVATE KEY-----\n{}\n-----END RSA PRIVATE KEY-----",
             get("private_key")
         ),
+        format!("mysql -u root --password {} app", get("mysql_flag")),
+        format!("log in with {} then push", get("short_hf")),
     ]
 }
 
 /// Documents the session must have put in the text index: every prompt and answer.
 fn texts_min() -> usize {
-    24
+    28
 }
 
 #[test]
-fn planted_secrets_of_twelve_kinds_never_reach_the_store_or_an_answer() {
+fn planted_secrets_of_fourteen_kinds_never_reach_the_store_or_an_answer() {
     let secrets = secrets();
     let texts = planted_texts(&secrets);
     let home = ClaudeHome::new();

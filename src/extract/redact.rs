@@ -12,7 +12,7 @@ mod tokens;
 use std::borrow::Cow;
 use std::collections::BTreeMap;
 
-use self::assignment::separator;
+use self::assignment::{flag_value, separator};
 use self::tokens::{after_escape, basic, bearer, token_at};
 
 /// What kind of secret was found.
@@ -51,11 +51,53 @@ pub enum Redaction {
     Password,
     /// The password of a `scheme://user:password@host` URL.
     UrlPassword,
+    /// `pypi-AgE…`: a PyPI upload token (a macaroon).
+    PypiToken,
+    /// `glpat-`, `gldt-`, `glrt-`, `glptt-` and 20 more.
+    GitlabToken,
+    /// `SG.`, 22, `.`, 43.
+    SendgridKey,
+    /// `key-` and 32 hex digits.
+    MailgunKey,
+    /// `SK` and 32 hex digits: a Twilio API key SID's secret pair.
+    TwilioKey,
+    /// `shpat_`, `shpss_`, `shpca_`, `shppa_` and 32 hex digits.
+    ShopifyToken,
+    /// `dop_v1_`, `doo_v1_`, `dor_v1_` and 64 hex digits.
+    DigitaloceanToken,
+    /// `dapi` and 32 hex digits.
+    DatabricksToken,
+    /// `lin_api_` and 32 more.
+    LinearKey,
+    /// `AGE-SECRET-KEY-1` and 58 more.
+    AgeSecretKey,
+    /// `hvs.`, `hvb.`, `hvr.` and 24 more: HashiCorp Vault.
+    VaultToken,
+    /// `ya29.` access tokens and `GOCSPX-` client secrets.
+    GoogleOauth,
+    /// `sbp_` and 40 hex digits.
+    SupabaseToken,
+    /// `dckr_pat_` and 20 more.
+    DockerToken,
+    /// `NRAK-` and 27 more.
+    NewrelicKey,
+    /// `sntrys_` and 40 more, `sntryu_` and 64 hex digits.
+    SentryToken,
+    /// `ntn_` and 40 more.
+    NotionToken,
+    /// `glsa_` and 32 more, `glc_` and 32 more.
+    GrafanaToken,
+    /// The `AccountKey=` or `SharedAccessKey=` of an Azure connection string.
+    AzureStorageKey,
+    /// The secret path of a Slack or Discord webhook URL.
+    WebhookUrl,
+    /// The value after `--password`, `--token`, `--api-key`… on a command line, `-p'…'`, `mysql -p…` and `sshpass -p …`.
+    CommandLineSecret,
 }
 
 impl Redaction {
     /// Every kind, in order.
-    pub const ALL: [Redaction; 16] = [
+    pub const ALL: [Redaction; 37] = [
         Redaction::AnthropicKey,
         Redaction::OpenaiKey,
         Redaction::AwsAccessKeyId,
@@ -72,6 +114,27 @@ impl Redaction {
         Redaction::BasicAuth,
         Redaction::Password,
         Redaction::UrlPassword,
+        Redaction::PypiToken,
+        Redaction::GitlabToken,
+        Redaction::SendgridKey,
+        Redaction::MailgunKey,
+        Redaction::TwilioKey,
+        Redaction::ShopifyToken,
+        Redaction::DigitaloceanToken,
+        Redaction::DatabricksToken,
+        Redaction::LinearKey,
+        Redaction::AgeSecretKey,
+        Redaction::VaultToken,
+        Redaction::GoogleOauth,
+        Redaction::SupabaseToken,
+        Redaction::DockerToken,
+        Redaction::NewrelicKey,
+        Redaction::SentryToken,
+        Redaction::NotionToken,
+        Redaction::GrafanaToken,
+        Redaction::AzureStorageKey,
+        Redaction::WebhookUrl,
+        Redaction::CommandLineSecret,
     ];
 
     /// The snake_case name written into `[REDACTED:<kind>]` and into reports.
@@ -93,6 +156,27 @@ impl Redaction {
             Redaction::BasicAuth => "basic_auth",
             Redaction::Password => "password",
             Redaction::UrlPassword => "url_password",
+            Redaction::PypiToken => "pypi_token",
+            Redaction::GitlabToken => "gitlab_token",
+            Redaction::SendgridKey => "sendgrid_key",
+            Redaction::MailgunKey => "mailgun_key",
+            Redaction::TwilioKey => "twilio_key",
+            Redaction::ShopifyToken => "shopify_token",
+            Redaction::DigitaloceanToken => "digitalocean_token",
+            Redaction::DatabricksToken => "databricks_token",
+            Redaction::LinearKey => "linear_key",
+            Redaction::AgeSecretKey => "age_secret_key",
+            Redaction::VaultToken => "vault_token",
+            Redaction::GoogleOauth => "google_oauth",
+            Redaction::SupabaseToken => "supabase_token",
+            Redaction::DockerToken => "docker_token",
+            Redaction::NewrelicKey => "newrelic_key",
+            Redaction::SentryToken => "sentry_token",
+            Redaction::NotionToken => "notion_token",
+            Redaction::GrafanaToken => "grafana_token",
+            Redaction::AzureStorageKey => "azure_storage_key",
+            Redaction::WebhookUrl => "webhook_url",
+            Redaction::CommandLineSecret => "command_line_secret",
         }
     }
 
@@ -162,16 +246,62 @@ impl RedactionCounts {
 /// private key block goes whole, to the end of the text when it has no END line.
 /// Idempotent: redacted text holds nothing more to replace.
 pub fn redact<'a>(text: &'a str, counts: &mut RedactionCounts) -> Cow<'a, str> {
+    let shapes = replace(text, counts, |b, i| {
+        let at = candidate(b, i)?;
+        Some(examine(b, at))
+    });
+    // Command-line flags (`-` first in the text, or after a space or a newline) in a
+    // second pass, found by memchr's searches: the first pass's byte loop stays as lean as
+    // it was.
+    let finders = [
+        memchr::memmem::Finder::new(b" -"),
+        memchr::memmem::Finder::new(b"\n-"),
+    ];
+    // The next hit of each finder at or after where it last looked (`usize::MAX`: none).
+    let mut hits = [None::<usize>; 2];
+    match replace(&shapes, counts, |b, i| {
+        let flag = if i == 0 && b.first() == Some(&b'-') {
+            0
+        } else {
+            for (hit, finder) in hits.iter_mut().zip(&finders) {
+                if hit.is_none_or(|h| h != usize::MAX && h < i) {
+                    *hit = Some(finder.find(&b[i..]).map_or(usize::MAX, |h| i + h + 1));
+                }
+            }
+            let next = hits.iter().flatten().copied().min()?;
+            (next != usize::MAX).then_some(next)?
+        };
+        let end = word_end(b, flag);
+        let found = (end - flag >= 2)
+            .then(|| flag_value(b, flag, end))
+            .flatten();
+        Some((found, end.max(flag + 1)))
+    }) {
+        Cow::Borrowed(_) => shapes,
+        Cow::Owned(out) => Cow::Owned(out),
+    }
+}
+
+/// `text` with every secret `next` finds replaced. `next(bytes, from)` returns the next
+/// secret at or after `from` (or none there) and where to go on from; `None` when done.
+fn replace<'a>(
+    text: &'a str,
+    counts: &mut RedactionCounts,
+    mut next: impl FnMut(&[u8], usize) -> Option<(Option<Found>, usize)>,
+) -> Cow<'a, str> {
     let b = text.as_bytes();
     let mut out: Option<String> = None;
     let mut copied = 0;
     let mut i = 0;
-    while let Some(at) = candidate(b, i) {
-        let (found, next) = examine(b, at);
-        i = next;
+    while i < b.len() {
+        let Some((found, resume)) = next(b, i) else {
+            break;
+        };
+        i = resume;
         if let Some(f) = found {
             let out = out.get_or_insert_with(|| String::with_capacity(text.len()));
-            out.push_str(&text[copied..f.start]);
+            // A dotted prefix (`SG.`) starts before the run that was examined.
+            out.push_str(&text[copied..f.start.max(copied)]);
             out.push_str("[REDACTED:");
             out.push_str(f.kind.as_str());
             out.push(']');
@@ -198,7 +328,7 @@ fn candidate(b: &[u8], from: usize) -> Option<usize> {
     let mut run = 0usize;
     for (k, &c) in b.get(from..)?.iter().enumerate() {
         let word = WORD[c as usize];
-        // A 5- or 6-byte run ends: `basic`, `bearer`?
+        // A 5- or 6-byte run ends (`basic`, `bearer`?), or a flag of 2+ bytes does.
         let ended = (run.wrapping_sub(5) < 2) & !word;
         // `run + 1` or 0, as a mask: a branch would mispredict at every word's end.
         run = (run + 1) & 0usize.wrapping_sub(usize::from(word));

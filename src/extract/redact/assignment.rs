@@ -60,7 +60,7 @@ pub(super) fn separator(b: &[u8], i: usize) -> Option<Found> {
     let next = b.get(i + 1).copied().unwrap_or(b'\n');
     if b[i] == b':' {
         if next == b'/' {
-            return url_password(b, i);
+            return webhook_url(b, i).or_else(|| url_password(b, i));
         }
         if matches!(next, b':' | b'=') || prev == b':' {
             return None;
@@ -113,6 +113,9 @@ fn assignment(b: &[u8], i: usize, arrow: bool) -> Option<Found> {
     let key_start = k - count_back(b, k, |c| is_word(c) || c == b'.').min(MAX_KEY);
     if quoted_key && key_start > 0 && b[key_start - 1] == b' ' {
         return None; // `"reset password": …` is a label in prose
+    }
+    if let Some(found) = azure_key(b, &b[key_start..k], i) {
+        return Some(found);
     }
     let key = key_kind(&b[key_start..k])?;
 
@@ -240,6 +243,138 @@ fn is_secret_value(v: &[u8], quoted: bool, compact: bool, password: bool) -> boo
         || (compact && identifier && v.contains(&b'.') && !digit)
         || (!compact && (mac || (identifier && (path || !digit || type_name))));
     !code
+}
+
+/// The `AccountKey=…` (or `SharedAccessKey=…`) of an Azure connection string: 40+
+/// characters of base64. `separator` is the `=`.
+fn azure_key(b: &[u8], name: &[u8], separator: usize) -> Option<Found> {
+    let named =
+        name.eq_ignore_ascii_case(b"AccountKey") || name.eq_ignore_ascii_case(b"SharedAccessKey");
+    if !named || b[separator] != b'=' {
+        return None;
+    }
+    let start = separator + 1;
+    let len = count(b, start, |c| is_alnum(c) || matches!(c, b'+' | b'/' | b'='));
+    (len >= 40).then_some(Found {
+        kind: Redaction::AzureStorageKey,
+        start,
+        end: start + len,
+    })
+}
+
+/// Flags whose value is a secret besides those `key_kind` names: `--pass`.
+const SECRET_FLAGS: [&[u8]; 1] = [b"pass"];
+/// Commands whose `-p` takes a password joined to it: `mysql -pSECRET` (`mysql -p db`
+/// prompts for one, and `db` is a database).
+const MYSQL_COMMANDS: [&[u8]; 5] = [
+    b"mysql",
+    b"mysqldump",
+    b"mysqladmin",
+    b"mariadb",
+    b"mysqlimport",
+];
+
+/// The value of a command-line flag that holds a secret; the flag is `b[flag..end]` and
+/// `end` the byte after it. `--password SECRET`, `--token "…"`, `--api-key=` is left
+/// to [`assignment`]; `-p'SECRET'` anywhere; `-pSECRET` and `-p SECRET` after a MySQL
+/// client or `sshpass` on the same line.
+pub(super) fn flag_value(b: &[u8], flag: usize, end: usize) -> Option<Found> {
+    let name = &b[flag..end];
+    let found = |start: usize, stop: usize| {
+        Some(Found {
+            kind: Redaction::CommandLineSecret,
+            start,
+            end: stop,
+        })
+    };
+    if let Some(long) = name.strip_prefix(b"--") {
+        if long.len() < 4 || long.len() > MAX_KEY || !matches!(b.get(end), Some(b' ' | b'\t')) {
+            return None;
+        }
+        // The cheap gate first, as for assignments: the last three bytes of the name.
+        let n = long.len();
+        let tail = [fold(long[n - 3]), fold(long[n - 2]), fold(long[n - 1])];
+        let named = SECRET_FLAGS.iter().any(|f| long.eq_ignore_ascii_case(f));
+        if !named && !KEY_ENDINGS.contains(&&tail) {
+            return None;
+        }
+        let key = key_kind(long);
+        if !named && key.is_none() {
+            return None;
+        }
+        let password = named || key.is_some_and(|k| k.password);
+        let v = end + count(b, end, |c| c == b' ' || c == b'\t');
+        let (start, stop, _) = value_span(b, v)?;
+        if token_at(b, start, word_end(b, start)).is_some() {
+            return None; // a prefixed token: left to its own kind
+        }
+        let value = &b[start..stop];
+        if value.first() == Some(&b'-') || !is_secret_value(value, true, false, password) {
+            return None;
+        }
+        return found(start, stop);
+    }
+    let rest = name.strip_prefix(b"-p")?;
+    let line_start = b[..flag]
+        .iter()
+        .rposition(|&c| c == b'\n')
+        .map_or(0, |n| n + 1);
+    let line = &b[line_start..flag];
+    let after = |command: &[u8]| {
+        line.windows(command.len()).enumerate().any(|(at, w)| {
+            w == command
+                && (at == 0 || !is_word(line[at - 1]))
+                && line.get(at + command.len()).is_none_or(|&c| !is_word(c))
+        })
+    };
+    if rest.is_empty() {
+        // `-p'…'` / `-p"…"`, or `sshpass -p SECRET`.
+        let v = match b.get(end) {
+            Some(b'\'' | b'"') => end,
+            Some(b' ') if after(b"sshpass") => end + count(b, end, |c| c == b' '),
+            _ => return None,
+        };
+        let (start, stop, _) = value_span(b, v)?;
+        let value = &b[start..stop];
+        let placeholder = value.is_empty()
+            || value.starts_with(REDACTED)
+            || matches!(value[0], b'$' | b'<' | b'{' | b'-' | b'%')
+            || value.iter().all(|&c| c == value[0]);
+        return (!placeholder).then(|| found(start, stop))?;
+    }
+    // `-pSECRET`: the rest of the run (and what follows it up to a space).
+    if !MYSQL_COMMANDS.iter().any(|command| after(command)) {
+        return None;
+    }
+    let start = flag + 2;
+    let stop = start
+        + count(b, start, |c| {
+            !(c.is_ascii_whitespace() || BARE_VALUE_ENDS.contains(&c))
+        });
+    let placeholder =
+        matches!(b.get(start), Some(b'$' | b'<' | b'{')) || b[start..].starts_with(REDACTED);
+    (!placeholder && stop - start >= 4).then(|| found(start, stop))?
+}
+
+/// A Slack (`hooks.slack.com/services/…`) or Discord (`discord.com/api/webhooks/…`)
+/// webhook URL: its path is the secret. `colon` is the `:` of `://`.
+fn webhook_url(b: &[u8], colon: usize) -> Option<Found> {
+    let authority = colon + 3;
+    let rest = b.get(authority..)?;
+    let prefix = [
+        &b"hooks.slack.com/services/"[..],
+        b"discord.com/api/webhooks/",
+        b"discordapp.com/api/webhooks/",
+    ]
+    .into_iter()
+    .find(|p| rest.starts_with(p))?;
+    let start = authority + prefix.len();
+    let len = count(b, start, |c| is_word(c) || c == b'/');
+    (len >= 20).then_some(Found {
+        kind: Redaction::WebhookUrl,
+        start,
+        end: start + len,
+    })
 }
 
 /// `scheme://user:password@host`: the password, unless empty or a placeholder.

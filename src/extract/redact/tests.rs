@@ -16,6 +16,18 @@ fn jwt() -> String {
     format!("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIx{}.{}", body(12), body(43))
 }
 
+/// `n` lowercase hex digits.
+fn hex(n: usize) -> String {
+    (0..n)
+        .map(|i| b"0123456789abcdef"[(i * 7 + n) % 16] as char)
+        .collect()
+}
+
+/// `n` uppercase letters and digits.
+fn upper(n: usize) -> String {
+    body(n).to_ascii_uppercase()
+}
+
 fn private_key_block() -> String {
     format!(
         "-----BEGIN RSA PRIVATE KEY-----\nMIIEpAIBAAKCAQEA{}\n{}\n-----END RSA PRIVATE KEY-----",
@@ -156,7 +168,7 @@ fn planted() -> Vec<(Redaction, String, String)> {
         ),
         row(Redaction::Password, "'password' => '", "hunter22", "',"),
         row(
-            Redaction::Password,
+            Redaction::GoogleOauth,
             "token_type=bearer&access_token=",
             "ya29.a0AfH6SMBx1234567890",
             "&expires_in=3599",
@@ -186,6 +198,250 @@ fn planted() -> Vec<(Redaction, String, String)> {
             "@cache:6379/0",
         ),
     ]
+    .into_iter()
+    .chain(more_planted())
+    .collect()
+}
+
+/// Kinds added for issue 14: the formats a hostile run found missing, and more.
+fn more_planted() -> Vec<(Redaction, String, String)> {
+    let row = |kind: Redaction, before: &str, secret: &str, after: &str| {
+        let redacted = format!("{before}[REDACTED:{}]{after}", kind.as_str());
+        (kind, format!("{before}{secret}{after}"), redacted)
+    };
+    let secret =
+        |kind, before: &str, secret: String, after: &str| row(kind, before, &secret, after);
+    vec![
+        // Short Hugging Face tokens, as `hf_ns26lrwbqcab69m64p2g` was.
+        secret(
+            Redaction::HuggingfaceToken,
+            "HF_TOKEN=",
+            format!("hf_{}", body(20)),
+            "
+",
+        ),
+        secret(
+            Redaction::PypiToken,
+            "TWINE_PASSWORD=",
+            format!("pypi-AgEIcHlwaS5vcmc{}", body(60)),
+            "
+",
+        ),
+        secret(
+            Redaction::GitlabToken,
+            "export GITLAB_TOKEN=",
+            format!("glpat-{}", body(20)),
+            "
+",
+        ),
+        secret(
+            Redaction::SendgridKey,
+            "SENDGRID_API_KEY=",
+            format!("SG.{}.{}", body(22), body(43)),
+            "
+",
+        ),
+        secret(
+            Redaction::MailgunKey,
+            "MAILGUN_API_KEY=",
+            format!("key-{}", hex(32)),
+            "
+",
+        ),
+        secret(
+            Redaction::TwilioKey,
+            "TWILIO_API_KEY=",
+            format!("SK{}", hex(32)),
+            "
+",
+        ),
+        secret(
+            Redaction::ShopifyToken,
+            "X-Shopify-Access-Token: ",
+            format!("shpat_{}", hex(32)),
+            "
+",
+        ),
+        secret(
+            Redaction::DigitaloceanToken,
+            "doctl auth init -t ",
+            format!("dop_v1_{}", hex(64)),
+            "",
+        ),
+        secret(
+            Redaction::DatabricksToken,
+            "DATABRICKS_TOKEN=",
+            format!("dapi{}", hex(32)),
+            "
+",
+        ),
+        secret(
+            Redaction::LinearKey,
+            "Authorization: ",
+            format!("lin_api_{}", body(40)),
+            "
+",
+        ),
+        secret(
+            Redaction::AgeSecretKey,
+            "# created\n",
+            format!("AGE-SECRET-KEY-1{}", upper(58)),
+            "\n",
+        ),
+        secret(
+            Redaction::VaultToken,
+            "VAULT_TOKEN=",
+            format!("hvs.{}", body(90)),
+            "
+",
+        ),
+        secret(
+            Redaction::GoogleOauth,
+            "{\"client_secret\":\"",
+            format!("GOCSPX-{}", body(28)),
+            "\"}",
+        ),
+        secret(
+            Redaction::GoogleOauth,
+            "curl -H 'Authorization: Bearer ",
+            format!("ya29.{}", body(120)),
+            "'",
+        ),
+        secret(
+            Redaction::SupabaseToken,
+            "supabase login --token ",
+            format!("sbp_{}", hex(40)),
+            "",
+        ),
+        secret(
+            Redaction::DockerToken,
+            "echo ",
+            format!("dckr_pat_{}", body(27)),
+            " | docker login -u ana --password-stdin",
+        ),
+        secret(
+            Redaction::NewrelicKey,
+            "NEW_RELIC_API_KEY=",
+            format!("NRAK-{}", upper(27)),
+            "
+",
+        ),
+        secret(
+            Redaction::SentryToken,
+            "SENTRY_AUTH_TOKEN=",
+            format!("sntrys_{}", body(60)),
+            "
+",
+        ),
+        secret(
+            Redaction::NotionToken,
+            "NOTION_TOKEN=",
+            format!("ntn_{}", body(46)),
+            "
+",
+        ),
+        secret(
+            Redaction::GrafanaToken,
+            "GRAFANA_TOKEN=",
+            format!("glsa_{}_{}", body(32), hex(8)),
+            "
+",
+        ),
+        secret(
+            Redaction::AzureStorageKey,
+            "DefaultEndpointsProtocol=https;AccountName=acme;AccountKey=",
+            format!("{}==", body(86)),
+            ";EndpointSuffix=core.windows.net",
+        ),
+        secret(
+            Redaction::WebhookUrl,
+            "curl -X POST https://hooks.slack.com/services/",
+            format!("T0AAA1BBB/B0CCC2DDD/{}", body(24)),
+            " -d @msg.json",
+        ),
+        secret(
+            Redaction::WebhookUrl,
+            "DISCORD_WEBHOOK=https://discord.com/api/webhooks/",
+            format!("123456789012345678/{}", body(68)),
+            "
+",
+        ),
+        // The hostile run's miss: a password as a flag's next argument.
+        row(
+            Redaction::CommandLineSecret,
+            "mysql -u root --password ",
+            "SpfM2oeq3hDavJA7",
+            " app",
+        ),
+        row(
+            Redaction::CommandLineSecret,
+            "mysql -uroot -p'",
+            "Tr0ub4dor&3",
+            "' app",
+        ),
+        row(
+            Redaction::CommandLineSecret,
+            "mysqldump -u root -p",
+            "S3cr3tPw",
+            " app > app.sql",
+        ),
+        row(
+            Redaction::CommandLineSecret,
+            "sshpass -p ",
+            "hunter2x",
+            " ssh ana@host",
+        ),
+        row(
+            Redaction::CommandLineSecret,
+            "--token\t",
+            "9f8e7d6c5b4a",
+            " --verbose\n",
+        ),
+        row(
+            Redaction::CommandLineSecret,
+            "deploy --api-key \"",
+            "9f8e7d6c5b4a3f2e",
+            "\" --env prod",
+        ),
+        // SSH keys, a GCP service-account file, an `.env` file.
+        secret(
+            Redaction::PrivateKey,
+            "cat ~/.ssh/id_ed25519
+",
+            format!(
+                "-----BEGIN OPENSSH PRIVATE KEY-----
+b3BlbnNzaC1rZXktdjEAAAAABG5vbmU{}
+{}
+                 -----END OPENSSH PRIVATE KEY-----",
+                body(40),
+                body(70)
+            ),
+            "
+",
+        ),
+        secret(
+            Redaction::PrivateKey,
+            "{\"type\": \"service_account\", \"private_key\": \"",
+            format!(
+                "-----BEGIN PRIVATE KEY-----\\nMIIEvQIBADANBgkqhkiG9w0BAQEFAASC{}\\n                 -----END PRIVATE KEY-----",
+                body(64)
+            ),
+            "\\n\", \"client_email\": \"ci@acme.iam.gserviceaccount.com\"}",
+        ),
+        secret(
+            Redaction::Password,
+            "# .env
+SESSION_SECRET=",
+            body(32),
+            "
+PORT=3000",
+        ),
+    ]
+}
+
+#[test]
+fn at_least_thirty_kinds_are_redacted() {
+    assert!(Redaction::ALL.len() >= 30, "{}", Redaction::ALL.len());
 }
 
 #[test]
@@ -216,6 +472,7 @@ fn several_secrets_in_one_text_are_all_replaced() {
     assert_eq!(redact(&text, &mut counts), expected);
     assert_eq!(counts.total(), rows.len() as u64);
     assert_eq!(counts.get(Redaction::Password), 9);
+    assert_eq!(counts.get(Redaction::CommandLineSecret), 6);
 }
 
 #[test]
@@ -224,7 +481,14 @@ fn redacting_redacted_text_changes_nothing_more() {
     let once = redact(&text, &mut RedactionCounts::default()).into_owned();
     let mut counts = RedactionCounts::default();
     let twice = redact(&once, &mut counts);
-    assert!(matches!(twice, Cow::Borrowed(_)), "{twice}");
+    if let Cow::Owned(changed) = &twice {
+        let diff: Vec<(&str, &str)> = once
+            .lines()
+            .zip(changed.lines())
+            .filter(|(a, b)| a != b)
+            .collect();
+        panic!("redacted again: {diff:#?}");
+    }
     assert!(counts.is_empty(), "{counts:?}");
 }
 
@@ -266,6 +530,15 @@ fn ordinary_code_prose_and_data_come_back_borrowed() {
         "sha256: e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855",
         "data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg==",
         "| token | 1234 |\n|---|---|\nhf_hub_download, npm_config_cache, ghp_ prefix, eyJ prefix",
+        // command lines that take no secret, or a placeholder
+        "docker login -u ana --password-stdin < token.txt\nssh -p 2222 ana@host\n\
+         mysql -u root -p app\ndocker run -p 8080:80 app\nkubectl --token=$TOKEN get pods\n\
+         gh auth login --with-token < token.txt --secret-name my-secret\n\
+         deploy --password \"$DB_PASSWORD\" --token ${TOKEN} --api-key <key> --pass -\n\
+         cargo build --release -p eywa-storage --target-dir /tmp/t",
+        // prefixes in ordinary words and ids
+        "a key-value store; key-0123 and SKU-123; dapibus, hvs.foo, SG.io, ya29.x, \
+         glc_ok, AccountKey=<key>, https://hooks.slack.com/services/ and sbp_123",
     ];
     for text in samples {
         let mut counts = RedactionCounts::default();

@@ -10,7 +10,84 @@ pub(super) fn token_at(b: &[u8], start: usize, run_end: usize) -> Option<Found> 
         let end = start + len + count(b, start + len, class);
         (end - start - len >= min).then_some(Found { kind, start, end })
     };
+    // `exactly` hex digits (or `class`) after the prefix, and no more letters or digits.
+    let exact = |len: usize, kind, class: fn(u8) -> bool, n: usize| {
+        let end = start + len + n;
+        let body = b.get(start + len..end)?;
+        let bounded = b.get(end).is_none_or(|c| !c.is_ascii_alphanumeric());
+        (body.iter().all(|&c| class(c)) && bounded).then_some(Found { kind, start, end })
+    };
+    // `SG`, `ya29`, `hvs` and the dot after them: a dotted token from its start (an
+    // assigned value, a bearer token).
+    if run_end - start <= 4 && b.get(run_end) == Some(&b'.') {
+        let found = dotted(b, run_end + 1, word_end(b, run_end + 1));
+        if found.is_some_and(|f| f.start == start) {
+            return found;
+        }
+    }
+    if start > 0
+        && b[start - 1] == b'.'
+        && let Some(found) = dotted(b, start, run_end)
+    {
+        return Some(found);
+    }
     match *run.first()? {
+        b's' if run.starts_with(b"shp")
+            && [&b"shpat_"[..], b"shpss_", b"shpca_", b"shppa_"]
+                .iter()
+                .any(|p| run.starts_with(p)) =>
+        {
+            exact(6, Redaction::ShopifyToken, is_hex, 32)
+        }
+        b's' if run.starts_with(b"sbp_") => exact(4, Redaction::SupabaseToken, is_hex, 40),
+        b's' if run.starts_with(b"sntrys_") => prefixed(7, Redaction::SentryToken, is_word, 40),
+        b's' if run.starts_with(b"sntryu_") => exact(7, Redaction::SentryToken, is_hex, 64),
+        b'p' if run.starts_with(b"pypi-AgE") => prefixed(5, Redaction::PypiToken, is_word, 50),
+        b'g' if run.starts_with(b"gl") => {
+            for (prefix, kind) in [
+                (&b"glpat-"[..], Redaction::GitlabToken),
+                (b"glptt-", Redaction::GitlabToken),
+                (b"gldt-", Redaction::GitlabToken),
+                (b"glrt-", Redaction::GitlabToken),
+                (b"glsa_", Redaction::GrafanaToken),
+                (b"glc_", Redaction::GrafanaToken),
+            ] {
+                if run.starts_with(prefix) {
+                    let min = if kind == Redaction::GitlabToken {
+                        20
+                    } else {
+                        32
+                    };
+                    return prefixed(prefix.len(), kind, is_word, min);
+                }
+            }
+            None
+        }
+        b'k' if run.starts_with(b"key-") => exact(4, Redaction::MailgunKey, is_hex, 32),
+        b'S' if run.starts_with(b"SK") => exact(2, Redaction::TwilioKey, is_hex, 32),
+        b'd' if run.starts_with(b"dapi") => exact(4, Redaction::DatabricksToken, is_hex, 32),
+        b'd' if run.starts_with(b"dckr_pat_") => prefixed(9, Redaction::DockerToken, is_word, 20),
+        b'd' if [&b"dop_v1_"[..], b"doo_v1_", b"dor_v1_"]
+            .iter()
+            .any(|p| run.starts_with(p)) =>
+        {
+            exact(7, Redaction::DigitaloceanToken, is_hex, 64)
+        }
+        b'l' if run.starts_with(b"lin_api_") => prefixed(8, Redaction::LinearKey, is_alnum, 32),
+        b'A' if run.starts_with(b"AGE-SECRET-KEY-1") => prefixed(
+            16,
+            Redaction::AgeSecretKey,
+            |c| c.is_ascii_uppercase() || c.is_ascii_digit(),
+            58,
+        ),
+        b'G' if run.starts_with(b"GOCSPX-") => prefixed(7, Redaction::GoogleOauth, is_word, 20),
+        b'N' if run.starts_with(b"NRAK-") => prefixed(
+            5,
+            Redaction::NewrelicKey,
+            |c| c.is_ascii_uppercase() || c.is_ascii_digit(),
+            27,
+        ),
+        b'n' if run.starts_with(b"ntn_") => prefixed(4, Redaction::NotionToken, is_alnum, 40),
         b's' | b'r' => {
             if run.starts_with(b"sk-ant-") {
                 return prefixed(7, Redaction::AnthropicKey, is_word, 20);
@@ -41,9 +118,56 @@ pub(super) fn token_at(b: &[u8], start: usize, run_end: usize) -> Option<Found> 
         b'A' if run.starts_with(b"AIza") => prefixed(4, Redaction::GoogleApiKey, is_word, 35),
         b'A' if run.starts_with(b"AKIA") || run.starts_with(b"ASIA") => aws_key_id(b, start),
         b'n' if run.starts_with(b"npm_") => prefixed(4, Redaction::NpmToken, is_alnum, 36),
-        b'h' if run.starts_with(b"hf_") => prefixed(3, Redaction::HuggingfaceToken, is_alnum, 34),
+        b'h' if run.starts_with(b"hf_") => huggingface(b, start),
         b'e' if run.starts_with(b"eyJ") => jwt(b, start, run_end),
         b'-' if run.starts_with(b"-----BEGIN") => private_key(b, start),
+        _ => None,
+    }
+}
+
+fn is_hex(c: u8) -> bool {
+    c.is_ascii_hexdigit()
+}
+
+/// `hf_` and 16+ letters and digits with a digit or mixed case (newer tokens are 34
+/// long, older ones shorter); `hf_hub_download` is a name.
+fn huggingface(b: &[u8], start: usize) -> Option<Found> {
+    let body = start + 3;
+    let end = body + count(b, body, is_alnum);
+    let token = &b[body..end];
+    let digit = token.iter().any(u8::is_ascii_digit);
+    let mixed =
+        token.iter().any(u8::is_ascii_uppercase) && token.iter().any(u8::is_ascii_lowercase);
+    let bounded = b.get(end).is_none_or(|&c| !is_word(c));
+    (token.len() >= 16 && (digit || mixed) && bounded).then_some(Found {
+        kind: Redaction::HuggingfaceToken,
+        start,
+        end,
+    })
+}
+
+/// A token whose prefix ends in a dot, found from the run after it (`start..run_end`):
+/// SendGrid's `SG.<22>.<43>`, Google's `ya29.` access tokens and Vault's `hvs.`.
+fn dotted(b: &[u8], start: usize, run_end: usize) -> Option<Found> {
+    let dot = start - 1;
+    let word = dot - count_back(b, dot, is_alnum);
+    if word > 0 && (is_word(b[word - 1]) || b[word - 1] == b'.') {
+        return None;
+    }
+    let found = |kind, end| {
+        Some(Found {
+            kind,
+            start: word,
+            end,
+        })
+    };
+    match &b[word..dot] {
+        b"SG" if run_end - start == 22 && b.get(run_end) == Some(&b'.') => {
+            let end = word_end(b, run_end + 1);
+            (end - run_end - 1 == 43).then(|| found(Redaction::SendgridKey, end))?
+        }
+        b"ya29" if run_end - start >= 20 => found(Redaction::GoogleOauth, run_end),
+        b"hvs" | b"hvb" | b"hvr" if run_end - start >= 24 => found(Redaction::VaultToken, run_end),
         _ => None,
     }
 }
