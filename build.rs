@@ -23,6 +23,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut config = tonic_prost_build::Config::new();
     config.protoc_executable(protoc);
     tonic_prost_build::configure()
+        // A request that does not decode answers INVALID_ARGUMENT (src/api/codec.rs).
+        .codec_path("crate::api::codec::Codec")
         .file_descriptor_set_path(out_dir.join("eywa_descriptor.bin"))
         .compile_with_config(config, &protos, &[PathBuf::from("proto"), include])?;
     Ok(())

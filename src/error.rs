@@ -40,3 +40,86 @@ impl Error {
         move |source| Error::Io { path, source }
     }
 }
+
+/// Most characters of one quoted input (`…` in backticks) an error message repeats.
+pub const MAX_QUOTED: usize = 200;
+/// Most characters of a whole error message.
+pub const MAX_MESSAGE: usize = 2_000;
+
+/// An error message fit to send back: each backtick-quoted input of more than
+/// [`MAX_QUOTED`] characters is cut to that many and says how long it was, and the whole
+/// message to [`MAX_MESSAGE`]. A 1 MB query must not come back as a 1 MB error.
+pub fn bounded_message(message: &str) -> std::borrow::Cow<'_, str> {
+    let mut out = String::new();
+    let mut rest = message;
+    let mut changed = false;
+    while let Some(open) = rest.find('`') {
+        let Some(len) = rest[open + 1..].find('`') else {
+            break;
+        };
+        let quoted = &rest[open + 1..open + 1 + len];
+        let chars = quoted.chars().count();
+        out.push_str(&rest[..=open]);
+        if chars > MAX_QUOTED {
+            out.extend(quoted.chars().take(MAX_QUOTED));
+            out.push_str(&format!("…` ({chars} characters"));
+            out.push(')');
+            // The closing backtick is written above.
+            rest = &rest[open + 2 + len..];
+            changed = true;
+            continue;
+        }
+        out.push_str(quoted);
+        out.push('`');
+        rest = &rest[open + 2 + len..];
+    }
+    out.push_str(rest);
+    let total = out.chars().count();
+    if total > MAX_MESSAGE {
+        let mut cut: String = out.chars().take(MAX_MESSAGE).collect();
+        cut.push_str(&format!("… ({total} characters)"));
+        return std::borrow::Cow::Owned(cut);
+    }
+    if changed {
+        std::borrow::Cow::Owned(out)
+    } else {
+        std::borrow::Cow::Borrowed(message)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn long_quoted_inputs_and_long_messages_are_cut() {
+        assert_eq!(bounded_message("no session `abc`"), "no session `abc`");
+        let long = "x".repeat(1_000_000);
+        let message = format!("no session `{long}` in `w`");
+        let bounded = bounded_message(&message);
+        assert_eq!(
+            bounded,
+            format!(
+                "no session `{}…` (1000000 characters) in `w`",
+                "x".repeat(200)
+            )
+        );
+        let bare = format!("bad pattern: {long}");
+        let bounded = bounded_message(&bare);
+        assert!(
+            bounded.chars().count() < MAX_MESSAGE + 40,
+            "{}",
+            bounded.len()
+        );
+        assert!(
+            bounded.ends_with("… (1000013 characters)"),
+            "{}",
+            &bounded[1990..]
+        );
+        // Multibyte characters are counted and cut whole.
+        let wide = "é".repeat(300);
+        let message = format!("`{wide}`");
+        let bounded = bounded_message(&message);
+        assert_eq!(bounded, format!("`{}…` (300 characters)", "é".repeat(200)));
+    }
+}

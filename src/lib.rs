@@ -26,7 +26,7 @@ pub mod api;
 pub mod claude;
 pub mod embed;
 pub mod engine;
-mod error;
+pub mod error;
 pub mod extract;
 pub mod fs;
 pub mod graph;

@@ -20,7 +20,10 @@ fn main() -> ExitCode {
             {
                 return ExitCode::SUCCESS;
             }
-            eprintln!("eywa: {err:#}");
+            eprintln!(
+                "eywa: {}",
+                eywa::error::bounded_message(&format!("{err:#}"))
+            );
             ExitCode::FAILURE
         }
     }

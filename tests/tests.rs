@@ -5,6 +5,7 @@ mod support;
 mod agents;
 mod append;
 mod archive;
+mod bounded;
 mod cli;
 mod context;
 mod corpus;

@@ -320,13 +320,23 @@ impl RemoteClient {
         session: &str,
         format: ExportFormat,
     ) -> Result<String, tonic::Status> {
-        let request = pb::ExportSessionRequest {
-            session: session.to_owned(),
-            format: format.as_str().to_owned(),
-        };
-        let pb::ExportSessionResponse { format: _, content } =
-            self.sessions.export_session(request).await?.into_inner();
-        Ok(content)
+        // Served in parts; a session of any size comes whole.
+        let mut content = String::new();
+        let mut offset = 0;
+        loop {
+            let request = pb::ExportSessionRequest {
+                session: session.to_owned(),
+                format: format.as_str().to_owned(),
+                offset,
+                max_bytes: 0,
+            };
+            let part = self.sessions.export_session(request).await?.into_inner();
+            content.push_str(&part.content);
+            if !part.has_more || part.next_offset <= offset {
+                return Ok(content);
+            }
+            offset = part.next_offset;
+        }
     }
 
     pub async fn search_sessions(

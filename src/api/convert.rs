@@ -730,6 +730,8 @@ impl From<Message> for pb::Message {
             uuid: uuid.unwrap_or_default(),
             role: role.as_str().to_owned(),
             timestamp: at.map(timestamp),
+            text_offset: 0,
+            text_length: text.len() as u64,
             text,
             kind: kind.as_str().to_owned(),
             tool_calls: tool_calls
@@ -746,23 +748,120 @@ impl From<Message> for pb::Message {
     }
 }
 
-impl From<Session> for pb::GetSessionResponse {
-    fn from(s: Session) -> Self {
-        let Session {
-            episode,
-            handoff,
-            messages,
-            from_archive,
-            agents,
-        } = s;
-        pb::GetSessionResponse {
-            episode: Some((*episode).clone().into()),
-            handoff: handoff.map(Into::into),
-            messages: messages.into_iter().map(Into::into).collect(),
-            from_archive,
-            agents: agents.into_iter().map(|a| (*a).clone().into()).collect(),
-        }
+/// Where a part of a session starts: a message and a byte offset into its text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionCursor {
+    pub message: usize,
+    pub offset: usize,
+}
+
+/// The part of `s` from `from` on that holds at most `max_bytes` of message text and
+/// tool calls, never less than one piece of a message. A message whose rest does not fit
+/// in an empty part is cut at a character boundary; its tool calls come with its last
+/// part. A cursor past the end, or inside a character, is INVALID_ARGUMENT.
+pub fn session_part(
+    s: Session,
+    from: SessionCursor,
+    max_bytes: usize,
+) -> Result<pb::GetSessionResponse, tonic::Status> {
+    let Session {
+        episode,
+        handoff,
+        messages,
+        from_archive,
+        agents,
+    } = s;
+    let count = messages.len();
+    let bad = |what: String| Err(tonic::Status::invalid_argument(what));
+    if from.message > count || (from.message == count && from.offset > 0) {
+        return bad(format!(
+            "from_message {} is past the session's {count} messages",
+            from.message
+        ));
     }
+    if let Some(m) = messages.get(from.message)
+        && !m.text.is_char_boundary(from.offset)
+    {
+        return bad(format!(
+            "from_offset {} is not a character boundary of message {} ({} bytes)",
+            from.offset,
+            from.message,
+            m.text.len()
+        ));
+    }
+    let first = from
+        == SessionCursor {
+            message: 0,
+            offset: 0,
+        };
+    let mut part = Vec::new();
+    let mut used = 0;
+    let mut next = None;
+    for (i, m) in messages.into_iter().enumerate().skip(from.message) {
+        let offset = if i == from.message { from.offset } else { 0 };
+        let calls: usize = m
+            .tool_calls
+            .iter()
+            .map(|c| c.input.len() + c.result.as_ref().map_or(0, String::len) + 64)
+            .sum();
+        let rest = m.text.len() - offset;
+        if used + rest + calls <= max_bytes {
+            used += rest + calls;
+            let mut message = pb::Message::from(m);
+            message.text.drain(..offset);
+            message.text_offset = offset as u64;
+            part.push(message);
+            continue;
+        }
+        if !part.is_empty() {
+            next = Some(SessionCursor { message: i, offset });
+            break;
+        }
+        // Alone and too large: as much of the text as fits (at least a character), the
+        // tool calls with the last part.
+        let mut end = offset + max_bytes.saturating_sub(used).min(rest);
+        while !m.text.is_char_boundary(end) {
+            end -= 1;
+        }
+        if end == offset {
+            end = offset + m.text[offset..].chars().next().map_or(0, char::len_utf8);
+        }
+        if end >= m.text.len() {
+            // The text fits; the tool calls make it large. Served whole, once.
+            let mut message = pb::Message::from(m);
+            message.text.drain(..offset);
+            message.text_offset = offset as u64;
+            part.push(message);
+            continue;
+        }
+        let mut message = pb::Message::from(m);
+        message.tool_calls.clear();
+        message.text.truncate(end);
+        message.text.drain(..offset);
+        message.text_offset = offset as u64;
+        part.push(message);
+        next = Some(SessionCursor {
+            message: i,
+            offset: end,
+        });
+        break;
+    }
+    Ok(pb::GetSessionResponse {
+        episode: first.then(|| (*episode).clone().into()),
+        handoff: if first { handoff.map(Into::into) } else { None },
+        messages: part,
+        from_archive,
+        agents: if first {
+            agents.into_iter().map(|a| (*a).clone().into()).collect()
+        } else {
+            Vec::new()
+        },
+        first_message: u32::try_from(from.message).unwrap_or(u32::MAX),
+        message_count: u32::try_from(count).unwrap_or(u32::MAX),
+        has_more: next.is_some(),
+        next_message: next.map_or(0, |n| u32::try_from(n.message).unwrap_or(u32::MAX)),
+        next_offset: next.map_or(0, |n| n.offset as u64),
+    })
 }
 
 impl From<Stats> for pb::StatsResponse {

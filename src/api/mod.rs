@@ -3,6 +3,7 @@
 //! over [`crate::engine::Engine`].
 
 mod client;
+mod codec;
 mod convert;
 mod from_wire;
 mod requests;

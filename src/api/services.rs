@@ -264,15 +264,43 @@ impl pb::ingest_server::Ingest for Ingest {
 
 struct Sessions(Arc<Engine>);
 
+/// Bytes of a session part by default, and at most: under the 4 MiB a gRPC client
+/// takes by default.
+const PART_BYTES: usize = 1 << 20;
+const MAX_PART_BYTES: usize = 3 << 20;
+
+/// A request's `max_bytes`: 0 for the default.
+fn part_bytes(max_bytes: u32) -> Result<usize, Status> {
+    match max_bytes as usize {
+        0 => Ok(PART_BYTES),
+        n if n <= MAX_PART_BYTES => Ok(n.max(1)),
+        n => Err(Status::invalid_argument(format!(
+            "max_bytes {n} is over the maximum of {MAX_PART_BYTES}"
+        ))),
+    }
+}
+
 #[tonic::async_trait]
 impl pb::sessions_server::Sessions for Sessions {
     async fn get_session(
         &self,
         request: Request<pb::GetSessionRequest>,
     ) -> Result<Response<pb::GetSessionResponse>, Status> {
-        let pb::GetSessionRequest { session } = request.into_inner();
+        let pb::GetSessionRequest {
+            session,
+            max_bytes,
+            from_message,
+            from_offset,
+        } = request.into_inner();
+        let max_bytes = part_bytes(max_bytes)?;
         let session = blocking(&self.0, move |e| e.session(&session)).await?;
-        Ok(Response::new(session.into()))
+        let from = super::convert::SessionCursor {
+            message: from_message as usize,
+            offset: usize::try_from(from_offset).unwrap_or(usize::MAX),
+        };
+        Ok(Response::new(super::convert::session_part(
+            session, from, max_bytes,
+        )?))
     }
 
     async fn list_sessions(
@@ -297,13 +325,32 @@ impl pb::sessions_server::Sessions for Sessions {
         &self,
         request: Request<pb::ExportSessionRequest>,
     ) -> Result<Response<pb::ExportSessionResponse>, Status> {
-        let pb::ExportSessionRequest { session, format } = request.into_inner();
+        let pb::ExportSessionRequest {
+            session,
+            format,
+            offset,
+            max_bytes,
+        } = request.into_inner();
+        let max_bytes = part_bytes(max_bytes)?;
         let format = if format.trim().is_empty() {
             crate::engine::ExportFormat::Markdown
         } else {
             crate::engine::ExportFormat::parse(&format)?
         };
-        let content = blocking(&self.0, move |e| e.export_session(&session, format)).await?;
+        let mut content = blocking(&self.0, move |e| e.export_session(&session, format)).await?;
+        let total = content.len();
+        let start = usize::try_from(offset).unwrap_or(usize::MAX);
+        if start > total || !content.is_char_boundary(start) {
+            return Err(Status::invalid_argument(format!(
+                "offset {offset} is not a character boundary of the {total}-byte export"
+            )));
+        }
+        let mut end = (start + max_bytes).min(total);
+        while !content.is_char_boundary(end) {
+            end -= 1;
+        }
+        content.truncate(end);
+        content.drain(..start);
         Ok(Response::new(pb::ExportSessionResponse {
             format: match format {
                 crate::engine::ExportFormat::Markdown => "markdown",
@@ -311,6 +358,9 @@ impl pb::sessions_server::Sessions for Sessions {
             }
             .to_owned(),
             content,
+            total_bytes: total as u64,
+            has_more: end < total,
+            next_offset: end as u64,
         }))
     }
 

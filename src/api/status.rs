@@ -21,7 +21,8 @@ impl From<Error> for Status {
         if code == Code::Internal {
             tracing::error!(error = %DisplayChain(&error), "internal error");
         }
-        Status::new(code, DisplayChain(&error).to_string())
+        let message = DisplayChain(&error).to_string();
+        Status::new(code, crate::error::bounded_message(&message))
     }
 }
 

@@ -268,6 +268,41 @@ pub struct SearchMatch {
     pub line_number: u32,
 }
 
+/// Longest pattern `search_sessions` takes, in characters.
+pub const MAX_PATTERN_CHARS: usize = 2_000;
+/// Longest line a match shows whole, in bytes: a longer one (a 50 MB pasted log) is shown
+/// around the match, half of this each side, with `…` where it was cut; `GetSession`
+/// serves the whole text.
+pub const MAX_MATCH_LINE_BYTES: usize = 2_000;
+/// A page of matches stops once it holds this many bytes of lines; `has_more` says so.
+pub const MAX_MATCH_PAGE_BYTES: usize = 1 << 20;
+
+/// `line` whole, or the [`MAX_MATCH_LINE_BYTES`] around byte `at`, cut at char
+/// boundaries and marked `…`.
+fn around(line: &str, at: usize) -> String {
+    if line.len() <= MAX_MATCH_LINE_BYTES {
+        return line.to_owned();
+    }
+    let half = MAX_MATCH_LINE_BYTES / 2;
+    let mut start = at.saturating_sub(half);
+    while !line.is_char_boundary(start) {
+        start -= 1;
+    }
+    let mut end = (start + MAX_MATCH_LINE_BYTES).min(line.len());
+    while !line.is_char_boundary(end) {
+        end -= 1;
+    }
+    let mut out = String::with_capacity(end - start + 8);
+    if start > 0 {
+        out.push('…');
+    }
+    out.push_str(&line[start..end]);
+    if end < line.len() {
+        out.push('…');
+    }
+    out
+}
+
 /// A page of matches.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct MatchPage {
@@ -286,6 +321,12 @@ impl Engine {
             return Err(Error::InvalidArgument(
                 "give a pattern to search for".into(),
             ));
+        }
+        let chars = search.pattern.chars().count();
+        if chars > MAX_PATTERN_CHARS {
+            return Err(Error::InvalidArgument(format!(
+                "the pattern has {chars} characters; at most {MAX_PATTERN_CHARS}"
+            )));
         }
         if search.limit == 0 || search.limit > MAX_MATCHES {
             return Err(Error::InvalidArgument(format!(
@@ -321,6 +362,7 @@ impl Engine {
         }
         let mut total = 0u64;
         let mut out = Vec::new();
+        let mut bytes = 0;
         for id in sessions {
             let session = match self.session(&id) {
                 Ok(s) => s,
@@ -335,22 +377,27 @@ impl Engine {
                         continue;
                     }
                     total += 1;
-                    if total as usize <= search.offset || out.len() >= search.limit {
+                    let full = out.len() >= search.limit || bytes >= MAX_MATCH_PAGE_BYTES;
+                    if total as usize <= search.offset || full {
                         continue;
                     }
                     let from = i.saturating_sub(search.context);
                     let to = (i + search.context + 1).min(lines.len());
-                    out.push(SearchMatch {
+                    let at = matcher.find(line).map_or(0, |m| m.start());
+                    let found = SearchMatch {
                         session_id: id.clone(),
                         message_uuid: m.uuid.clone().unwrap_or_default(),
                         message_type: m.role.as_str().to_owned(),
-                        line: (*line).to_owned(),
+                        line: around(line, at),
                         context: (from..to)
                             .filter(|&j| j != i)
-                            .map(|j| lines[j].to_owned())
+                            .map(|j| around(lines[j], 0))
                             .collect(),
                         line_number: u32::try_from(i + 1).unwrap_or(u32::MAX),
-                    });
+                    };
+                    bytes +=
+                        found.line.len() + found.context.iter().map(String::len).sum::<usize>();
+                    out.push(found);
                 }
             }
         }

@@ -46,6 +46,7 @@ impl Engine {
         options: &GetOptions,
     ) -> Result<Option<GetOutcome>> {
         check_get(options)?;
+        let query = &crate::retrieve::clean_query(query);
         let files = crate::index::HandoffFiles::new(&data_dir.join("store").join("index"));
         let Some(index) = files.load() else {
             return Ok(None);
@@ -73,6 +74,7 @@ impl Engine {
         today: NaiveDate,
     ) -> Result<Arc<GetOutcome>> {
         check_get(options)?;
+        let query = &crate::retrieve::clean_query(query);
         let key = format!(
             "{query}\u{0}{}\u{0}{}\u{0}{}\u{0}{today}",
             options.days_back,

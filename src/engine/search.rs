@@ -173,6 +173,17 @@ impl Engine {
     /// signals that scored it. Semantic mode without the model is `FailedPrecondition`;
     /// hybrid mode without it is lexical, with a notice.
     pub fn search(&self, request: &SearchRequest) -> Result<SearchResults> {
+        let cleaned;
+        let request = match crate::retrieve::clean_query(&request.query) {
+            std::borrow::Cow::Borrowed(_) => request,
+            std::borrow::Cow::Owned(query) => {
+                cleaned = SearchRequest {
+                    query,
+                    ..request.clone()
+                };
+                &cleaned
+            }
+        };
         let limit = self.check_search(request)?;
         let mut notices = Vec::new();
         let mode = match (request.mode, self.semantic()?.not_ready()) {
