@@ -10,6 +10,7 @@ mod cli;
 mod context;
 mod corpus;
 mod crash;
+mod diskfull;
 mod embed;
 mod grpc;
 mod handoffs;

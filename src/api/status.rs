@@ -12,6 +12,7 @@ impl From<Error> for Status {
                 Code::FailedPrecondition
             }
             Error::Storage(eywa_storage::Error::Locked { .. }) => Code::Unavailable,
+            Error::Storage(eywa_storage::Error::DiskFull { .. }) => Code::ResourceExhausted,
             Error::Storage(_)
             | Error::Io { .. }
             | Error::Index(_)

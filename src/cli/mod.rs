@@ -51,6 +51,10 @@ pub struct Cli {
     /// Days a chunk may go unread before it moves to the cold tier
     #[arg(long, global = true, env = "EYWA_CHUNK_IDLE_DAYS", default_value_t = EngineConfig::DEFAULT_CHUNK_IDLE_DAYS)]
     chunk_idle_days: u32,
+    /// MiB that must stay free on the data dir's disk: a write that would start below it
+    /// is refused, so none stops half-way
+    #[arg(long, global = true, env = "EYWA_MIN_FREE_MB", default_value_t = 64)]
+    min_free_mb: u64,
     /// The eywa server: where `serve` listens [default: 127.0.0.1:50051]; for every other
     /// command, the server to ask [default: the one announced in <data>/serve.json, else
     /// none: the store is opened here]
@@ -92,6 +96,7 @@ pub struct Paths {
     pub data_dir: PathBuf,
     pub claude_dir: PathBuf,
     pub chunk_idle_days: u32,
+    pub min_free_bytes: u64,
     /// `--addr` / `EYWA_ADDR`, when given.
     pub addr: Option<String>,
 }
@@ -114,6 +119,7 @@ impl Paths {
                 None => home()?.join(".claude"),
             },
             chunk_idle_days: cli.chunk_idle_days,
+            min_free_bytes: cli.min_free_mb.saturating_mul(1024 * 1024),
             addr: cli
                 .addr
                 .as_deref()
@@ -128,6 +134,7 @@ impl Paths {
     pub fn open_engine(&self) -> Result<Engine, eywa::Error> {
         Engine::open(EngineConfig {
             chunk_idle_days: self.chunk_idle_days,
+            min_free_bytes: self.min_free_bytes,
             embedding: Embedding::Model(self.model_dir()),
             ..EngineConfig::new(&self.data_dir, &self.claude_dir)
         })

@@ -222,7 +222,7 @@ impl Engine {
                             report.files_read += 1;
                             report.files_without_messages += u64::from(!episode);
                         }
-                        Err(Error::Io { path, source }) => {
+                        Err(Error::Io { path, source }) if !is_write_failure(&source) => {
                             tracing::warn!(path = %path.display(), error = %source, "cannot read transcript");
                             report.files_failed += 1;
                             run.unreadable(&path, &source);
@@ -260,7 +260,7 @@ impl Engine {
             match self.ingest_agent_file(file, &mut run) {
                 Ok(FileOutcome::Unchanged) => {}
                 Ok(FileOutcome::Read { .. }) => report.agent_files_read += 1,
-                Err(Error::Io { path, source }) => {
+                Err(Error::Io { path, source }) if !is_write_failure(&source) => {
                     tracing::warn!(path = %path.display(), error = %source, "cannot read subagent transcript");
                     report.files_failed += 1;
                     run.unreadable(&path, &source);
@@ -276,7 +276,7 @@ impl Engine {
         for plan in &plans {
             match self.ingest_plan(plan, &mut run) {
                 Ok(_) => {}
-                Err(Error::Io { path, source }) => {
+                Err(Error::Io { path, source }) if !is_write_failure(&source) => {
                     tracing::warn!(path = %path.display(), error = %source, "cannot read plan");
                     report.files_failed += 1;
                     run.unreadable(&path, &source);
@@ -289,7 +289,7 @@ impl Engine {
         for memory in &memories {
             match self.ingest_memory(memory, &files, &mut run) {
                 Ok(_) => {}
-                Err(Error::Io { path, source }) => {
+                Err(Error::Io { path, source }) if !is_write_failure(&source) => {
                     tracing::warn!(path = %path.display(), error = %source, "cannot read memory file");
                     report.files_failed += 1;
                     run.unreadable(&path, &source);
@@ -1247,4 +1247,15 @@ fn read_meta(path: &Path) -> AgentMeta {
 enum FileOutcome {
     Unchanged,
     Read { episode: bool },
+}
+
+/// An I/O error of writing (a full disk, a read-only one, a quota), not of reading the
+/// file it names: it ends the run instead of counting the file as unreadable.
+fn is_write_failure(error: &std::io::Error) -> bool {
+    matches!(
+        error.kind(),
+        std::io::ErrorKind::StorageFull
+            | std::io::ErrorKind::ReadOnlyFilesystem
+            | std::io::ErrorKind::QuotaExceeded
+    )
 }

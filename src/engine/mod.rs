@@ -60,6 +60,9 @@ pub struct EngineConfig {
     pub chunk_idle_days: u32,
     /// The embedder of semantic memory (default: none, searches are lexical).
     pub embedding: Embedding,
+    /// Bytes that must stay free on the data dir's disk: a write that would start below
+    /// it is refused with [`eywa_storage::Error::DiskFull`] instead of failing half-way.
+    pub min_free_bytes: u64,
 }
 
 impl EngineConfig {
@@ -73,6 +76,7 @@ impl EngineConfig {
             temporary: false,
             chunk_idle_days: Self::DEFAULT_CHUNK_IDLE_DAYS,
             embedding: Embedding::Off,
+            min_free_bytes: eywa_storage::Config::DEFAULT_MIN_FREE_BYTES,
         }
     }
 
@@ -84,6 +88,7 @@ impl EngineConfig {
             temporary: true,
             chunk_idle_days: Self::DEFAULT_CHUNK_IDLE_DAYS,
             embedding: Embedding::Off,
+            min_free_bytes: eywa_storage::Config::DEFAULT_MIN_FREE_BYTES,
         }
     }
 
@@ -156,7 +161,8 @@ impl Engine {
             })?;
             crate::fs::create_private_dir(data_dir)?;
             eywa_storage::Config::new().path(data_dir.join("store"))
-        };
+        }
+        .min_free_bytes(config.min_free_bytes);
         let graph = Graph::open(storage.open()?)?;
         if let Some(data_dir) = config.data_dir.as_deref().filter(|_| !config.temporary) {
             make_private_once(&graph, data_dir)?;

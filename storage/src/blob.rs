@@ -105,12 +105,14 @@ mod inline_bytes {
 #[derive(Debug, Clone)]
 pub struct BlobStore {
     root: PathBuf,
+    /// Bytes that must stay free on the disk for a blob to be started.
+    min_free: u64,
 }
 
 impl BlobStore {
     /// Opens the cold tier at `root`, removing temporary files a crash left behind. The
     /// caller must hold the store's lock.
-    pub(crate) fn init(root: PathBuf) -> Result<BlobStore> {
+    pub(crate) fn init(root: PathBuf, min_free: u64) -> Result<BlobStore> {
         create_private_dir(&root)?;
         let tmp = root.join(TMP_DIR);
         create_private_dir(&tmp)?;
@@ -122,7 +124,7 @@ impl BlobStore {
                 Err(source) => return Err(Error::BlobIo { path, source }),
             }
         }
-        Ok(BlobStore { root })
+        Ok(BlobStore { root, min_free })
     }
 
     /// The directory of the cold tier.
@@ -150,6 +152,7 @@ impl BlobStore {
     /// A blob written piece by piece (e.g. while the same bytes are parsed). Nothing is
     /// stored unless [`BlobWriter::finish`] is called; a dropped writer leaves no file.
     pub fn writer(&self) -> Result<BlobWriter<'_>> {
+        crate::error::ensure_room(&self.root, self.min_free)?;
         Ok(BlobWriter {
             store: self,
             tmp: self.temp_path(),

@@ -14,6 +14,9 @@ pub struct Config {
     /// How long opening waits for a locked store before [`crate::Error::Locked`], in
     /// milliseconds.
     pub(crate) lock_wait_ms: u64,
+    /// Bytes that must stay free on the store's disk: a write batch or a blob that would
+    /// start below it is refused ([`crate::Error::DiskFull`]).
+    pub(crate) min_free_bytes: u64,
 }
 
 impl Default for Config {
@@ -28,13 +31,23 @@ impl Default for Config {
             // 1 s: sled frees the lock of a store dropped a moment ago within milliseconds,
             // a store held by a running process never.
             lock_wait_ms: 1000,
+            min_free_bytes: Self::DEFAULT_MIN_FREE_BYTES,
         }
     }
 }
 
 impl Config {
+    /// 64 MiB: room for sled's next log segments, a snapshot and a large transcript's blob.
+    pub const DEFAULT_MIN_FREE_BYTES: u64 = 64 * 1024 * 1024;
+
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// Bytes that must stay free on the store's disk (0: no floor).
+    pub fn min_free_bytes(mut self, bytes: u64) -> Self {
+        self.min_free_bytes = bytes;
+        self
     }
 
     /// The directory of the store: sled in `warm/`, blob files in `cold/`. Created (mode

@@ -58,6 +58,74 @@ pub enum Error {
     },
     #[error("a cold chunk refers to blob {hash}, which is missing")]
     MissingBlob { hash: String },
+    #[error(
+        "the disk holding {path} is full: {} free, and eywa keeps {} free so that no write \
+         stops half-way; free some space, or move the data dir to a larger disk (the floor \
+         is --min-free-mb / EYWA_MIN_FREE_MB)",
+        mib(*free), mib(*needed)
+    )]
+    DiskFull {
+        path: PathBuf,
+        free: u64,
+        needed: u64,
+    },
+}
+
+fn mib(bytes: u64) -> String {
+    format!("{:.1} MiB", bytes as f64 / (1024.0 * 1024.0))
+}
+
+/// Bytes free for this user on the disk holding `path`.
+pub fn free_bytes(path: &std::path::Path) -> std::io::Result<u64> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::ffi::OsStrExt;
+        let c = std::ffi::CString::new(path.as_os_str().as_bytes())
+            .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidInput, e))?;
+        // SAFETY: statvfs(3) fills the zeroed struct it is given from a NUL-terminated path.
+        let mut stat: libc::statvfs = unsafe { std::mem::zeroed() };
+        if unsafe { libc::statvfs(c.as_ptr(), &mut stat) } != 0 {
+            return Err(std::io::Error::last_os_error());
+        }
+        #[allow(clippy::unnecessary_cast)] // the field types differ between platforms
+        Ok(stat.f_bavail as u64 * stat.f_frsize as u64)
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = path;
+        Ok(u64::MAX)
+    }
+}
+
+/// `Ok` when the disk holding `path` has at least `needed` bytes free.
+pub(crate) fn ensure_room(path: &std::path::Path, needed: u64) -> Result<()> {
+    if needed == 0 {
+        return Ok(());
+    }
+    let free = free_bytes(path).map_err(|source| Error::Io {
+        path: path.to_path_buf(),
+        source,
+    })?;
+    if free < needed {
+        return Err(Error::DiskFull {
+            path: path.to_path_buf(),
+            free,
+            needed,
+        });
+    }
+    Ok(())
+}
+
+/// A sled error that is a full disk, as [`Error::DiskFull`]; others as they are.
+pub(crate) fn sled_error(error: sled::Error, path: &std::path::Path, needed: u64) -> Error {
+    match &error {
+        sled::Error::Io(io) if io.kind() == std::io::ErrorKind::StorageFull => Error::DiskFull {
+            path: path.to_path_buf(),
+            free: free_bytes(path).unwrap_or(0),
+            needed,
+        },
+        _ => Error::Sled(error),
+    }
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;

@@ -33,7 +33,7 @@ pub use self::blob::{BlobInfo, BlobStore, BlobWriter, INLINE_MAX};
 pub use self::cache::{CacheStats, GenerationalCache, HotCache};
 pub use self::codec::{decode, encode};
 pub use self::config::Config;
-pub use self::error::{Error, Result};
+pub use self::error::{Error, Result, free_bytes};
 pub use self::keyspace::Keyspace;
 pub use self::store::{FORMAT_VERSION, Scan, Store};
 pub use self::tier::{ChunkSlot, SweepReport, TierStats};

@@ -42,6 +42,8 @@ pub struct Store {
     // blob between its `put` and its record is never taken for an orphan.
     blob_gate: Arc<Mutex<()>>,
     path: PathBuf,
+    /// Bytes that must stay free on the disk for a write batch to start.
+    min_free: u64,
     // Keeps a temporary store's directory alive as long as the store.
     _temp_dir: Option<Arc<TempDirGuard>>,
 }
@@ -83,6 +85,7 @@ impl Store {
         // handle is dropped (spacejam/sled#1289), so a store closed a moment ago may still
         // look locked: retry for a while before calling it in use.
         let deadline = Instant::now() + Duration::from_millis(config.lock_wait_ms);
+        let mut cleared = false;
         let db = loop {
             match sled_config.open() {
                 Ok(db) => break db,
@@ -92,7 +95,21 @@ impl Store {
                     }
                     std::thread::sleep(LOCK_RETRY_INTERVAL);
                 }
-                Err(other) => return Err(Error::Sled(other)),
+                // sled 0.34 takes an interrupted `snap.*.generating` (a snapshot cut short
+                // by a full disk or a crash) for the newest snapshot and calls the store
+                // corrupt. Its log is whole: without the partial file, open recovers.
+                Err(sled::Error::Corruption { .. })
+                    if !cleared && remove_interrupted_snapshots(&warm)? > 0 =>
+                {
+                    cleared = true;
+                }
+                Err(other) => {
+                    return Err(crate::error::sled_error(
+                        other,
+                        &path,
+                        config.min_free_bytes,
+                    ));
+                }
             }
         };
         let trees = Keyspace::ALL
@@ -101,8 +118,9 @@ impl Store {
             .collect::<Result<Vec<_>, _>>()?;
         // Only now that sled holds the lock: clearing `cold/tmp` earlier could delete the
         // half-written blobs of another process that has the store open.
-        let blobs = BlobStore::init(path.join(COLD_DIR))?;
+        let blobs = BlobStore::init(path.join(COLD_DIR), config.min_free_bytes)?;
         let store = Store {
+            min_free: config.min_free_bytes,
             db,
             trees,
             blobs,
@@ -286,7 +304,14 @@ impl Store {
         self.apply_guarded(batch, Some(guard))
     }
 
+    /// `Ok` when the store's disk has the configured room free; [`Error::DiskFull`], naming
+    /// the path and the room needed, when not. Writes check it before they start.
+    pub fn ensure_room(&self) -> Result<()> {
+        crate::error::ensure_room(&self.path, self.min_free)
+    }
+
     fn apply_guarded(&self, batch: &Batch, guard: Option<Guard<'_>>) -> Result<bool> {
+        self.ensure_room()?;
         // The last write to each key is the one that lands: a key written many times in a
         // batch (a shared entity, a marker) costs sled one write. Applied tree by tree in
         // key order, so neighbouring writes share pages.
@@ -336,13 +361,17 @@ impl Store {
         match result {
             Ok(()) => Ok(true),
             Err(TransactionError::Abort(())) => Ok(false),
-            Err(TransactionError::Storage(e)) => Err(Error::Sled(e)),
+            Err(TransactionError::Storage(e)) => {
+                Err(crate::error::sled_error(e, &self.path, self.min_free))
+            }
         }
     }
 
     /// Flushes dirty pages to disk; returns the bytes flushed.
     pub fn flush(&self) -> Result<usize> {
-        Ok(self.db.flush()?)
+        self.db
+            .flush()
+            .map_err(|e| crate::error::sled_error(e, &self.path, self.min_free))
     }
 
     /// Bytes sled (the warm tier) uses on disk; blob files are not counted.
@@ -444,3 +473,23 @@ impl Drop for TempDirGuard {
 
 #[cfg(test)]
 mod tests;
+
+/// Removes `snap.*.generating` files from sled's directory: snapshots a full disk or a
+/// crash cut short (sled renames a finished one). Called only when sled, holding the
+/// store's lock, has just refused the store as corrupt. Returns how many it removed.
+fn remove_interrupted_snapshots(warm: &Path) -> Result<usize> {
+    let io = |source| Error::Io {
+        path: warm.to_path_buf(),
+        source,
+    };
+    let mut removed = 0;
+    for entry in std::fs::read_dir(warm).map_err(io)? {
+        let path = entry.map_err(io)?.path();
+        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
+        if name.starts_with("snap.") && name.ends_with(".generating") {
+            std::fs::remove_file(&path).map_err(io)?;
+            removed += 1;
+        }
+    }
+    Ok(removed)
+}
