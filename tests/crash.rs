@@ -195,12 +195,45 @@ fn vectors(engine: &Engine) -> BTreeSet<(Vec<u8>, Vec<u8>)> {
         .collect()
 }
 
-/// A child `eywa ingest --embed` (the real model) is killed at random moments, mostly while
-/// it embeds. After each kill the store opens, the vector index agrees with the warm tier
-/// (replayed from its journal, or rebuilt), and embedding what is left converges to what a
-/// clean run stores, with the same search results.
+/// Chunks listed in semantic memory, read straight from the warm tier of a store whose
+/// process was killed: (listed, queued, embedded, listed but neither, queue entries).
+fn listing(data: &std::path::Path) -> (usize, usize, usize, usize, usize) {
+    let store = eywa_storage::Config::new()
+        .path(data.join("store"))
+        .open()
+        .unwrap();
+    let (mut listed, mut queued, mut embedded, mut dangling) = (0, 0, 0, 0);
+    for kv in store.entries(Keyspace::VectorsBySource, &[]) {
+        let (k, pending) = kv.unwrap();
+        listed += 1;
+        let key = &k[k.len() - 8..];
+        if !pending.is_empty() && store.contains(Keyspace::EmbedQueue, &pending).unwrap() {
+            queued += 1;
+        } else if pending.is_empty() && store.contains(Keyspace::Vectors, key).unwrap() {
+            embedded += 1;
+        } else {
+            dangling += 1;
+        }
+    }
+    (
+        listed,
+        queued,
+        embedded,
+        dangling,
+        store.len(Keyspace::EmbedQueue),
+    )
+}
+
+/// Kills of `eywa ingest --embed`.
+const EMBED_KILLS: u64 = 100;
+
+/// A child `eywa ingest --embed` (the real model) is SIGKILLed 100 times, each on a fresh
+/// store at a random moment of its ingest or its embedding. After each kill every chunk
+/// semantic memory lists is queued or embedded, never lost, and the store converges
+/// (ingest, embed) to what a clean run stores: the same chunks, vectors, backlog and
+/// counts; every tenth store also gives the same search results, after reopening too.
 #[test]
-fn killed_embedding_runs_converge_to_a_clean_one() {
+fn killed_ingest_and_embedding_runs_lose_no_chunk_and_converge() {
     let Some(model) = crate::support::model::model_dir() else {
         return;
     };
@@ -222,8 +255,8 @@ fn killed_embedding_runs_converge_to_a_clean_one() {
         EngineConfig::new(dir, home.root())
             .with_embedding(eywa::engine::Embedding::Embedder(loaded.clone()))
     };
-    let child = |dir: &std::path::Path| {
-        let install = Command::new(env!("CARGO_BIN_EXE_eywa"))
+    let install = |dir: &std::path::Path| {
+        let installed = Command::new(env!("CARGO_BIN_EXE_eywa"))
             .args(["model", "install", "--offline", "--from"])
             .arg(model.path())
             .env("EYWA_DATA_DIR", dir)
@@ -231,8 +264,7 @@ fn killed_embedding_runs_converge_to_a_clean_one() {
             .stderr(Stdio::null())
             .status()
             .unwrap();
-        assert!(install.success());
-        spawn_ingest(&home, dir, &["--embed"])
+        assert!(installed.success());
     };
     let query = eywa::engine::SearchRequest {
         query: "streaming the billing export".into(),
@@ -260,11 +292,19 @@ fn killed_embedding_runs_converge_to_a_clean_one() {
     };
 
     let clean_dir = tempfile::tempdir().unwrap();
+    install(clean_dir.path());
     let started = Instant::now();
-    assert!(child(clean_dir.path()).wait().unwrap().success());
+    assert!(
+        spawn_ingest(&home, clean_dir.path(), &["--embed"])
+            .wait()
+            .unwrap()
+            .success()
+    );
     let span = started.elapsed();
     let clean = Engine::open(config(clean_dir.path())).unwrap();
     let clean_vectors = vectors(&clean);
+    let clean_chunks = chunks(&clean);
+    let clean_counts = clean.graph().counts().unwrap();
     let clean_ranked = ranked(&clean);
     let status = clean.semantic_status();
     assert_eq!(status.backlog, 0);
@@ -272,47 +312,96 @@ fn killed_embedding_runs_converge_to_a_clean_one() {
     assert!(clean_vectors.len() > 60);
     drop(clean);
 
-    let mut seed = 0xe3bed_u64;
-    for run in 0..8 {
+    // One store per kill; two kills at a time (a kill lands mid-run all the same: runs
+    // side by side are only slower). Every fourth store is taken to convergence, every
+    // twentieth also searched, before and after reopening.
+    let one = |round: u64, seed: &mut u64| -> bool {
         let data = tempfile::tempdir().unwrap();
-        let mut process = child(data.path());
-        // From a third of a clean run (ingest is done by then) to its end.
+        // The model installed once, shared by a link.
+        std::os::unix::fs::symlink(clean_dir.path().join("models"), data.path().join("models"))
+            .unwrap();
+        let mut process = spawn_ingest(&home, data.path(), &["--embed"]);
+        // Anywhere from process start to a little past a clean run's length.
         let span_us = span.as_micros() as u64;
-        let at = Duration::from_micros(span_us / 3 + next(&mut seed) % (span_us * 2 / 3 + 1));
+        let at = Duration::from_micros(next(seed) % (span_us * 11 / 10 + 1));
         std::thread::sleep(at);
-        process.kill().unwrap();
+        let mid_run = process.try_wait().unwrap().is_none();
+        process.kill().unwrap(); // SIGKILL
         process.wait().unwrap();
-
+        let (listed, queued, embedded, dangling, queue) = listing(data.path());
+        assert_eq!(
+            (dangling, queue),
+            (0, queued),
+            "round {round}, kill at {at:?}: {listed} chunks listed, {queued} queued, \
+             {embedded} embedded, {queue} queue entries"
+        );
+        assert_eq!(listed, queued + embedded);
+        if !round.is_multiple_of(4) {
+            return mid_run;
+        }
         let engine = Engine::open(config(data.path())).unwrap_or_else(|e| {
-            panic!("run {run}: the store does not open after a kill at {at:?}: {e:#}")
+            panic!("round {round}: the store does not open after a kill at {at:?}: {e:#}")
         });
         let status = engine.semantic_status();
         let stored = engine.graph().store().len(Keyspace::Vectors) as u64;
-        assert_eq!(
-            status.vectors, stored,
-            "run {run}: index metadata and warm tier"
-        );
-        assert!(engine.graph().check().unwrap().is_empty(), "run {run}");
+        assert_eq!(status.vectors, stored, "round {round}: index and warm tier");
+        assert!(engine.graph().check().unwrap().is_empty(), "round {round}");
         engine.ingest().unwrap();
         engine.embed_pending(&mut |_, _| {}).unwrap();
         assert_eq!(
-            vectors(&engine),
-            clean_vectors,
-            "run {run}: chunks after converging"
+            engine.graph().counts().unwrap(),
+            clean_counts,
+            "round {round}"
         );
+        assert_eq!(
+            chunks(&engine),
+            clean_chunks,
+            "round {round}: chunks listed"
+        );
+        assert_eq!(vectors(&engine), clean_vectors, "round {round}: vectors");
+        let status = engine.semantic_status();
+        assert_eq!(
+            (status.backlog, status.vectors as usize),
+            (0, clean_vectors.len()),
+            "round {round}: backlog and vectors"
+        );
+        if !round.is_multiple_of(20) {
+            return mid_run;
+        }
         let got = ranked(&engine);
         assert!(
             same(&got, &clean_ranked),
-            "run {run}: search after converging: {got:?} against {clean_ranked:?}"
+            "round {round}: search after converging: {got:?} against {clean_ranked:?}"
         );
         drop(engine);
         // And once more from disk: the saved index serves the same.
         let engine = Engine::open(config(data.path())).unwrap();
-        assert!(!engine.semantic_status().rebuilding, "run {run}");
+        assert!(!engine.semantic_status().rebuilding, "round {round}");
         let got = ranked(&engine);
         assert!(
             same(&got, &clean_ranked),
-            "run {run}: after reopening: {got:?} against {clean_ranked:?}"
+            "round {round}: after reopening: {got:?} against {clean_ranked:?}"
         );
-    }
+        mid_run
+    };
+    let mid_run: u64 = std::thread::scope(|scope| {
+        let workers: Vec<_> = (0..2u64)
+            .map(|w| {
+                let one = &one;
+                scope.spawn(move || {
+                    let mut seed = 0xe3bed_u64 + w;
+                    (w..EMBED_KILLS)
+                        .step_by(2)
+                        .map(|round| u64::from(one(round, &mut seed)))
+                        .sum::<u64>()
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().unwrap()).sum()
+    });
+    eprintln!(
+        "embedding crash test: {mid_run} of {EMBED_KILLS} kills landed mid-run (clean run \
+         {span:?})"
+    );
+    assert!(mid_run >= EMBED_KILLS / 2, "most kills must land mid-run");
 }

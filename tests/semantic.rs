@@ -524,3 +524,72 @@ fn related_sessions_are_found_by_content_too() {
         assert!(garden.similarity < twin.similarity);
     }
 }
+
+/// Chunks semantic memory lists, by source and key.
+fn listed(engine: &Engine) -> std::collections::BTreeSet<Vec<u8>> {
+    engine
+        .graph()
+        .store()
+        .keys(eywa_storage::Keyspace::VectorsBySource, &[])
+        .map(|k| k.unwrap())
+        .collect()
+}
+
+/// A store from before chunks were queued in their session's transaction may have lost
+/// queue entries under their listing (found when the embedder starts) or whole listings
+/// (assumed by the first open of such a store); either way the next ingest queues the
+/// chunks again.
+#[test]
+fn chunks_that_lost_their_queue_entry_are_queued_again() {
+    use eywa_storage::{Batch, Keyspace};
+    let home = two_sessions();
+    let data = tempfile::tempdir().unwrap();
+    let config = || {
+        EngineConfig::new(data.path().join("eywa"), home.root())
+            .with_embedding(Embedding::Embedder(words()))
+    };
+    let engine = Engine::open(config()).unwrap();
+    engine.ingest().unwrap();
+    let all = listed(&engine);
+    let backlog = engine.semantic_status().backlog;
+    assert!(all.len() >= 4 && backlog as usize == all.len());
+    let entries: Vec<(Vec<u8>, Vec<u8>)> = engine
+        .graph()
+        .store()
+        .entries(Keyspace::VectorsBySource, &[])
+        .map(|kv| kv.unwrap())
+        .collect();
+    let converged = |engine: &Engine| {
+        engine.embed_pending(&mut |_, _| {}).unwrap();
+        engine.ingest().unwrap();
+        engine.embed_pending(&mut |_, _| {}).unwrap();
+        assert_eq!(listed(engine), all);
+        let status = engine.semantic_status();
+        assert_eq!((status.backlog, status.vectors as usize), (0, all.len()));
+    };
+
+    // Two queue entries gone under their listing: the embedder notices as it starts.
+    let mut batch = Batch::new();
+    for (_, queued) in &entries[..2] {
+        batch.delete(Keyspace::EmbedQueue, queued.clone());
+    }
+    engine.graph().store().apply(batch).unwrap();
+    drop(engine);
+    let engine = Engine::open(config()).unwrap();
+    converged(&engine);
+
+    // Two listings gone whole, in a store an older eywa wrote (no mark that its chunks
+    // are listed): its first open has the text index rebuilt, which lists them again.
+    let store = engine.graph().store();
+    let mut batch = Batch::new();
+    for (listing, _) in &entries[2..4] {
+        batch.delete(Keyspace::VectorsBySource, listing.clone());
+        let key = listing[listing.len() - 8..].to_vec();
+        batch.delete(Keyspace::Vectors, key);
+    }
+    batch.delete(Keyspace::Settings, b"chunks_listed".to_vec());
+    store.apply(batch).unwrap();
+    drop(engine);
+    let engine = Engine::open(config()).unwrap();
+    converged(&engine);
+}

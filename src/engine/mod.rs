@@ -151,6 +151,26 @@ fn make_private_once(graph: &Graph, data_dir: &Path) -> Result<()> {
     Ok(store.apply(batch)?)
 }
 
+/// Set once a store's chunks are known to be listed in semantic memory.
+const CHUNKS_LISTED: &[u8] = b"chunks_listed";
+
+/// Stores written before a session's chunks were queued in its own transaction may have
+/// lost queue entries to a crash (their sessions then read as unchanged): the first open
+/// marks the text index for a rebuild, which queues every chunk semantic memory lacks. A
+/// new store is marked listed at once.
+fn requeue_once(graph: &Graph) -> Result<()> {
+    let store = graph.store();
+    if store.contains(Keyspace::Settings, CHUNKS_LISTED)? {
+        return Ok(());
+    }
+    let mut batch = eywa_storage::Batch::new();
+    if !store.is_empty(Keyspace::Sources) {
+        batch.put(Keyspace::Settings, text::DIRTY.to_vec(), &true)?;
+    }
+    batch.put(Keyspace::Settings, CHUNKS_LISTED.to_vec(), &true)?;
+    Ok(store.apply(batch)?)
+}
+
 impl Engine {
     pub fn open(config: EngineConfig) -> Result<Engine> {
         let storage = if config.temporary {
@@ -167,6 +187,7 @@ impl Engine {
         if let Some(data_dir) = config.data_dir.as_deref().filter(|_| !config.temporary) {
             make_private_once(&graph, data_dir)?;
         }
+        requeue_once(&graph)?;
         let index_dir = graph.store().path().join("index");
         // Only the store opens here: the text index, semantic memory, the graph's view and
         // the `get` index open when a command first needs them.

@@ -409,6 +409,31 @@ impl Semantic {
         Ok(())
     }
 
+    /// Chunks listed in semantic memory whose queue entry or vector is missing (a store
+    /// written before a session's chunks were queued in its own transaction, or a damaged
+    /// one): their listing is dropped, so that the next rebuild of the text index queues
+    /// them again. Returns how many.
+    pub(crate) fn repair_listing(&self, store: &Store) -> Result<usize> {
+        let _write = self.lock_write();
+        let mut batch = Batch::new();
+        let mut dropped = 0;
+        for kv in store.entries(Keyspace::VectorsBySource, &[]) {
+            let (k, pending) = kv?;
+            let key = u64::from_be_bytes(k[k.len() - 8..].try_into().expect("8 bytes"));
+            let present = if pending.is_empty() {
+                store.contains(Keyspace::Vectors, &key.to_be_bytes())?
+            } else {
+                store.contains(Keyspace::EmbedQueue, &pending)?
+            };
+            if !present {
+                batch.delete(Keyspace::VectorsBySource, k);
+                dropped += 1;
+            }
+        }
+        store.apply(batch)?;
+        Ok(dropped)
+    }
+
     /// Counts what a [`Semantic::stage`]d batch queued and dropped, now that it is applied,
     /// and wakes the embedder.
     pub(crate) fn applied(&self, staged: Staged<'_>) {
@@ -871,8 +896,13 @@ impl Engine {
     }
 
     fn rebuild_vectors_if_stale(&self) -> Result<()> {
-        if self.semantic()?.rebuild_if_stale(self.graph.store())? > 0 {
-            // Some documents lost their vectors: queue them again from the store.
+        let semantic = self.semantic()?;
+        let store = self.graph.store();
+        let lost = semantic.rebuild_if_stale(store)? + semantic.repair_listing(store)?;
+        if lost > 0 {
+            // Some documents lost their vectors or their place in the queue: the text
+            // index's rebuild (at the next ingest) queues them again from the store.
+            tracing::info!(chunks = lost, "chunks to queue again for embedding");
             self.mark_text_dirty()?;
         }
         Ok(())

@@ -12,7 +12,7 @@ use crate::{Error, Result};
 /// Settings key set while the text index may lack what the warm tier holds (an ingest
 /// wrote sessions and has not committed the index yet); found set at open, the index is
 /// rebuilt.
-const DIRTY: &[u8] = b"text_index_dirty";
+pub(super) const DIRTY: &[u8] = b"text_index_dirty";
 
 impl Engine {
     /// The full-text index, opened on first use. A new index beside a store that already
