@@ -2,8 +2,10 @@
 //! grpcurl version can list and describe them), served on a bound listener until
 //! `shutdown` resolves.
 
+mod access;
 mod announce;
 
+pub use self::access::{Access, Tls, Tokens, WRITE_METHODS};
 pub use self::announce::Announcement;
 
 use std::future::Future;
@@ -30,14 +32,25 @@ pub enum ServeError {
     Transport(#[from] tonic::transport::Error),
 }
 
+/// Serves as [`run_with`] does, to any caller: a loopback server.
+pub async fn run(
+    listener: TcpListener,
+    engine: Arc<Engine>,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), ServeError> {
+    run_with(listener, engine, Access::default(), shutdown).await
+}
+
 /// How long in-flight requests and open connections get to finish after `shutdown`.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
 /// Serves until `shutdown` resolves; in-flight requests get [`SHUTDOWN_GRACE`] to finish,
-/// then open connections are closed.
-pub async fn run(
+/// then open connections are closed. With `access`, every call but health's needs a token
+/// and connections need TLS.
+pub async fn run_with(
     listener: TcpListener,
     engine: Arc<Engine>,
+    access: Access,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), ServeError> {
     let (health, health_service) = tonic_health::server::health_reporter();
@@ -51,7 +64,14 @@ pub async fn run(
             .register_encoded_file_descriptor_set(api::FILE_DESCRIPTOR_SET)
             .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
     };
-    let router = Server::builder()
+    let mut builder = Server::builder();
+    if let Some(tls) = &access.tls {
+        let identity = tonic::transport::Identity::from_pem(&tls.cert_pem, &tls.key_pem);
+        builder =
+            builder.tls_config(tonic::transport::ServerTlsConfig::new().identity(identity))?;
+    }
+    let router = builder
+        .layer(access::AuthLayer(access.tokens.map(Arc::new)))
         .add_service(health_service)
         .add_service(reflection().build_v1()?)
         .add_service(reflection().build_v1alpha()?);

@@ -21,6 +21,7 @@ mod library;
 mod migrate;
 mod parity;
 mod plans;
+mod remote;
 mod search;
 mod secrets;
 mod semantic;

@@ -16,11 +16,48 @@ use crate::retrieve::GetOptions;
 
 #[derive(Debug, Clone)]
 pub struct RemoteClient {
-    retrieval: pb::retrieval_client::RetrievalClient<Channel>,
-    graph: pb::graph_client::GraphClient<Channel>,
-    sessions: pb::sessions_client::SessionsClient<Channel>,
-    ingest: pb::ingest_client::IngestClient<Channel>,
-    admin: pb::admin_client::AdminClient<Channel>,
+    retrieval: pb::retrieval_client::RetrievalClient<Authed>,
+    graph: pb::graph_client::GraphClient<Authed>,
+    sessions: pb::sessions_client::SessionsClient<Authed>,
+    ingest: pb::ingest_client::IngestClient<Authed>,
+    admin: pb::admin_client::AdminClient<Authed>,
+}
+
+/// How to reach a server that takes remote callers: the certificate to trust (PEM; a
+/// self-signed server's own) and the token to send.
+#[derive(Debug, Clone, Default)]
+pub struct Connection {
+    pub tls_ca_pem: Option<Vec<u8>>,
+    pub token: Option<String>,
+}
+
+/// A channel that sends `authorization: Bearer <token>` with every call, when it has one.
+#[derive(Debug, Clone)]
+pub struct Authed {
+    inner: Channel,
+    authorization: Option<http::HeaderValue>,
+}
+
+impl tower::Service<http::Request<tonic::body::Body>> for Authed {
+    type Response = http::Response<tonic::body::Body>;
+    type Error = tonic::transport::Error;
+    type Future = <Channel as tower::Service<http::Request<tonic::body::Body>>>::Future;
+
+    fn poll_ready(
+        &mut self,
+        cx: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        tower::Service::poll_ready(&mut self.inner, cx)
+    }
+
+    fn call(&mut self, mut request: http::Request<tonic::body::Body>) -> Self::Future {
+        if let Some(value) = &self.authorization {
+            request
+                .headers_mut()
+                .insert(http::header::AUTHORIZATION, value.clone());
+        }
+        tower::Service::call(&mut self.inner, request)
+    }
 }
 
 /// A count for an `optional int32` field; out of range is for the server to refuse.
@@ -58,11 +95,42 @@ fn relations(filter: &EdgeFilter) -> Vec<String> {
 }
 
 impl RemoteClient {
-    /// Connects to `addr` (`HOST:PORT`).
+    /// Connects to `addr` (`HOST:PORT`), in plaintext, without a token.
     pub async fn connect(addr: &str) -> Result<Self, Box<dyn std::error::Error + Send + Sync>> {
-        let channel = Channel::from_shared(format!("http://{addr}"))?
-            .connect()
-            .await?;
+        RemoteClient::connect_with(addr, &Connection::default()).await
+    }
+
+    /// Connects to `addr` (`HOST:PORT`), over TLS trusting `connection.tls_ca_pem` when
+    /// given, sending its token when given.
+    pub async fn connect_with(
+        addr: &str,
+        connection: &Connection,
+    ) -> Result<Self, Box<dyn std::error::Error + Send + Sync>> {
+        let channel = match &connection.tls_ca_pem {
+            None => Channel::from_shared(format!("http://{addr}"))?,
+            Some(ca) => {
+                let host = addr
+                    .rsplit_once(':')
+                    .map_or(addr, |(host, _)| host)
+                    .trim_start_matches('[')
+                    .trim_end_matches(']');
+                Channel::from_shared(format!("https://{addr}"))?.tls_config(
+                    tonic::transport::ClientTlsConfig::new()
+                        .ca_certificate(tonic::transport::Certificate::from_pem(ca))
+                        .domain_name(host),
+                )?
+            }
+        }
+        .connect()
+        .await?;
+        let authorization = match &connection.token {
+            Some(token) => Some(http::HeaderValue::from_str(&format!("Bearer {token}"))?),
+            None => None,
+        };
+        let channel = Authed {
+            inner: channel,
+            authorization,
+        };
         Ok(RemoteClient {
             retrieval: pb::retrieval_client::RetrievalClient::new(channel.clone()),
             graph: pb::graph_client::GraphClient::new(channel.clone()),

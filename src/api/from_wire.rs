@@ -403,8 +403,12 @@ pub fn migrate_result(r: pb::MigrateSessionsResponse) -> MigrateResult {
         failed_count,
         errors,
         written,
+        target_dir,
+        created_dir,
     } = r;
     MigrateResult {
+        target_dir,
+        created_dir,
         success_count,
         failed_count,
         errors: errors

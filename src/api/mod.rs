@@ -10,7 +10,7 @@ mod requests;
 mod services;
 mod status;
 
-pub use self::client::RemoteClient;
+pub use self::client::{Connection, RemoteClient};
 pub use self::convert::age;
 pub use self::services::add_services;
 

@@ -12,7 +12,7 @@ use super::requests::{
 use crate::engine::Engine;
 
 /// Adds eywa's `eywa.v1` services to a server.
-pub fn add_services(router: Router, engine: Arc<Engine>) -> Router {
+pub fn add_services<L>(router: Router<L>, engine: Arc<Engine>) -> Router<L> {
     router
         .add_service(pb::retrieval_server::RetrievalServer::new(Retrieval(
             engine.clone(),
@@ -390,6 +390,8 @@ impl pb::sessions_server::Sessions for Sessions {
                 })
                 .collect(),
             written: r.written,
+            target_dir: r.target_dir,
+            created_dir: r.created_dir,
         }))
     }
 

@@ -7,7 +7,7 @@ use std::cell::OnceCell;
 use std::path::Path;
 
 use anyhow::Context as _;
-use eywa::api::RemoteClient;
+use eywa::api::{Connection, RemoteClient};
 use eywa::embed::ModelStatus;
 use eywa::engine::{
     Context, ContextMode, EmbedReport, Engine, ExportFormat, GetOutcome, ImportReport,
@@ -42,13 +42,15 @@ pub struct Remote {
 impl Client {
     /// The server to ask, else the store in `paths`, opened when first needed.
     pub fn connect(paths: &Paths) -> anyhow::Result<Client> {
-        if let Some(addr) = &paths.addr {
-            return Remote::connect(addr)
-                .with_context(|| format!("no eywa server answers at {addr} (--addr or EYWA_ADDR)"))
+        if let Some(given) = &paths.addr {
+            let (addr, connection) = given_server(given)?;
+            return Remote::connect(&addr, &connection)
+                .with_context(|| format!("no eywa server answers at {given} (--addr or EYWA_ADDR)"))
                 .map(|r| Client::Remote(Box::new(r)));
         }
         if let Some(server) = Announcement::read_live(&paths.data_dir) {
-            return Remote::connect(&server.addr)
+            let (addr, connection) = announced_server(&server)?;
+            return Remote::connect(&addr, &connection)
                 .with_context(|| {
                     format!(
                         "eywa serve (pid {}) announced {} in {} but does not answer there",
@@ -337,12 +339,12 @@ impl Drop for Local {
 }
 
 impl Remote {
-    fn connect(addr: &str) -> anyhow::Result<Remote> {
+    fn connect(addr: &str, connection: &Connection) -> anyhow::Result<Remote> {
         let runtime = tokio::runtime::Builder::new_current_thread()
             .enable_all()
             .build()?;
         let client = runtime
-            .block_on(RemoteClient::connect(addr))
+            .block_on(RemoteClient::connect_with(addr, connection))
             .map_err(|e| anyhow::anyhow!("{e}"))?;
         Ok(Remote {
             addr: addr.to_owned(),
@@ -386,4 +388,58 @@ impl RemoteError {
     pub fn is_invalid_argument(&self) -> bool {
         self.0.code() == tonic::Code::InvalidArgument
     }
+}
+
+/// A server given by `--addr` / `EYWA_ADDR`: `HOST:PORT`, or `https://HOST:PORT` trusting
+/// the certificate in `EYWA_TLS_CA`; the token in `EYWA_TOKEN_FILE` is sent when set.
+fn given_server(given: &str) -> anyhow::Result<(String, Connection)> {
+    let (addr, tls) = match given.strip_prefix("https://") {
+        Some(addr) => (addr, true),
+        None => (given.strip_prefix("http://").unwrap_or(given), false),
+    };
+    let mut connection = Connection::default();
+    if tls {
+        let ca = std::env::var_os("EYWA_TLS_CA").context(
+            "an https:// server needs EYWA_TLS_CA: the file of its certificate (PEM) to trust",
+        )?;
+        connection.tls_ca_pem =
+            Some(std::fs::read(&ca).with_context(|| format!("EYWA_TLS_CA: cannot read {ca:?}"))?);
+    }
+    if let Some(file) = std::env::var_os("EYWA_TOKEN_FILE") {
+        connection.token = Some(read_token(std::path::Path::new(&file))?);
+    }
+    Ok((addr.trim_end_matches('/').to_owned(), connection))
+}
+
+/// The server `serve.json` announces, reached as it asks: over TLS trusting its own
+/// certificate, with the token beside the store, when it takes remote callers. A server
+/// on every address (`0.0.0.0`) is asked on loopback.
+fn announced_server(server: &Announcement) -> anyhow::Result<(String, Connection)> {
+    let mut addr = server.addr.clone();
+    if let Ok(socket) = addr.parse::<std::net::SocketAddr>()
+        && socket.ip().is_unspecified()
+    {
+        let loopback: std::net::IpAddr = if socket.is_ipv4() {
+            std::net::Ipv4Addr::LOCALHOST.into()
+        } else {
+            std::net::Ipv6Addr::LOCALHOST.into()
+        };
+        addr = std::net::SocketAddr::new(loopback, socket.port()).to_string();
+    }
+    let mut connection = Connection::default();
+    if let Some(cert) = &server.tls_cert {
+        connection.tls_ca_pem =
+            Some(std::fs::read(cert).with_context(|| format!("cannot read {cert}"))?);
+    }
+    if let Some(file) = &server.token_file {
+        connection.token = Some(read_token(std::path::Path::new(file))?);
+    }
+    Ok((addr, connection))
+}
+
+fn read_token(path: &std::path::Path) -> anyhow::Result<String> {
+    Ok(std::fs::read_to_string(path)
+        .with_context(|| format!("cannot read the token in {}", path.display()))?
+        .trim()
+        .to_owned())
 }

@@ -9,10 +9,24 @@ use super::Paths;
 
 #[derive(Debug, clap::Args)]
 pub struct Args {
-    /// Listen on a non-loopback address. eywa has no authentication yet: anyone who can
-    /// reach the port can read your session history.
+    /// Accept callers from other machines (and listen on a non-loopback address): every
+    /// call then needs a bearer token (<data>/token may also ingest, import and migrate;
+    /// <data>/token.read only reads; both made 0600 when missing), over TLS
     #[arg(long)]
     allow_remote: bool,
+    /// With --allow-remote: the token that may also write [default: <data>/token]
+    #[arg(long, value_name = "FILE", value_parser = super::user_path, requires = "allow_remote")]
+    token_file: Option<std::path::PathBuf>,
+    /// With --allow-remote: the read-only token [default: <data>/token.read]
+    #[arg(long, value_name = "FILE", value_parser = super::user_path, requires = "allow_remote")]
+    read_token_file: Option<std::path::PathBuf>,
+    /// With --allow-remote: the TLS certificate, PEM [default: a self-signed one in
+    /// <data>/tls/, made when missing]
+    #[arg(long, value_name = "FILE", value_parser = super::user_path, requires_all = ["allow_remote", "tls_key"])]
+    tls_cert: Option<std::path::PathBuf>,
+    /// With --allow-remote: the TLS certificate's private key, PEM
+    #[arg(long, value_name = "FILE", value_parser = super::user_path, requires_all = ["allow_remote", "tls_cert"])]
+    tls_key: Option<std::path::PathBuf>,
     /// Serve what the store holds without ingesting first
     #[arg(long)]
     no_ingest: bool,
@@ -34,10 +48,15 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         .context("--addr: give HOST:PORT, such as 127.0.0.1:50051")?;
     if !addr.ip().is_loopback() && !args.allow_remote {
         anyhow::bail!(
-            "refusing to listen on {addr} (not loopback): eywa has no authentication yet; \
-             pass --allow-remote to do it anyway"
+            "refusing to listen on {addr} (not loopback): pass --allow-remote, and every call \
+             will need a token, over TLS"
         );
     }
+    let access = if args.allow_remote {
+        remote_access(paths, &args, addr)?
+    } else {
+        eywa::server::Access::default()
+    };
     if let Some(running) = Announcement::read_live(&paths.data_dir) {
         anyhow::bail!(
             "eywa serve is already running for {} (pid {}, listening on {}): one server per \
@@ -123,19 +142,35 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     };
     let served = engine.clone();
     let data_dir = paths.data_dir.clone();
+    // Where a client on this machine finds the token that may write.
+    let token_file = args.allow_remote.then(|| {
+        args.token_file
+            .clone()
+            .unwrap_or_else(|| paths.data_dir.join("token"))
+    });
     let served = runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(addr)
             .await
             .with_context(|| format!("cannot listen on {addr}"))?;
         let local = listener.local_addr()?;
         // Every other command on this data dir now asks us instead of the store.
-        Announcement::of_this_process(local)
+        let mut announcement = Announcement::of_this_process(local);
+        // Absolute: a client may run from any directory.
+        let absolute = |p: &std::path::Path| {
+            std::path::absolute(p)
+                .unwrap_or_else(|_| p.to_path_buf())
+                .display()
+                .to_string()
+        };
+        announcement.tls_cert = access.tls.as_ref().map(|t| absolute(&t.cert_path));
+        announcement.token_file = token_file.as_deref().map(absolute);
+        announcement
             .write(&data_dir)
             .context("cannot announce the server")?;
         let _announced = Withdraw(&data_dir);
         tracing::info!("serving eywa.v1 on {local} (Ctrl-C stops)");
         eprintln!("eywa: serving gRPC on {local}");
-        eywa::server::run(listener, served, stop_signal()).await?;
+        eywa::server::run_with(listener, served, access, stop_signal()).await?;
         anyhow::Ok(())
     });
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -146,6 +181,43 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let _ = embedder.join();
     served?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// The tokens and TLS identity of a server that accepts remote callers; says where they
+/// are on stderr.
+fn remote_access(
+    paths: &Paths,
+    args: &Args,
+    addr: SocketAddr,
+) -> anyhow::Result<eywa::server::Access> {
+    let write = args
+        .token_file
+        .clone()
+        .unwrap_or_else(|| paths.data_dir.join("token"));
+    let read = args
+        .read_token_file
+        .clone()
+        .unwrap_or_else(|| paths.data_dir.join("token.read"));
+    eywa::fs::create_private_dir(&paths.data_dir)?;
+    let tokens = eywa::server::Tokens::load_or_create(&write, &read)?;
+    let tls = match (&args.tls_cert, &args.tls_key) {
+        (Some(cert), Some(key)) => eywa::server::Tls::from_files(cert, key)?,
+        _ => eywa::server::Tls::self_signed(&paths.data_dir.join("tls"), &[addr.ip().to_string()])?,
+    };
+    eprintln!(
+        "eywa: remote callers need a token: {} (may write) or {} (reads only)",
+        write.display(),
+        read.display()
+    );
+    eprintln!(
+        "eywa: TLS certificate {} (sha256 {})",
+        tls.cert_path.display(),
+        tls.fingerprint()?
+    );
+    Ok(eywa::server::Access {
+        tokens: Some(tokens),
+        tls: Some(tls),
+    })
 }
 
 /// Ctrl-C or SIGTERM.

@@ -171,6 +171,10 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             if json {
                 super::print_json(&serde_json::to_value(&result)?)?;
             } else {
+                if result.success_count > 0 {
+                    let created = if result.created_dir { " (created)" } else { "" };
+                    outln!("into {}{created}:", result.target_dir);
+                }
                 for path in &result.written {
                     outln!("wrote {path}");
                 }

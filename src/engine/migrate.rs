@@ -52,6 +52,38 @@ pub struct MigrateResult {
     pub errors: Vec<MigrateError>,
     /// The transcripts written, for each session migrated.
     pub written: Vec<String>,
+    /// The project folder the transcripts go to (`<claude>/projects/<encoded target>`).
+    pub target_dir: String,
+    /// True when that folder did not exist before: the migration created it.
+    pub created_dir: bool,
+}
+
+/// Refuses a migration target that is not an absolute, normalized path (no `.` or `..`,
+/// no doubled `/`), or that lies in `/proc`, `/sys` or `/dev`.
+fn check_destination(destination: &str) -> Result<()> {
+    let absolute = destination.starts_with('/') || destination.as_bytes().get(1) == Some(&b':');
+    if !absolute {
+        return Err(Error::InvalidArgument(format!(
+            "the destination `{destination}` is not an absolute path"
+        )));
+    }
+    let unnormal = destination.contains("//")
+        || destination
+            .split(['/', '\\'])
+            .any(|part| part == "." || part == "..");
+    if unnormal {
+        return Err(Error::InvalidArgument(format!(
+            "the destination `{destination}` is not a normalized path (no `.`, `..` or `//`)"
+        )));
+    }
+    for system in ["/proc", "/sys", "/dev"] {
+        if destination == system || destination.starts_with(&format!("{system}/")) {
+            return Err(Error::InvalidArgument(format!(
+                "the destination `{destination}` is in {system}: not a workspace"
+            )));
+        }
+    }
+    Ok(())
 }
 
 /// Claude Code's folder name for a working directory (Q16: every character but ASCII
@@ -83,16 +115,18 @@ impl Engine {
         if sessions.is_empty() {
             return Err(Error::InvalidArgument("give at least one session".into()));
         }
-        if !(destination.starts_with('/') || destination.as_bytes().get(1) == Some(&b':')) {
-            return Err(Error::InvalidArgument(format!(
-                "the destination `{destination}` is not an absolute path"
-            )));
-        }
+        check_destination(destination)?;
+        let target_dir = self
+            .claude
+            .projects_dir()
+            .join(encode_project_dir(destination));
         let mut result = MigrateResult {
             success_count: 0,
             failed_count: 0,
             errors: Vec::new(),
             written: Vec::new(),
+            created_dir: !target_dir.exists(),
+            target_dir: target_dir.display().to_string(),
         };
         for session in sessions {
             match self.migrate_one(session, destination, mode) {

@@ -26,6 +26,13 @@ pub struct Announcement {
     /// a pid taken over by another process is told apart.
     #[serde(default)]
     pub process_start: Option<u64>,
+    /// The TLS certificate it presents (PEM), when it takes remote callers: clients on this
+    /// machine trust it.
+    #[serde(default)]
+    pub tls_cert: Option<String>,
+    /// The file of the token that may write, when calls need one.
+    #[serde(default)]
+    pub token_file: Option<String>,
 }
 
 impl Announcement {
@@ -42,6 +49,8 @@ impl Announcement {
             started: crate::model::Timestamp::now().to_rfc3339(),
             version: env!("CARGO_PKG_VERSION").to_owned(),
             process_start: process_start(pid),
+            tls_cert: None,
+            token_file: None,
         }
     }
 

@@ -1,0 +1,353 @@
+//! Who may ask a server that listens beyond this machine's loopback: a bearer token on
+//! every call (a read-only one, or one that may also ingest, import, embed and migrate),
+//! over TLS. A loopback server (the default) asks neither.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::task::{Context, Poll};
+
+use sha2::{Digest, Sha256};
+
+use crate::{Error, Result};
+
+/// Calls that change the store or the Claude dir: the read-only token may not make them.
+pub const WRITE_METHODS: [&str; 4] = [
+    "/eywa.v1.Ingest/Ingest",
+    "/eywa.v1.Ingest/Import",
+    "/eywa.v1.Ingest/Embed",
+    "/eywa.v1.Sessions/MigrateSessions",
+];
+
+/// Calls any client may make without a token: whether the server is up, and reflection
+/// (the API's shape, which is public in `proto/`; grpcurl asks it before any call).
+const OPEN_PREFIXES: [&str; 3] = [
+    "/grpc.health.v1.Health/",
+    "/grpc.reflection.v1.ServerReflection/",
+    "/grpc.reflection.v1alpha.ServerReflection/",
+];
+
+/// The two tokens a remote server accepts, kept as their sha256 so that checking one
+/// compares fixed-size digests in constant time.
+#[derive(Clone)]
+pub struct Tokens {
+    write: [u8; 32],
+    read: [u8; 32],
+}
+
+impl std::fmt::Debug for Tokens {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Tokens(..)")
+    }
+}
+
+/// What a call's token allows.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Scope {
+    Read,
+    Write,
+}
+
+impl Tokens {
+    pub fn new(write: &str, read: &str) -> Tokens {
+        Tokens {
+            write: digest(write),
+            read: digest(read),
+        }
+    }
+
+    /// The tokens in `write_file` and `read_file`, each created (0600, 32 random bytes as
+    /// hex) when missing. A file that exists must hold a token of at least 16 characters.
+    pub fn load_or_create(write_file: &Path, read_file: &Path) -> Result<Tokens> {
+        let write = token_file(write_file)?;
+        let read = token_file(read_file)?;
+        if write == read {
+            return Err(Error::InvalidArgument(format!(
+                "{} and {} hold the same token: the read-only one must differ",
+                write_file.display(),
+                read_file.display()
+            )));
+        }
+        Ok(Tokens::new(&write, &read))
+    }
+
+    fn scope(&self, header: Option<&http::HeaderValue>) -> Option<Scope> {
+        let token = header?.to_str().ok()?.strip_prefix("Bearer ")?.trim();
+        let given = digest(token);
+        // Both compared, whatever the first says.
+        let write = constant_eq(&given, &self.write);
+        let read = constant_eq(&given, &self.read);
+        if write {
+            Some(Scope::Write)
+        } else if read {
+            Some(Scope::Read)
+        } else {
+            None
+        }
+    }
+
+    /// `Ok` when a call to `path` with this `authorization` header may go on; the status
+    /// to answer instead when not.
+    pub fn check(
+        &self,
+        path: &str,
+        authorization: Option<&http::HeaderValue>,
+    ) -> std::result::Result<(), tonic::Status> {
+        if OPEN_PREFIXES.iter().any(|p| path.starts_with(p)) {
+            return Ok(());
+        }
+        match self.scope(authorization) {
+            None => Err(tonic::Status::unauthenticated(
+                "this server needs a token: send `authorization: Bearer <token>` (the server's \
+                 <data>/token, or <data>/token.read to read only)",
+            )),
+            Some(Scope::Read) if WRITE_METHODS.contains(&path) => {
+                Err(tonic::Status::permission_denied(format!(
+                    "{path} changes the store: the read-only token may not call it"
+                )))
+            }
+            Some(_) => Ok(()),
+        }
+    }
+}
+
+fn digest(token: &str) -> [u8; 32] {
+    Sha256::digest(token.as_bytes()).into()
+}
+
+fn constant_eq(a: &[u8; 32], b: &[u8; 32]) -> bool {
+    a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) == 0
+}
+
+/// The token in `path`, trimmed; a new random one written there (0600) when missing.
+fn token_file(path: &Path) -> Result<String> {
+    match std::fs::read_to_string(path) {
+        Ok(text) => {
+            let token = text.trim().to_owned();
+            if token.len() < 16 || token.chars().any(|c| c.is_whitespace() || c.is_control()) {
+                return Err(Error::InvalidArgument(format!(
+                    "{} must hold one token of at least 16 characters, without spaces",
+                    path.display()
+                )));
+            }
+            Ok(token)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let token = random_hex(32)?;
+            if let Some(dir) = path.parent() {
+                crate::fs::create_private_dir(dir)?;
+            }
+            crate::fs::write_private_atomically(path, format!("{token}\n").as_bytes())?;
+            Ok(token)
+        }
+        Err(e) => Err(Error::io(path)(e)),
+    }
+}
+
+/// `n` random bytes from the kernel, as lowercase hex.
+fn random_hex(n: usize) -> Result<String> {
+    use std::io::Read;
+    let mut bytes = vec![0; n];
+    let source = Path::new("/dev/urandom");
+    std::fs::File::open(source)
+        .and_then(|mut f| f.read_exact(&mut bytes))
+        .map_err(Error::io(source))?;
+    Ok(bytes.iter().map(|b| format!("{b:02x}")).collect())
+}
+
+/// The certificate and key a remote server presents.
+#[derive(Clone)]
+pub struct Tls {
+    pub cert_pem: Vec<u8>,
+    pub key_pem: Vec<u8>,
+    /// Where the certificate is, for clients on this machine to trust.
+    pub cert_path: PathBuf,
+}
+
+impl std::fmt::Debug for Tls {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Tls")
+            .field("cert_path", &self.cert_path)
+            .finish_non_exhaustive()
+    }
+}
+
+impl Tls {
+    /// A certificate and key given as PEM files.
+    pub fn from_files(cert: &Path, key: &Path) -> Result<Tls> {
+        Ok(Tls {
+            cert_pem: std::fs::read(cert).map_err(Error::io(cert))?,
+            key_pem: std::fs::read(key).map_err(Error::io(key))?,
+            cert_path: cert.to_path_buf(),
+        })
+    }
+
+    /// The self-signed pair in `dir` (`cert.pem`, `key.pem`, 0600), generated when missing,
+    /// for `localhost`, the loopback addresses and `extra_names` (the address served on).
+    pub fn self_signed(dir: &Path, extra_names: &[String]) -> Result<Tls> {
+        let cert = dir.join("cert.pem");
+        let key = dir.join("key.pem");
+        if !cert.is_file() || !key.is_file() {
+            let mut names = vec![
+                "localhost".to_owned(),
+                "127.0.0.1".to_owned(),
+                "::1".to_owned(),
+            ];
+            names.extend(extra_names.iter().cloned());
+            names.sort();
+            names.dedup();
+            let pair = rcgen::generate_simple_self_signed(names).map_err(|e| {
+                Error::InvalidArgument(format!("cannot make a TLS certificate: {e}"))
+            })?;
+            crate::fs::create_private_dir(dir)?;
+            crate::fs::write_private_atomically(&key, pair.signing_key.serialize_pem().as_bytes())?;
+            crate::fs::write_private_atomically(&cert, pair.cert.pem().as_bytes())?;
+        }
+        Tls::from_files(&cert, &key)
+    }
+
+    /// The sha256 of the certificate (its DER), as `AB:CD:…`, for a client to pin.
+    pub fn fingerprint(&self) -> Result<String> {
+        let text = String::from_utf8_lossy(&self.cert_pem);
+        let body: String = text
+            .lines()
+            .skip_while(|l| !l.starts_with("-----BEGIN CERTIFICATE-----"))
+            .skip(1)
+            .take_while(|l| !l.starts_with("-----END"))
+            .collect();
+        let der = base64_decode(&body).ok_or_else(|| {
+            Error::InvalidArgument(format!(
+                "{} holds no PEM certificate",
+                self.cert_path.display()
+            ))
+        })?;
+        Ok(Sha256::digest(&der)
+            .iter()
+            .map(|b| format!("{b:02X}"))
+            .collect::<Vec<_>>()
+            .join(":"))
+    }
+}
+
+fn base64_decode(text: &str) -> Option<Vec<u8>> {
+    let value = |c: u8| -> Option<u32> {
+        Some(match c {
+            b'A'..=b'Z' => c - b'A',
+            b'a'..=b'z' => c - b'a' + 26,
+            b'0'..=b'9' => c - b'0' + 52,
+            b'+' => 62,
+            b'/' => 63,
+            _ => return None,
+        } as u32)
+    };
+    let bytes: Vec<u8> = text
+        .bytes()
+        .filter(|&c| c != b'=' && !c.is_ascii_whitespace())
+        .collect();
+    let mut out = Vec::with_capacity(bytes.len() * 3 / 4);
+    for chunk in bytes.chunks(4) {
+        let mut n = 0u32;
+        for (i, &c) in chunk.iter().enumerate() {
+            n |= value(c)? << (18 - 6 * i);
+        }
+        let take = chunk.len().saturating_sub(1);
+        out.extend_from_slice(&n.to_be_bytes()[1..1 + take]);
+    }
+    Some(out)
+}
+
+/// What a server asks of its callers.
+#[derive(Debug, Clone, Default)]
+pub struct Access {
+    /// `None`: no token asked (a loopback server).
+    pub tokens: Option<Tokens>,
+    /// `None`: plaintext (a loopback server).
+    pub tls: Option<Tls>,
+}
+
+/// A tower layer that answers UNAUTHENTICATED or PERMISSION_DENIED before a call reaches
+/// its service, when the server asks for tokens.
+#[derive(Debug, Clone)]
+pub struct AuthLayer(pub Option<Arc<Tokens>>);
+
+impl<S> tower::Layer<S> for AuthLayer {
+    type Service = Auth<S>;
+
+    fn layer(&self, inner: S) -> Auth<S> {
+        Auth {
+            inner,
+            tokens: self.0.clone(),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct Auth<S> {
+    inner: S,
+    tokens: Option<Arc<Tokens>>,
+}
+
+type BoxFuture<T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send>>;
+
+impl<S, B> tower::Service<http::Request<B>> for Auth<S>
+where
+    S: tower::Service<http::Request<B>, Response = http::Response<tonic::body::Body>>,
+    S::Future: Send + 'static,
+{
+    type Response = http::Response<tonic::body::Body>;
+    type Error = S::Error;
+    type Future = BoxFuture<std::result::Result<Self::Response, Self::Error>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<std::result::Result<(), Self::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: http::Request<B>) -> Self::Future {
+        if let Some(tokens) = &self.tokens
+            && let Err(status) = tokens.check(
+                request.uri().path(),
+                request.headers().get(http::header::AUTHORIZATION),
+            )
+        {
+            return Box::pin(async move { Ok(status.into_http()) });
+        }
+        Box::pin(self.inner.call(request))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn tokens_allow_by_scope() {
+        let tokens = Tokens::new("w-0123456789abcdef", "r-0123456789abcdef");
+        let bearer = |t: &str| http::HeaderValue::from_str(&format!("Bearer {t}")).unwrap();
+        let search = "/eywa.v1.Retrieval/Search";
+        let migrate = "/eywa.v1.Sessions/MigrateSessions";
+        assert_eq!(
+            tokens.check(search, None).unwrap_err().code(),
+            tonic::Code::Unauthenticated
+        );
+        let wrong = bearer("nope-0123456789abcdef");
+        assert_eq!(
+            tokens.check(search, Some(&wrong)).unwrap_err().code(),
+            tonic::Code::Unauthenticated
+        );
+        let read = bearer("r-0123456789abcdef");
+        assert!(tokens.check(search, Some(&read)).is_ok());
+        assert_eq!(
+            tokens.check(migrate, Some(&read)).unwrap_err().code(),
+            tonic::Code::PermissionDenied
+        );
+        let write = bearer("w-0123456789abcdef");
+        assert!(tokens.check(migrate, Some(&write)).is_ok());
+        assert!(tokens.check("/grpc.health.v1.Health/Check", None).is_ok());
+    }
+
+    #[test]
+    fn base64_round_trips_what_pem_holds() {
+        assert_eq!(base64_decode("aGVsbG8=").unwrap(), b"hello");
+        assert_eq!(base64_decode("aGk=").unwrap(), b"hi");
+        assert_eq!(base64_decode("YWJj").unwrap(), b"abc");
+    }
+}

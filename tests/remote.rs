@@ -1,0 +1,167 @@
+//! A server that takes remote callers (issue 14): `serve --allow-remote` on a second
+//! loopback address, asked by the real grpcurl over TLS. No token: UNAUTHENTICATED; the
+//! read-only token: Search answers and MigrateSessions is PERMISSION_DENIED; the token
+//! that may write: a migration to a sane target runs, to `/proc` or `..` it is refused.
+
+use std::path::Path;
+use std::process::Command;
+
+use crate::support::fixture::{ClaudeHome, days_ago};
+use crate::support::grpcurl::{self, Output};
+use crate::support::serve::Serve;
+
+const SESSION: &str = "7e3a0e11-0000-4000-8000-000000000001";
+
+fn eywa(home: &ClaudeHome, data: &Path) -> Command {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_eywa"));
+    cmd.env("EYWA_DATA_DIR", data)
+        .env("EYWA_CLAUDE_DIR", home.root())
+        .env("EYWA_MODEL_INSTALL", "never")
+        .env_remove("EYWA_ADDR")
+        .env_remove("EYWA_LOG")
+        .env_remove("EYWA_TOKEN_FILE")
+        .env_remove("EYWA_TLS_CA");
+    cmd
+}
+
+fn mode(path: &Path) -> u32 {
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::metadata(path).unwrap().permissions().mode() & 0o777
+}
+
+#[test]
+fn a_remote_server_asks_for_tokens_by_scope_over_tls() {
+    let Some(grpcurl) = grpcurl::grpcurl() else {
+        return;
+    };
+    let home = ClaudeHome::new();
+    home.session(
+        SESSION,
+        "/w/billing",
+        days_ago(1),
+        &[("Fix the invoice rounding", "Rounded to cents.")],
+    );
+    let data_dir = tempfile::tempdir().unwrap();
+    let data = data_dir.path().join("eywa");
+    let ingested = eywa(&home, &data)
+        .args(["ingest", "--json"])
+        .output()
+        .unwrap();
+    assert!(ingested.status.success());
+
+    // Refused without --allow-remote on an address beyond loopback.
+    let refused = eywa(&home, &data)
+        .args(["--addr", "0.0.0.0:0", "serve", "--no-ingest"])
+        .output()
+        .unwrap();
+    assert!(!refused.status.success());
+    assert!(String::from_utf8_lossy(&refused.stderr).contains("--allow-remote"));
+
+    let serve = Serve::spawn({
+        let mut cmd = eywa(&home, &data);
+        cmd.args([
+            "--addr",
+            "127.0.0.2:0",
+            "serve",
+            "--allow-remote",
+            "--no-ingest",
+            "--watch-interval-ms",
+            "0",
+        ]);
+        cmd
+    });
+    let addr = serve.addr.clone();
+    let (write, read, cert) = (
+        data.join("token"),
+        data.join("token.read"),
+        data.join("tls/cert.pem"),
+    );
+    for file in [&write, &read, &cert, &data.join("tls/key.pem")] {
+        assert_eq!(mode(file), 0o600, "{}", file.display());
+    }
+    let token = |f: &Path| std::fs::read_to_string(f).unwrap().trim().to_owned();
+    let call = |token: Option<&str>, method: &str, body: &str| -> Output {
+        let header = token.map(|t| format!("authorization: Bearer {t}"));
+        let mut args = vec!["-cacert", cert.to_str().unwrap()];
+        if let Some(h) = &header {
+            args.extend(["-H", h.as_str()]);
+        }
+        args.extend(["-d", body, addr.as_str(), method]);
+        grpcurl::run(&grpcurl, &args)
+    };
+    let search = (
+        "eywa.v1.Retrieval/Search",
+        r#"{"query": "invoice rounding"}"#,
+    );
+
+    // Health needs no token; everything else does.
+    let health = call(None, "grpc.health.v1.Health/Check", "{}");
+    assert!(health.stdout.contains("SERVING"), "{health:?}");
+    let anonymous = call(None, search.0, search.1);
+    assert!(
+        !anonymous.success && anonymous.stderr.contains("Unauthenticated"),
+        "{anonymous:?}"
+    );
+    let wrong = call(Some("not-the-token-0123456789"), search.0, search.1);
+    assert!(wrong.stderr.contains("Unauthenticated"), "{wrong:?}");
+
+    // The read-only token reads, and may not migrate.
+    let found = call(Some(&token(&read)), search.0, search.1).json();
+    assert_eq!(found["hits"][0]["sessionId"], SESSION, "{found}");
+    let migrate = |t: &str, to: &str| {
+        call(
+            Some(t),
+            "eywa.v1.Sessions/MigrateSessions",
+            &format!(r#"{{"sessions": ["{SESSION}"], "destination": "{to}"}}"#),
+        )
+    };
+    let denied = migrate(&token(&read), "/w/billing-v2");
+    assert!(denied.stderr.contains("PermissionDenied"), "{denied:?}");
+
+    // The token that may write: odd targets refused, a sane one migrated, its folder named.
+    for target in ["/proc/self", "/srv/x/../../y", "relative/dir", "/sys"] {
+        let refused = migrate(&token(&write), target);
+        assert!(
+            refused.stderr.contains("InvalidArgument"),
+            "{target}: {refused:?}"
+        );
+    }
+    let moved = migrate(&token(&write), "/w/billing-v2").json();
+    assert_eq!(moved["successCount"], 1, "{moved}");
+    assert_eq!(moved["createdDir"], true, "{moved}");
+    assert!(
+        moved["targetDir"]
+            .as_str()
+            .unwrap()
+            .ends_with("projects/-w-billing-v2"),
+        "{moved}"
+    );
+
+    // No TLS, no answer.
+    let plain = grpcurl::run(
+        &grpcurl,
+        &[
+            "-plaintext",
+            "-max-time",
+            "5",
+            "-d",
+            search.1,
+            &addr,
+            search.0,
+        ],
+    );
+    assert!(!plain.success, "{plain:?}");
+
+    // The CLI on the same data dir finds the server, its certificate and its token.
+    let cli = eywa(&home, &data)
+        .args(["search", "invoice", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        cli.status.success(),
+        "{}",
+        String::from_utf8_lossy(&cli.stderr)
+    );
+    assert!(String::from_utf8_lossy(&cli.stdout).contains(SESSION));
+    serve.stop();
+}
