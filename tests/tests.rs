@@ -6,6 +6,7 @@ mod agents;
 mod append;
 mod archive;
 mod bounded;
+mod check;
 mod cli;
 mod context;
 mod corpus;

@@ -479,6 +479,49 @@ impl RemoteClient {
     }
 
     /// The embedding model installed in the server's data directory.
+    /// The server's check of its store (never a repair: that needs the store alone).
+    pub async fn check(&mut self) -> Result<crate::engine::CheckReport, tonic::Status> {
+        let r = self.admin.check(pb::CheckRequest {}).await?.into_inner();
+        Ok(crate::engine::CheckReport {
+            graph: r.graph,
+            archive: r.archive,
+            semantic: r.semantic,
+            text: r.text,
+            problems: r.problems,
+            blobs_checked: r.blobs_checked,
+            repaired: Vec::new(),
+            unrepaired: 0,
+            seconds: r.seconds,
+        })
+    }
+
+    /// A backup of the server's store into `directory`, on the server's machine.
+    pub async fn backup(
+        &mut self,
+        directory: &str,
+    ) -> Result<crate::engine::BackupReport, tonic::Status> {
+        let r = self
+            .admin
+            .backup(pb::BackupRequest {
+                directory: directory.to_owned(),
+            })
+            .await?
+            .into_inner();
+        Ok(crate::engine::BackupReport {
+            dir: r.directory,
+            manifest: crate::engine::BackupManifest {
+                version: String::new(),
+                format: 0,
+                created: r.created,
+                from: String::new(),
+                sessions: r.sessions,
+                episodes: r.episodes,
+                bytes: r.bytes,
+            },
+            seconds: r.seconds,
+        })
+    }
+
     pub async fn model_status(&mut self) -> Result<ModelStatus, tonic::Status> {
         let response = self
             .admin

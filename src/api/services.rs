@@ -455,6 +455,39 @@ impl pb::admin_server::Admin for Admin {
         Ok(Response::new(stats.into()))
     }
 
+    async fn check(
+        &self,
+        request: Request<pb::CheckRequest>,
+    ) -> Result<Response<pb::CheckResponse>, Status> {
+        let pb::CheckRequest {} = request.into_inner();
+        let r = blocking(&self.0, |e| e.check(false)).await?;
+        Ok(Response::new(pb::CheckResponse {
+            graph: r.graph,
+            archive: r.archive,
+            semantic: r.semantic,
+            text: r.text,
+            problems: r.problems,
+            blobs_checked: r.blobs_checked,
+            seconds: r.seconds,
+        }))
+    }
+
+    async fn backup(
+        &self,
+        request: Request<pb::BackupRequest>,
+    ) -> Result<Response<pb::BackupResponse>, Status> {
+        let pb::BackupRequest { directory } = request.into_inner();
+        let r = blocking(&self.0, move |e| e.backup(std::path::Path::new(&directory))).await?;
+        Ok(Response::new(pb::BackupResponse {
+            directory: r.dir,
+            sessions: r.manifest.sessions,
+            episodes: r.manifest.episodes,
+            bytes: r.manifest.bytes,
+            created: r.manifest.created,
+            seconds: r.seconds,
+        }))
+    }
+
     async fn model_status(
         &self,
         request: Request<pb::ModelStatusRequest>,

@@ -288,6 +288,29 @@ impl Client {
         }
     }
 
+    /// Checks the store; a repair needs it alone, so not through a server.
+    pub fn check(&self, repair: bool) -> anyhow::Result<eywa::engine::CheckReport> {
+        match self {
+            Client::Local(l) => Ok(l.engine()?.check(repair)?),
+            Client::Remote(r) if repair => anyhow::bail!(
+                "eywa serve at {} holds the store: a repair needs it alone; stop the server, \
+                 then run `eywa check --repair` (`eywa check` works beside it)",
+                r.addr
+            ),
+            Client::Remote(r) => r.call(async |c| c.check().await),
+        }
+    }
+
+    pub fn backup(&self, dir: &Path) -> anyhow::Result<eywa::engine::BackupReport> {
+        match self {
+            Client::Local(l) => Ok(l.engine()?.backup(dir)?),
+            Client::Remote(r) => {
+                let dir = dir.display().to_string();
+                r.call(async |c| c.backup(&dir).await)
+            }
+        }
+    }
+
     pub fn model_status(&self) -> anyhow::Result<ModelStatus> {
         match self {
             // Reading the model's folder needs no store.

@@ -17,6 +17,7 @@ macro_rules! out {
     }};
 }
 
+mod check;
 mod client;
 mod context;
 mod embed;
@@ -88,6 +89,13 @@ enum Command {
     Model(model::Args),
     /// Embed what waits in the semantic backlog (serve does this in the background)
     Embed(embed::Args),
+    /// Verify the store (graph indexes, archived transcripts, semantic memory, text
+    /// index); --repair fixes what it can
+    Check(check::CheckArgs),
+    /// Copy the store, as it is at one moment, to a folder (also while serve runs)
+    Backup(check::BackupArgs),
+    /// Bring a backup back as this data dir's store (the old one is moved aside)
+    Restore(check::RestoreArgs),
 }
 
 /// Resolved locations, flags over environment over defaults.
@@ -160,7 +168,10 @@ pub fn run() -> anyhow::Result<ExitCode> {
         | Command::Import(_)
         | Command::Stats(_)
         | Command::Model(_)
-        | Command::Embed(_) => "warn",
+        | Command::Embed(_)
+        | Command::Check(_)
+        | Command::Backup(_)
+        | Command::Restore(_) => "warn",
     };
     init_logging(default_level);
     let paths = Paths::resolve(&cli)?;
@@ -176,6 +187,9 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Stats(args) => stats::run(&paths, args),
         Command::Model(args) => model::run(&paths, args),
         Command::Embed(args) => embed::run(&paths, args),
+        Command::Check(args) => check::check(&paths, args),
+        Command::Backup(args) => check::backup(&paths, args),
+        Command::Restore(args) => check::restore(&paths, args),
     }
 }
 

@@ -1,5 +1,6 @@
 //! The facade that owns the store and the indexes, and runs ingest and queries.
 
+mod check;
 mod context;
 mod import;
 mod ingest;
@@ -15,6 +16,9 @@ mod stats;
 mod text;
 mod vectors;
 
+pub use self::check::{
+    BackupManifest, BackupReport, CheckReport, MANIFEST as BACKUP_MANIFEST, copy_tree, restore,
+};
 pub use self::context::{
     Context, ContextItem, ContextMode, ContextSession, DEFAULT_MAX_TOKENS, MAX_CONTEXT_SESSIONS,
     estimate_tokens,

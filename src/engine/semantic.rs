@@ -255,7 +255,7 @@ impl Semantic {
         self.vectors.read().unwrap_or_else(|p| p.into_inner())
     }
 
-    fn lock_write(&self) -> std::sync::MutexGuard<'_, ()> {
+    pub(crate) fn lock_write(&self) -> std::sync::MutexGuard<'_, ()> {
         self.write.lock().unwrap_or_else(|p| p.into_inner())
     }
 

@@ -150,3 +150,90 @@ impl Graph {
         Ok(problems)
     }
 }
+
+impl Graph {
+    /// Holds back every graph write until the guard is dropped (a backup's copy).
+    pub(crate) fn hold_writes(&self) -> std::sync::MutexGuard<'_, u64> {
+        self.writer.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    /// Rebuilds every index keyspace (names, episode times, session activity, both
+    /// adjacency indexes) and the counters from the primaries (nodes, edge versions,
+    /// sources), and drops the view's snapshot, which was built from them. For a store
+    /// [`Graph::check`] found inconsistent; the caller holds the store alone (no server).
+    /// Returns the index entries written.
+    pub fn rebuild_indexes(&self) -> Result<u64> {
+        const BATCH: usize = 50_000;
+        let mut generation = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        let store = &self.store;
+        let flush = |batch: &mut eywa_storage::Batch| -> Result<()> {
+            store.apply(std::mem::take(batch))?;
+            Ok(())
+        };
+        let mut batch = eywa_storage::Batch::new();
+        for keyspace in [
+            Keyspace::NodesByName,
+            Keyspace::EpisodesByTime,
+            Keyspace::SessionsByActivity,
+            Keyspace::EdgesBySrc,
+            Keyspace::EdgesByDst,
+        ] {
+            for key in store.keys(keyspace, &[]) {
+                batch.delete(keyspace, key?);
+                if batch.len() >= BATCH {
+                    flush(&mut batch)?;
+                }
+            }
+        }
+        flush(&mut batch)?;
+        let mut written = 0u64;
+        for entry in store.scan::<Node>(Keyspace::Nodes, &[]) {
+            let (_, node) = entry?;
+            for (keyspace, key) in keys::node_index(&node) {
+                batch.put_raw(keyspace, key, Vec::new());
+                written += 1;
+            }
+            if batch.len() >= BATCH {
+                flush(&mut batch)?;
+            }
+        }
+        let mut latest: Option<Edge> = None;
+        let mut put_latest = |edge: Edge, batch: &mut eywa_storage::Batch| {
+            let adjacency = Adjacency::of(&edge).encode();
+            batch.put_raw(Keyspace::EdgesBySrc, keys::by_src(&edge), adjacency.clone());
+            batch.put_raw(Keyspace::EdgesByDst, keys::by_dst(&edge), adjacency);
+            written += 2;
+        };
+        // Versions of one edge are adjacent, oldest first: the last of a run is current.
+        for entry in store.scan::<Edge>(Keyspace::Edges, &[]) {
+            let (_, edge) = entry?;
+            if let Some(previous) = latest.take_if(|p| p.id != edge.id) {
+                put_latest(previous, &mut batch);
+                if batch.len() >= BATCH {
+                    flush(&mut batch)?;
+                }
+            }
+            latest = Some(edge);
+        }
+        if let Some(last) = latest {
+            put_latest(last, &mut batch);
+        }
+        flush(&mut batch)?;
+        // The generation moves on: what was derived from the old indexes is stale. The
+        // counters are recounted from the rebuilt indexes.
+        *generation += 1;
+        super::snapshot::bump(&mut batch, *generation)?;
+        flush(&mut batch)?;
+        let counters = super::counts::Counters::recount(store, *generation)?;
+        counters.save(store)?;
+        *self.counters.lock().unwrap_or_else(|p| p.into_inner()) = Some(counters);
+        let snapshot = super::snapshot::path(store);
+        match std::fs::remove_file(&snapshot) {
+            Ok(()) => {}
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+            Err(e) => return Err(crate::Error::io(&snapshot)(e)),
+        }
+        store.flush()?;
+        Ok(written)
+    }
+}

@@ -11,7 +11,8 @@ use sha2::{Digest, Sha256};
 use crate::{Error, Result};
 
 /// Calls that change the store or the Claude dir: the read-only token may not make them.
-pub const WRITE_METHODS: [&str; 4] = [
+pub const WRITE_METHODS: [&str; 5] = [
+    "/eywa.v1.Admin/Backup",
     "/eywa.v1.Ingest/Ingest",
     "/eywa.v1.Ingest/Import",
     "/eywa.v1.Ingest/Embed",
