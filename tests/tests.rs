@@ -13,6 +13,7 @@ mod corpus;
 mod crash;
 mod diskfull;
 mod embed;
+mod fuzzing;
 mod grpc;
 mod handoffs;
 mod hostile;

@@ -3,6 +3,7 @@
 #![allow(dead_code)]
 
 pub mod fixture;
+pub mod fuzz;
 pub mod grpcurl;
 pub mod model;
 pub mod serve;
