@@ -190,3 +190,82 @@ fn a_full_disk_leaves_a_store_that_opens_elsewhere_and_converges() {
     assert_eq!(expected.0["sessions"], 40);
     assert_eq!(state(&moved, home.root()), expected);
 }
+
+/// The same for `eywa embed`: the disk fills while vectors are written and the index
+/// saved; moved to a larger disk, embedding what is left gives a clean run's vectors and
+/// an empty backlog.
+#[test]
+fn a_disk_that_fills_while_embedding_leaves_a_store_that_converges() {
+    let Some(model) = crate::support::model::model_dir() else {
+        return;
+    };
+    let Some(small) = Tmpfs::mount("6m") else {
+        return;
+    };
+    let home = ClaudeHome::new();
+    for i in 0..12u64 {
+        let prompt = prose(i, 400);
+        home.session(
+            &format!("e3bedf11-0000-4000-8000-{i:012}"),
+            "/w/embed",
+            days_ago(i as i64 + 1),
+            &[
+                (prompt.as_str(), "Noted."),
+                ("and the export?", "It streams now."),
+            ],
+        );
+    }
+    // The model lives off the small disk, installed once and linked in.
+    let models = tempfile::tempdir().unwrap();
+    let installed = Command::new(env!("CARGO_BIN_EXE_eywa"))
+        .args(["model", "install", "--offline", "--from"])
+        .arg(model.path())
+        .env("EYWA_DATA_DIR", models.path())
+        .output()
+        .unwrap();
+    assert!(installed.status.success(), "{}", stderr(&installed));
+    let link = |data: &Path| {
+        std::fs::create_dir_all(data).unwrap();
+        std::os::unix::fs::symlink(models.path().join("models"), data.join("models")).unwrap();
+    };
+    let data = small.path().join("eywa");
+    link(&data);
+    let out = eywa(&data, home.root(), 0, &["ingest"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    // Fill what is left, bar a few KiB.
+    let free = eywa_storage::free_bytes(small.path()).unwrap();
+    let filler = small.path().join("filler");
+    std::fs::write(&filler, vec![0u8; free.saturating_sub(16 * 1024) as usize]).unwrap();
+    let out = eywa(&data, home.root(), 0, &["embed"]);
+    failed_cleanly(&out, "embed on a full disk");
+
+    let big = tempfile::tempdir().unwrap();
+    let moved = big.path().join("eywa");
+    std::fs::remove_file(data.join("models")).unwrap();
+    copy_tree(&data, &moved);
+    drop(small);
+    link(&moved);
+    for args in [&["ingest"][..], &["embed"]] {
+        let out = eywa(&moved, home.root(), 64, args);
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+    }
+    let clean = big.path().join("clean");
+    link(&clean);
+    for args in [&["ingest"][..], &["embed"]] {
+        let out = eywa(&clean, home.root(), 64, args);
+        assert!(out.status.success(), "clean {args:?}: {}", stderr(&out));
+    }
+    let vectors = |data: &Path| {
+        let out = eywa(data, home.root(), 64, &["stats", "--json"]);
+        let stats: Value = serde_json::from_slice(&out.stdout).unwrap();
+        (
+            stats["semantic"]["vectors"].clone(),
+            stats["semantic"]["backlog"].clone(),
+        )
+    };
+    let expected = vectors(&clean);
+    assert!(expected.0.as_u64().unwrap() > 20, "{expected:?}");
+    assert_eq!(expected.1, 0);
+    assert_eq!(vectors(&moved), expected);
+    assert_eq!(state(&moved, home.root()), state(&clean, home.root()));
+}
