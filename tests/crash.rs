@@ -220,7 +220,7 @@ fn listing(data: &std::path::Path) -> (usize, usize, usize, usize, usize) {
         queued,
         embedded,
         dangling,
-        store.len(Keyspace::EmbedQueue),
+        store.len(Keyspace::EmbedQueue).unwrap(),
     )
 }
 
@@ -343,7 +343,7 @@ fn killed_ingest_and_embedding_runs_lose_no_chunk_and_converge() {
             panic!("round {round}: the store does not open after a kill at {at:?}: {e:#}")
         });
         let status = engine.semantic_status();
-        let stored = engine.graph().store().len(Keyspace::Vectors) as u64;
+        let stored = engine.graph().store().len(Keyspace::Vectors).unwrap() as u64;
         assert_eq!(status.vectors, stored, "round {round}: index and warm tier");
         assert!(engine.graph().check().unwrap().is_empty(), "round {round}");
         engine.ingest().unwrap();

@@ -184,7 +184,11 @@ fn ingest_queues_prose_and_the_embedder_takes_it_newest_first() {
         hits[0].snippet
     );
     // Every stored chunk is in the index, once.
-    let stored = engine.graph().store().len(eywa_storage::Keyspace::Vectors) as u64;
+    let stored = engine
+        .graph()
+        .store()
+        .len(eywa_storage::Keyspace::Vectors)
+        .unwrap() as u64;
     assert_eq!(engine.semantic_status().vectors, stored);
 }
 

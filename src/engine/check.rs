@@ -103,7 +103,7 @@ impl Engine {
             );
         }
         let status = self.semantic_status();
-        let stored = store.len(Keyspace::Vectors) as u64;
+        let stored = store.len(Keyspace::Vectors)? as u64;
         if status.vectors != stored && !status.rebuilding {
             CheckReport::note(
                 &mut report.semantic,

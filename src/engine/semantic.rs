@@ -241,7 +241,7 @@ impl Semantic {
                 "query_vectors",
                 NonZeroUsize::new(QUERY_CACHE).expect("positive"),
             ),
-            backlog: AtomicU64::new(store.len(Keyspace::EmbedQueue) as u64),
+            backlog: AtomicU64::new(store.len(Keyspace::EmbedQueue)? as u64),
             wake: (Mutex::new(0), Condvar::new()),
         };
         Ok((semantic, reset))
@@ -818,8 +818,16 @@ impl Engine {
     pub fn semantic_status(&self) -> SemanticStatus {
         let Some(s) = self.semantic.get() else {
             let store = self.graph.store();
-            let (embedder, unavailable) = configured(&self.config.embedding);
-            let vectors = store.len(Keyspace::Vectors) as u64;
+            let (embedder, mut unavailable) = configured(&self.config.embedding);
+            let mut count = |keyspace| match store.len(keyspace) {
+                Ok(n) => n as u64,
+                Err(e) => {
+                    unavailable.get_or_insert_with(|| format!("the store cannot be read: {e}"));
+                    0
+                }
+            };
+            let vectors = count(Keyspace::Vectors);
+            let backlog = count(Keyspace::EmbedQueue);
             // Vectors without their index file: opening will rebuild it.
             let rebuilding =
                 embedder.is_some() && vectors > 0 && !self.index_dir().join(VECTOR_FILE).exists();
@@ -827,7 +835,7 @@ impl Engine {
                 model: embedder.map(|e| e.model_id().to_owned()),
                 unavailable,
                 vectors,
-                backlog: store.len(Keyspace::EmbedQueue) as u64,
+                backlog,
                 rebuilding,
             };
         };

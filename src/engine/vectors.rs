@@ -198,11 +198,14 @@ impl Vectors {
 
     /// Re-applies what changed after the index file was saved.
     fn replay_journal(&mut self, store: &Store, model: &str) -> Result<()> {
-        let keys: Vec<u64> = store
-            .keys(Keyspace::Settings, JOURNAL)
-            .filter_map(|k| k.ok())
-            .filter_map(|k| k[JOURNAL.len()..].try_into().ok().map(u64::from_be_bytes))
-            .collect();
+        // Stops at the first error: a failing read is not skipped (sled would retry it for
+        // good).
+        let mut keys: Vec<u64> = Vec::new();
+        for k in store.keys(Keyspace::Settings, JOURNAL) {
+            if let Ok(key) = k?[JOURNAL.len()..].try_into() {
+                keys.push(u64::from_be_bytes(key));
+            }
+        }
         for key in &keys {
             match self.stored_vector(store, *key, model)? {
                 Some(v) => self.index.upsert(*key, &v)?,

@@ -268,9 +268,16 @@ impl Store {
             .map(|k| k.map(|k| k.to_vec()).map_err(Error::from))
     }
 
-    /// Number of entries in a keyspace (walks the tree: O(n)).
-    pub fn len(&self, keyspace: Keyspace) -> usize {
-        self.tree(keyspace).len()
+    /// Number of entries in a keyspace (walks the tree: O(n)). Stops at the first error:
+    /// sled's own count goes on retrying a read that fails for good (a split that cannot
+    /// be written on a full disk), forever.
+    pub fn len(&self, keyspace: Keyspace) -> Result<usize> {
+        let mut n = 0;
+        for key in self.tree(keyspace).iter().keys() {
+            key?;
+            n += 1;
+        }
+        Ok(n)
     }
 
     pub fn is_empty(&self, keyspace: Keyspace) -> bool {
