@@ -239,11 +239,7 @@ pub fn graph_dir() -> std::path::PathBuf {
             lines: 0,
             skipped_lines: 0,
             episode: Some(episode_id),
-            archive: None,
-            agent: false,
-            agents: 0,
-            archive_tail: Vec::new(),
-            state: None,
+            ..SourceRecord::default()
         };
         graph
             .write_session(

@@ -124,23 +124,38 @@ fn an_appended_transcript_is_read_from_where_the_last_read_stopped() {
 }
 
 #[test]
-fn a_rewritten_transcript_is_read_whole_again() {
+fn a_rewritten_transcript_is_read_whole_again_as_a_new_version() {
     let home = ClaudeHome::new();
     let first = lines(&[("Write the parser", "Written.")]);
     let path = home.write_raw("-w-app", &format!("{ID}.jsonl"), &(first.join("\n") + "\n"));
     let engine = Engine::open(EngineConfig::temporary(home.root())).unwrap();
     engine.ingest().unwrap();
     // Longer, but not an append: the start changed.
-    let other = lines(&[
+    let other: Vec<String> = lines(&[
         ("Delete the parser", "Deleted."),
         ("And the lexer", "Gone."),
-    ]);
+    ])
+    .iter()
+    .map(|l| l.replace(&format!("{ID}-"), &format!("{ID}-v2-")))
+    .collect();
     std::fs::write(&path, other.join("\n") + "\n").unwrap();
     let report = engine.ingest().unwrap();
     assert_eq!(report.bytes_read, std::fs::metadata(&path).unwrap().len());
+    // What the first version said is history: kept, and read with the new file.
     let e = episode(&engine);
-    assert_eq!(e.episode().unwrap().title, "Delete the parser");
-    assert_eq!(e.episode().unwrap().prompts, 2);
+    assert_eq!(e.episode().unwrap().prompts, 3);
+    let session = engine.session(ID).unwrap();
+    assert_eq!(session.versions, 2);
+    let prompts: Vec<&str> = session
+        .messages
+        .iter()
+        .filter(|m| m.role == eywa::claude::Role::User)
+        .map(|m| m.text.as_str())
+        .collect();
+    assert_eq!(
+        prompts,
+        ["Write the parser", "Delete the parser", "And the lexer"]
+    );
     assert!(engine.graph().check().unwrap().is_empty());
 }
 

@@ -31,5 +31,6 @@ mod sequences;
 mod serving;
 mod temporal;
 mod transcripts;
+mod versions;
 mod view;
 mod walks;

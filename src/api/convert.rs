@@ -483,6 +483,7 @@ impl From<IngestReport> for pb::IngestResponse {
             plans,
             memory_files,
             bytes_read,
+            files_versioned,
             skipped_files,
             files_skipped,
             counts,
@@ -498,6 +499,7 @@ impl From<IngestReport> for pb::IngestResponse {
                 })
                 .collect(),
             files_skipped,
+            files_versioned,
             plans,
             memory_files,
             bytes_read,
@@ -549,6 +551,7 @@ impl From<pb::IngestResponse> for IngestReport {
             bytes_read,
             skipped_files,
             files_skipped,
+            files_versioned,
         } = response;
         IngestReport {
             skipped_files: skipped_files
@@ -560,6 +563,7 @@ impl From<pb::IngestResponse> for IngestReport {
                 })
                 .collect(),
             files_skipped,
+            files_versioned,
             plans,
             memory_files,
             bytes_read,
@@ -725,6 +729,7 @@ impl From<Message> for pb::Message {
             timestamp: at,
             text,
             tool_calls,
+            superseded,
         } = m;
         pb::Message {
             uuid: uuid.unwrap_or_default(),
@@ -734,6 +739,7 @@ impl From<Message> for pb::Message {
             text_length: text.len() as u64,
             text,
             kind: kind.as_str().to_owned(),
+            superseded,
             tool_calls: tool_calls
                 .into_iter()
                 .map(|c| pb::ToolCall {
@@ -769,6 +775,7 @@ pub fn session_part(
         handoff,
         messages,
         from_archive,
+        versions,
         agents,
     } = s;
     let count = messages.len();
@@ -861,6 +868,7 @@ pub fn session_part(
         has_more: next.is_some(),
         next_message: next.map_or(0, |n| u32::try_from(n.message).unwrap_or(u32::MAX)),
         next_offset: next.map_or(0, |n| n.offset as u64),
+        versions,
     })
 }
 

@@ -72,6 +72,10 @@ pub struct Message {
     pub timestamp: Option<Timestamp>,
     pub text: String,
     pub tool_calls: Vec<ToolCall>,
+    /// An earlier version of the transcript said this; the file now says otherwise (the
+    /// message with the same uuid that follows).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub superseded: bool,
 }
 
 /// The messages of a main transcript in conversation order (the `parentUuid` chain).
@@ -125,6 +129,7 @@ pub fn read_messages_with(
             timestamp,
             text,
             tool_calls: Vec::new(),
+            superseded: false,
         };
         match line.kind {
             LineKind::User => {

@@ -94,6 +94,12 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         report.files_failed,
         report.elapsed.as_secs_f64()
     );
+    if report.files_versioned > 0 {
+        outln!(
+            "{} files shrank or were rewritten: read as new versions, what earlier versions said kept",
+            report.files_versioned
+        );
+    }
     if report.files_skipped > 0 {
         outln!("read in part or not at all:");
         for f in report.skipped_files.iter().take(SKIPPED_SHOWN) {

@@ -66,7 +66,11 @@ impl Engine {
         for entry in store.scan::<SourceRecord>(Keyspace::Sources, &[]) {
             let (key, mut source) = entry?;
             source.path = String::from_utf8_lossy(&key).into_owned();
-            let blobs = source.archive.iter().chain(&source.archive_tail);
+            let blobs = source
+                .archive
+                .iter()
+                .chain(&source.archive_tail)
+                .chain(source.versions.iter().filter_map(|v| v.superseded.as_ref()));
             for hash in blobs {
                 report.blobs_checked += 1;
                 let why = match store.read_blob(hash) {
@@ -131,6 +135,25 @@ impl Engine {
             }
             let mut lost = 0;
             for (mut source, hash) in reread {
+                let superseded = source
+                    .versions
+                    .iter_mut()
+                    .find(|v| v.superseded.as_ref() == Some(&hash));
+                if let Some(version) = superseded {
+                    // Only the superseded lines of one version are damaged: they go.
+                    version.superseded = None;
+                    version.superseded_lines = 0;
+                    store.blobs().delete(&hash)?;
+                    let mut batch = eywa_storage::Batch::new();
+                    batch.delete_blob(&hash);
+                    batch.put(Keyspace::Sources, source.path.as_bytes().to_vec(), &source)?;
+                    store.apply(batch)?;
+                    report.repaired.push(format!(
+                        "dropped the damaged superseded lines of {}",
+                        source.path
+                    ));
+                    continue;
+                }
                 if !Path::new(&source.path).is_file() {
                     // The transcript is gone too: nothing to read it from.
                     lost += 1;
@@ -145,6 +168,8 @@ impl Engine {
                 source.archive = None;
                 source.archive_tail.clear();
                 source.state = None;
+                // What earlier versions alone held went with the archive.
+                source.shift = 0;
                 let mut batch = eywa_storage::Batch::new();
                 batch.put(Keyspace::Sources, source.path.as_bytes().to_vec(), &source)?;
                 store.apply(batch)?;

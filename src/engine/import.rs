@@ -183,11 +183,7 @@ impl Import<'_> {
             lines: 0,
             skipped_lines: 0,
             episode: Some(facts.episode.id),
-            archive: None,
-            agent: false,
-            agents: 0,
-            archive_tail: Vec::new(),
-            state: None,
+            ..SourceRecord::default()
         };
         self.pending.push((facts, record));
         self.report.imported += 1;

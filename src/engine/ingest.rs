@@ -10,7 +10,7 @@ use serde::Serialize;
 
 use super::Engine;
 use super::owners::Owners;
-use super::source::Archived;
+use super::source::{Archived, file_identity};
 use super::text::IndexInput;
 use crate::claude::{
     AgentFile, History, IndexEntry, MemoryFile, Mode, PlanFile, SessionFile, Transcript,
@@ -52,6 +52,9 @@ pub struct IngestReport {
     /// Bytes read from sources this run: whole files, or what was appended to a file
     /// since the last run.
     pub bytes_read: u64,
+    /// Files that shrank or were rewritten since the last run: read as new versions, what
+    /// earlier versions said kept.
+    pub files_versioned: u64,
     /// Files this run read in part or not at all, by path: malformed lines, unreadable
     /// files, symlinks out of the Claude dir. At most [`SKIPPED_FILES_LISTED`];
     /// `files_skipped` counts them all.
@@ -138,6 +141,7 @@ impl Engine {
             plans: 0,
             memory_files: 0,
             bytes_read: 0,
+            files_versioned: 0,
             skipped_files: Vec::new(),
             files_skipped: 0,
             counts: Counts::default(),
@@ -312,6 +316,7 @@ impl Engine {
         run.skipped.truncate(SKIPPED_FILES_LISTED);
         report.skipped_files = std::mem::take(&mut run.skipped);
         report.bytes_read = run.bytes_read;
+        report.files_versioned = run.files_versioned;
         if self.text_index_lags()? {
             self.commit_text()?;
         }
@@ -350,7 +355,11 @@ impl Engine {
         Ok(report)
     }
 
-    /// The source record of `path` when the file is unchanged since it was read.
+    /// The source record of `path`, and whether the file is unchanged since it was read:
+    /// the same size, mtime, inode and status-change time. A file replaced by another (an
+    /// editor's save, `sed -i`) or written in place keeps its size and mtime only if they
+    /// are set back, and not its inode or status-change time. Records from before eywa
+    /// kept those (inode 0) go by size and mtime.
     fn unchanged(&self, path: &Path) -> Result<Changed> {
         let meta = std::fs::metadata(path).map_err(Error::io(path))?;
         let modified_ms = meta
@@ -358,14 +367,19 @@ impl Engine {
             .ok()
             .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
             .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        let (inode, changed_ns) = file_identity(&meta);
         let known = self.graph.source(&path.to_string_lossy())?;
-        let same = known
-            .as_ref()
-            .is_some_and(|k| k.len == meta.len() && k.modified_ms == modified_ms);
+        let same = known.as_ref().is_some_and(|k| {
+            k.len == meta.len()
+                && k.modified_ms == modified_ms
+                && (k.inode == 0 || (k.inode == inode && k.changed_ns == changed_ns))
+        });
         Ok(Changed {
             same,
             known,
             modified_ms,
+            inode,
+            changed_ns,
         })
     }
 
@@ -508,16 +522,7 @@ impl Engine {
         let Some(reader) = self.archive_reader(&record)? else {
             return Ok(());
         };
-        let archived = Archived {
-            blobs: Vec::new(),
-            len: record.len,
-            archive: record.archive.clone(),
-            archive_tail: record.archive_tail.clone(),
-            state: None,
-            dropped: Vec::new(),
-            appended: false,
-            read: 0,
-        };
+        let archived = Archived::kept(&record);
         let history = RunHistory {
             owners: &self.owners,
             labels: &run.labels,
@@ -527,6 +532,8 @@ impl Engine {
         let changed = Changed {
             same: true,
             modified_ms: record.modified_ms,
+            inode: record.inode,
+            changed_ns: record.changed_ns,
             known: Some(record.clone()),
         };
         self.write_main(
@@ -618,13 +625,12 @@ impl Engine {
             lines: transcript.lines,
             skipped_lines: transcript.skipped_lines,
             episode: facts.first().map(|f| f.episode.id),
-            archive: None,
             agent: false,
             agents: facts.len().saturating_sub(1) as u64,
-            archive_tail: Vec::new(),
-            state: None,
+            ..SourceRecord::default()
         };
         archived.record(&mut record);
+        run.files_versioned += u64::from(archived.new_version);
         run.skipped_lines(&record.path, &transcript);
         // A group that already writes this source or its episodes lands first: what
         // follows reads their stored state.
@@ -788,13 +794,12 @@ impl Engine {
             lines: transcript.lines,
             skipped_lines: transcript.skipped_lines,
             episode: facts.as_ref().map(|f| f.episode.id),
-            archive: None,
             agent: true,
             agents: u64::from(facts.is_some()),
-            archive_tail: Vec::new(),
-            state: None,
+            ..SourceRecord::default()
         };
         archived.record(&mut record);
+        run.files_versioned += u64::from(archived.new_version);
         run.skipped_lines(&record.path, &transcript);
         let mut batch = Batch::new();
         archived.put(&mut batch)?;
@@ -1018,12 +1023,11 @@ impl Engine {
             skipped_lines: 0,
             episode: None,
             archive: Some(blob.hash.clone()),
-            agent: false,
-            agents: 0,
-            archive_tail: Vec::new(),
-            state: None,
+            inode: changed.inode,
+            changed_ns: changed.changed_ns,
+            ..SourceRecord::default()
         };
-        let archived = Archived::whole(blob);
+        let archived = Archived::whole(blob, changed.inode, changed.changed_ns);
         let mut batch = Batch::new();
         archived.put(&mut batch)?;
         // The document's chunks are queued in its own transaction.
@@ -1056,6 +1060,7 @@ fn has_plan(episode: NodeId, plan: &Node) -> Edge {
 pub(super) struct Run {
     redacted: RedactionCounts,
     pub(super) bytes_read: u64,
+    pub(super) files_versioned: u64,
     /// Every `summary` label known, by leaf uuid (stored ones and this run's).
     pub(super) labels: HashMap<u128, String>,
     /// Sessions a file of this run gave a new label: to read again.
@@ -1212,6 +1217,9 @@ struct Changed {
     same: bool,
     known: Option<SourceRecord>,
     modified_ms: i64,
+    /// The file's inode and status-change time now.
+    inode: u64,
+    changed_ns: i64,
 }
 
 /// Writes `bytes` to a temporary file beside `path`, then renames it into place, so a

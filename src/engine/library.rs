@@ -183,6 +183,7 @@ impl Engine {
                         "cache_read": e.tokens.cache_read,
                     },
                     "from_archive": session.from_archive,
+                    "versions": session.versions,
                     "messages": session.messages,
                 });
                 Ok(serde_json::to_string_pretty(&value).expect("JSON values serialize"))
@@ -199,6 +200,12 @@ impl Engine {
                     e.cwd,
                     e.session_id
                 ));
+                if session.versions > 1 {
+                    out.push_str(&format!(
+                        "- Versions: {} (the file shrank or was rewritten; what earlier versions said is kept, marked superseded where the file now says otherwise)\n",
+                        session.versions
+                    ));
+                }
                 for m in &session.messages {
                     let who = match (m.role, m.kind) {
                         (_, MessageKind::CompactSummary) => "Compact summary",
@@ -206,7 +213,8 @@ impl Engine {
                         (Role::Assistant, _) => "Assistant",
                     };
                     let when = m.timestamp.map(|t| t.to_rfc3339()).unwrap_or_default();
-                    out.push_str(&format!("\n## {who}  {when}\n\n"));
+                    let superseded = if m.superseded { " (superseded)" } else { "" };
+                    out.push_str(&format!("\n## {who}{superseded}  {when}\n\n"));
                     if !m.text.is_empty() {
                         out.push_str(m.text.trim());
                         out.push('\n');

@@ -3,7 +3,7 @@ use std::time::UNIX_EPOCH;
 
 use super::Engine;
 use super::ingest::RunHistory;
-use crate::claude::{Message, Mode, read_messages_with};
+use crate::claude::{Message, Mode, NoHistory, read_messages_with};
 use crate::extract::{RedactionCounts, redact_in_place};
 use crate::graph::SourceRecord;
 use crate::model::{Handoff, Node, NodeId};
@@ -15,9 +15,11 @@ pub struct Session {
     pub episode: Arc<Node>,
     pub handoff: Option<Handoff>,
     pub messages: Vec<Message>,
-    /// True when the transcript was read from the cold-tier archive because the file is
-    /// gone or has changed since it was ingested.
+    /// True when the transcript was read from the cold-tier archive: the file is gone,
+    /// has changed since it was ingested, or replaced a version whose messages it lacks.
     pub from_archive: bool,
+    /// Versions of the transcript file read: 1 unless it shrank or was rewritten.
+    pub versions: u32,
     /// The subagent runs it started (their episodes: type, description, report, tokens).
     pub agents: Vec<Arc<Node>>,
 }
@@ -76,7 +78,13 @@ impl Engine {
                 .ok()
                 .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
                 .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
-            m.len() == source.len && modified == source.modified_ms
+            let (inode, changed_ns) = super::source::file_identity(m);
+            m.len() == source.len
+                && modified == source.modified_ms
+                && (source.inode == 0
+                    || (source.inode == inode && source.changed_ns == changed_ns))
+                // Lines of earlier versions are in the archive only.
+                && source.shift == 0
         });
         self.load_owners()?;
         let no_labels = std::collections::HashMap::new();
@@ -108,6 +116,8 @@ impl Engine {
                 )));
             }
         };
+        let mut messages = messages;
+        self.insert_superseded(&source, &mut messages)?;
         // Served text is scrubbed like everything ingest keeps.
         let mut ignored = RedactionCounts::default();
         let messages = messages
@@ -140,7 +150,46 @@ impl Engine {
             handoff,
             messages,
             from_archive,
+            versions: u32::try_from(source.versions.len() + 1).unwrap_or(u32::MAX),
             agents,
         })
+    }
+
+    /// Puts the messages earlier versions of the file said and the file now contradicts
+    /// (its lines with the same uuid differ) before what it says now, marked superseded,
+    /// oldest first.
+    fn insert_superseded(&self, source: &SourceRecord, messages: &mut Vec<Message>) -> Result<()> {
+        for version in &source.versions {
+            let Some(hash) = &version.superseded else {
+                continue;
+            };
+            let reader = self.graph.store().open_blob(hash)?.ok_or_else(|| {
+                Error::NotFound(format!(
+                    "the superseded lines of session `{}` are missing",
+                    source.session_id
+                ))
+            })?;
+            let mode = if source.agent {
+                Mode::Agent
+            } else {
+                Mode::Main
+            };
+            let old = read_messages_with(reader, &source.session_id, mode, &NoHistory)
+                .map_err(Error::io(&source.path))?;
+            for mut m in old {
+                m.superseded = true;
+                // Before the first message that is not itself superseded and has its uuid.
+                let at = m.uuid.as_ref().and_then(|uuid| {
+                    messages
+                        .iter()
+                        .position(|n| !n.superseded && n.uuid.as_ref() == Some(uuid))
+                });
+                match at {
+                    Some(at) => messages.insert(at, m),
+                    None => messages.push(m),
+                }
+            }
+        }
+        Ok(())
     }
 }

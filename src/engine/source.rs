@@ -1,66 +1,96 @@
 //! Reading a transcript file: whole, or — when Claude Code only appended to it since the
 //! last read — from where that read stopped, archiving just the new bytes.
 //!
-//! A source's archive is a base blob (the file as first read whole) plus the segments
-//! appended since, in order; concatenated they are the file's bytes as read. After each
-//! read the reader's state is saved as a blob (its texts redacted), with a hash of the
-//! last 4 KiB read, so that the next read can check the file still holds what was read
-//! (it was appended to, not rewritten) and go on from the saved offset.
+//! A source's archive is a base blob plus the segments appended since, in order;
+//! concatenated they are the source's history: the lines of earlier versions of the file
+//! that later ones no longer hold (`shift` bytes), then the file's bytes as read. After
+//! each read the reader's state is saved as a blob (its texts redacted), with hashes of the
+//! file's first and of the last 4 KiB read, so that the next read can check the file still
+//! holds what was read (it was appended to, not rewritten) and go on from the saved offset.
+//!
+//! A file that shrank or was rewritten is a new version: it is compared line by line with
+//! the archive, and what it no longer holds is kept ahead of it — lines it lacks in the
+//! archive, lines it holds in another form (the same uuid) apart, as superseded.
 
-use std::io::{Read, Seek, SeekFrom, Write};
+use std::collections::{HashMap, HashSet};
+use std::hash::{Hash, Hasher};
+use std::io::{BufRead, Read, Seek, SeekFrom, Write};
 use std::path::Path;
 
 use eywa_storage::{Batch, BlobInfo, BlobWriter};
 use sha2::{Digest, Sha256};
 
 use super::Engine;
-use std::collections::HashMap;
-
 use super::ingest::RunHistory;
-use crate::claude::{Mode, ReadPoint, Transcript, read_resumable};
+use crate::claude::{Line, Mode, ReadPoint, Transcript, read_resumable, uuid_key};
 use crate::extract::scrub_read_point;
-use crate::graph::SourceRecord;
+use crate::graph::{SourceRecord, SourceVersion};
+use crate::model::Timestamp;
 use crate::{Error, Result};
 
 /// Bytes at the end of what was read kept to recognize an appended file.
 const TAIL_BYTES: usize = 4096;
+/// Bytes at the start of a file hashed to recognize it.
+const HEAD_BYTES: usize = 4096;
 /// Appended segments a source keeps at most: past this they are merged into one (the
-/// archive's base, the file as first read, stays).
+/// archive's base stays).
 const MAX_SEGMENTS: usize = 32;
 /// Version of the saved read state; a state of another version is ignored.
 const STATE_VERSION: u32 = 1;
 
 /// Where the bytes of a source are kept after a read.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Default)]
 pub(super) struct Archived {
     /// Blobs this read wrote (the base or a new segment, and the state): to record in the
     /// same batch as the source.
     pub blobs: Vec<BlobInfo>,
-    /// Bytes of the file as read: the base and every segment.
+    /// Bytes of the file as read.
     pub len: u64,
+    /// Bytes of earlier versions' lines the archive holds ahead of the file's.
+    pub shift: u64,
     pub archive: Option<String>,
     pub archive_tail: Vec<String>,
     pub state: Option<String>,
+    /// The versions the file replaced, this read's find included.
+    pub versions: Vec<SourceVersion>,
+    /// The file's inode and status-change time when it was read.
+    pub inode: u64,
+    pub changed_ns: i64,
     /// Blobs this read wrote but does not keep (segments merged into one).
     pub dropped: Vec<String>,
     /// The read went on from a saved state: only what was appended was read.
     pub appended: bool,
+    /// The file replaced the version read before (it shrank or was rewritten).
+    pub new_version: bool,
     /// Bytes read from the file this time.
     pub read: u64,
 }
 
 impl Archived {
     /// A file archived whole as one blob, with no read state (plans, memory files).
-    pub(super) fn whole(blob: BlobInfo) -> Archived {
+    pub(super) fn whole(blob: BlobInfo, inode: u64, changed_ns: i64) -> Archived {
         Archived {
             len: blob.raw_len,
             archive: Some(blob.hash.clone()),
-            archive_tail: Vec::new(),
-            state: None,
             read: blob.raw_len,
             blobs: vec![blob],
-            dropped: Vec::new(),
-            appended: false,
+            inode,
+            changed_ns,
+            ..Archived::default()
+        }
+    }
+
+    /// The archive a source record names, to read again without writing anything.
+    pub(super) fn kept(record: &SourceRecord) -> Archived {
+        Archived {
+            len: record.len,
+            shift: record.shift,
+            archive: record.archive.clone(),
+            archive_tail: record.archive_tail.clone(),
+            versions: record.versions.clone(),
+            inode: record.inode,
+            changed_ns: record.changed_ns,
+            ..Archived::default()
         }
     }
 
@@ -70,15 +100,20 @@ impl Archived {
             .iter()
             .chain(&self.archive_tail)
             .chain(&self.state)
+            .chain(self.versions.iter().filter_map(|v| v.superseded.as_ref()))
             .map(String::as_str)
     }
 
     /// Fills a source record's archive fields.
     pub(super) fn record(&self, record: &mut SourceRecord) {
         record.len = self.len;
+        record.shift = self.shift;
         record.archive = self.archive.clone();
         record.archive_tail = self.archive_tail.clone();
         record.state = self.state.clone();
+        record.versions = self.versions.clone();
+        record.inode = self.inode;
+        record.changed_ns = self.changed_ns;
     }
 
     /// Records the blobs this read wrote.
@@ -90,22 +125,129 @@ impl Archived {
     }
 }
 
+/// The inode and status-change time (ns) of a file; 0 where the platform has none.
+pub(super) fn file_identity(meta: &std::fs::Metadata) -> (u64, i64) {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        (
+            meta.ino(),
+            meta.ctime()
+                .saturating_mul(1_000_000_000)
+                .saturating_add(meta.ctime_nsec()),
+        )
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = meta;
+        (0, 0)
+    }
+}
+
 /// A read's saved state: where to go on from, and the bytes just before that point.
 #[derive(serde::Serialize, serde::Deserialize)]
 struct SavedRead {
     version: u32,
-    /// Bytes of the file read (the archive's length).
+    /// Bytes of the archive: earlier versions' lines (`shift`), then the file's as read.
     len: u64,
     /// sha256 of the last bytes read (up to [`TAIL_BYTES`]) and how many there were.
     tail_hash: Vec<u8>,
     tail_len: u64,
+    /// Where to go on from; its offset counts the archive's bytes, `shift` included.
     point: ReadPoint,
+    #[serde(default)]
+    shift: u64,
+    /// sha256 of the file's first bytes (up to [`HEAD_BYTES`]) and how many there were;
+    /// empty in states saved before eywa kept it.
+    #[serde(default)]
+    head_hash: Vec<u8>,
+    #[serde(default)]
+    head_len: u64,
+}
+
+impl SavedRead {
+    /// Bytes of the file read.
+    fn file_len(&self) -> u64 {
+        self.len - self.shift
+    }
+}
+
+/// A new version of a file, against the archive of the versions before: what of them to
+/// keep ahead of the file's bytes.
+struct Split {
+    /// Lines of the archive the file lacks, each once, in archive order.
+    kept: BlobInfo,
+    kept_lines: u64,
+    /// Lines whose uuid the file holds with other content.
+    superseded: BlobInfo,
+    superseded_lines: u64,
+    /// The file replaced the version last read (it lacks some of its lines, or holds
+    /// them in another form), not just the same lines again.
+    replaced: bool,
+}
+
+/// How the lines of a file are told apart: by uuid when they have one, else by their
+/// bytes; and a hash of their bytes, to tell a changed line from the same one.
+#[derive(Default)]
+struct LineSet {
+    by_uuid: HashMap<u128, u64>,
+    plain: HashSet<u64>,
+}
+
+impl LineSet {
+    /// The lines of `reader`, up to its end.
+    fn read(reader: impl Read) -> std::io::Result<LineSet> {
+        let mut set = LineSet::default();
+        for_each_line(reader, |line, _| {
+            let (uuid, hash) = identify(line);
+            match uuid {
+                Some(uuid) => {
+                    set.by_uuid.entry(uuid).or_insert(hash);
+                }
+                None => {
+                    set.plain.insert(hash);
+                }
+            }
+            Ok(())
+        })?;
+        Ok(set)
+    }
+}
+
+/// A line's uuid (when it parses and has one) and a hash of its bytes.
+fn identify(line: &[u8]) -> (Option<u128>, u64) {
+    let mut hasher = std::collections::hash_map::DefaultHasher::new();
+    line.hash(&mut hasher);
+    let uuid = Line::parse(line).and_then(|l| l.uuid().map(uuid_key));
+    (uuid, hasher.finish())
+}
+
+/// Calls `f` with each complete line of `reader` (trimmed, blank ones skipped) and the
+/// line with its newline; a last line without its newline is left out.
+fn for_each_line(
+    reader: impl Read,
+    mut f: impl FnMut(&[u8], &[u8]) -> std::io::Result<()>,
+) -> std::io::Result<()> {
+    let mut reader = std::io::BufReader::with_capacity(256 * 1024, reader);
+    let mut buf = Vec::with_capacity(64 * 1024);
+    loop {
+        buf.clear();
+        if reader.read_until(b'\n', &mut buf)? == 0 || buf.last() != Some(&b'\n') {
+            return Ok(());
+        }
+        let line = buf.trim_ascii();
+        if !line.is_empty() {
+            f(line, &buf)?;
+        }
+    }
 }
 
 impl Engine {
     /// Reads a transcript, whole or (unless `force`) from where the last read of it
-    /// stopped, archiving the bytes it had not archived yet. `labels` are the summary
-    /// labels known (stored, and this run's so far). Safe to run on several files at once.
+    /// stopped, archiving the bytes it had not archived yet. A file that no longer holds
+    /// what was archived is a new version: what it lost is kept in the archive ahead of
+    /// it (see the module's doc). `labels` are the summary labels known (stored, and this
+    /// run's so far). Safe to run on several files at once.
     pub(super) fn read_source(
         &self,
         path: &Path,
@@ -120,6 +262,13 @@ impl Engine {
             None => None,
         };
         let mut file = std::fs::File::open(path).map_err(Error::io(path))?;
+        let (inode, changed_ns) = file_identity(&file.metadata().map_err(Error::io(path))?);
+        let split = match (&resume, known) {
+            (None, Some(known)) if known.archive.is_some() => {
+                self.split_versions(&mut file, path, known)?
+            }
+            _ => None,
+        };
         let history = RunHistory {
             owners: &self.owners,
             labels,
@@ -128,9 +277,21 @@ impl Engine {
         // A small transcript (or appended segment) stays in its blob record: no file.
         let mut writer = blobs.writer()?.inline_up_to(eywa_storage::INLINE_MAX);
         let appended = resume.is_some();
-        let (start, archived_len, tail, point) = match resume {
-            Some((saved, tail)) => (saved.point.offset, saved.len, tail, Some(saved.point)),
-            None => (0, 0, Vec::new(), None),
+        let shift = match (&resume, &split) {
+            (Some((saved, _)), _) => saved.shift,
+            (None, Some(split)) => split.kept.raw_len,
+            (None, None) => 0,
+        };
+        // Where the file is read from, and how much of it was archived before.
+        let (start, archived_len, tail, point, head) = match resume {
+            Some((saved, tail)) => (
+                saved.point.offset - saved.shift,
+                saved.file_len(),
+                tail,
+                Some(saved.point),
+                Some((saved.head_hash, saved.head_len)),
+            ),
+            None => (0, 0, Vec::new(), None, None),
         };
         file.seek(SeekFrom::Start(start)).map_err(Error::io(path))?;
         let mut tee = ArchiveTee {
@@ -139,17 +300,32 @@ impl Engine {
             pos: start,
             archive_from: archived_len,
             tail,
+            head: Vec::new(),
         };
-        let (transcript, point) =
-            read_resumable(&mut tee, name, mode, &history, point).map_err(Error::io(path))?;
+        let (transcript, point) = match &split {
+            Some(split) => {
+                let kept = blobs.open_info(&split.kept)?.ok_or_else(|| {
+                    Error::NotFound(format!("the lines kept of {} are missing", path.display()))
+                })?;
+                read_resumable(kept.chain(&mut tee), name, mode, &history, point)
+            }
+            None => read_resumable(&mut tee, name, mode, &history, point),
+        }
+        .map_err(Error::io(path))?;
         let tail = std::mem::take(&mut tee.tail);
+        let (head_hash, head_len) = head.unwrap_or_else(|| {
+            let head = std::mem::take(&mut tee.head);
+            (Sha256::digest(&head).to_vec(), head.len() as u64)
+        });
         let segment = writer.finish()?;
         let read = segment.raw_len;
         let len = archived_len + segment.raw_len;
         let mut written = vec![segment];
         let mut dropped = Vec::new();
-        let (archive, archive_tail) = match known.filter(|_| appended) {
-            Some(known) => {
+        let mut versions = known.map(|k| k.versions.clone()).unwrap_or_default();
+        let new_version = split.as_ref().is_some_and(|s| s.replaced);
+        let (archive, archive_tail) = match (known.filter(|_| appended), split) {
+            (Some(known), _) => {
                 let mut segments = known.archive_tail.clone();
                 segments.push(written[0].hash.clone());
                 if segments.len() > MAX_SEGMENTS {
@@ -160,31 +336,136 @@ impl Engine {
                 }
                 (known.archive.clone(), segments)
             }
-            None => (Some(written[0].hash.clone()), Vec::new()),
+            (None, Some(split)) => {
+                if split.replaced {
+                    tracing::info!(
+                        path = %path.display(),
+                        kept_lines = split.kept_lines,
+                        superseded_lines = split.superseded_lines,
+                        "a transcript shrank or was rewritten: its earlier lines are kept"
+                    );
+                    versions.push(SourceVersion {
+                        replaced_ms: Timestamp::now().0,
+                        len: known.map_or(0, |k| k.len),
+                        kept_lines: split.kept_lines,
+                        superseded: (split.superseded_lines > 0)
+                            .then(|| split.superseded.hash.clone()),
+                        superseded_lines: split.superseded_lines,
+                    });
+                }
+                if split.superseded_lines > 0 {
+                    written.push(split.superseded);
+                }
+                if split.kept.raw_len > 0 {
+                    let file = written[0].hash.clone();
+                    written.push(split.kept.clone());
+                    (Some(split.kept.hash), vec![file])
+                } else {
+                    (Some(written[0].hash.clone()), Vec::new())
+                }
+            }
+            (None, None) => (Some(written[0].hash.clone()), Vec::new()),
         };
         let mut point = point;
         scrub_read_point(&mut point);
         let saved = SavedRead {
             version: STATE_VERSION,
-            len,
+            len: shift + len,
             tail_hash: Sha256::digest(&tail).to_vec(),
             tail_len: tail.len() as u64,
             point,
+            shift,
+            head_hash,
+            head_len,
         };
         let state = blobs.put_small(&rmp_serde::to_vec(&saved).expect("a read state encodes"))?;
         Ok((
             transcript,
             Archived {
                 len,
+                shift,
                 archive,
                 archive_tail,
                 state: Some(state.hash.clone()),
                 blobs: written.into_iter().chain([state]).collect(),
+                versions,
+                inode,
+                changed_ns,
                 dropped,
                 appended,
+                new_version,
                 read,
             },
         ))
+    }
+
+    /// Compares a file that is not an append of what was read with the archive of its
+    /// versions so far: `None` when the file holds every archived line as it was (it is
+    /// read whole, as new), else the lines to keep ahead of it and those it supersedes.
+    /// Leaves the file at its start.
+    fn split_versions(
+        &self,
+        file: &mut std::fs::File,
+        path: &Path,
+        known: &SourceRecord,
+    ) -> Result<Option<Split>> {
+        let Some(archive) = self.archive_reader(known)? else {
+            return Ok(None);
+        };
+        let now = LineSet::read(&mut *file).map_err(Error::io(path))?;
+        file.seek(SeekFrom::Start(0)).map_err(Error::io(path))?;
+        let blobs = self.graph.store().blobs();
+        let mut kept = blobs.writer()?.inline_up_to(eywa_storage::INLINE_MAX);
+        let mut superseded = blobs.writer()?.inline_up_to(eywa_storage::INLINE_MAX);
+        let (mut kept_lines, mut superseded_lines, mut lost_from_file) = (0, 0, false);
+        // Each line is kept once: by uuid, or by its bytes when it has none.
+        let (mut kept_uuids, mut kept_plain, mut superseded_seen) =
+            (HashSet::new(), HashSet::new(), HashSet::new());
+        let mut at = 0u64;
+        for_each_line(archive, |line, raw| {
+            let from_file = at >= known.shift;
+            at += raw.len() as u64;
+            let (uuid, hash) = identify(line);
+            let sink = match uuid.map(|u| (u, now.by_uuid.get(&u))) {
+                Some((_, Some(&same))) if same == hash => return Ok(()),
+                Some((uuid, Some(_))) => {
+                    if !superseded_seen.insert((uuid, hash)) {
+                        return Ok(());
+                    }
+                    superseded_lines += 1;
+                    &mut superseded
+                }
+                Some((uuid, None)) => {
+                    if !kept_uuids.insert(uuid) {
+                        return Ok(());
+                    }
+                    kept_lines += 1;
+                    lost_from_file |= from_file;
+                    &mut kept
+                }
+                None => {
+                    if now.plain.contains(&hash) || !kept_plain.insert(hash) {
+                        return Ok(());
+                    }
+                    kept_lines += 1;
+                    lost_from_file |= from_file;
+                    &mut kept
+                }
+            };
+            sink.write_all(line)?;
+            sink.write_all(b"\n")
+        })
+        .map_err(Error::io(blobs.path().to_path_buf()))?;
+        if kept_lines == 0 && superseded_lines == 0 {
+            return Ok(None);
+        }
+        Ok(Some(Split {
+            kept: kept.finish()?,
+            kept_lines,
+            superseded: superseded.finish()?,
+            superseded_lines,
+            replaced: lost_from_file || superseded_lines > 0,
+        }))
     }
 
     /// One blob holding the segments' bytes in order; `fresh` are segments written by
@@ -206,8 +487,8 @@ impl Engine {
     }
 
     /// The saved state to go on from, and the bytes last read, when the file was only
-    /// appended to since: it is longer, it still holds the bytes last read before the
-    /// saved length, and the state decodes. Anything else reads it whole.
+    /// appended to since: it is longer, it still begins as it did and holds the bytes last
+    /// read before the saved length, and the state decodes. Anything else reads it whole.
     fn resume_point(&self, path: &Path, known: &SourceRecord) -> Option<(SavedRead, Vec<u8>)> {
         let hash = known.state.as_deref()?;
         known.archive.as_ref()?;
@@ -223,15 +504,30 @@ impl Engine {
             }
         };
         let saved: SavedRead = rmp_serde::from_slice(&bytes).ok()?;
-        if saved.version != STATE_VERSION || saved.len != known.len {
+        if saved.version != STATE_VERSION
+            || saved.shift > saved.len
+            || saved.file_len() != known.len
+            || saved.shift != known.shift
+        {
             return None;
         }
         let mut file = std::fs::File::open(path).ok()?;
-        let at = saved.len.checked_sub(saved.tail_len)?;
-        file.seek(SeekFrom::Start(at)).ok()?;
-        let mut now = vec![0; usize::try_from(saved.tail_len).ok()?];
-        file.read_exact(&mut now).ok()?;
-        (Sha256::digest(&now).as_slice() == saved.tail_hash).then_some((saved, now))
+        let mut read_at = |at: u64, n: u64| -> Option<Vec<u8>> {
+            file.seek(SeekFrom::Start(at)).ok()?;
+            let mut bytes = vec![0; usize::try_from(n).ok()?];
+            file.read_exact(&mut bytes).ok()?;
+            Some(bytes)
+        };
+        if saved.head_len > 0
+            && Sha256::digest(read_at(0, saved.head_len)?).as_slice() != saved.head_hash
+        {
+            return None;
+        }
+        let tail = read_at(
+            saved.file_len().checked_sub(saved.tail_len)?,
+            saved.tail_len,
+        )?;
+        (Sha256::digest(&tail).as_slice() == saved.tail_hash).then_some((saved, tail))
     }
 
     /// The archived bytes of a source: its base and appended segments, in order.
@@ -266,12 +562,7 @@ impl Engine {
             return Ok(());
         };
         let kept: Vec<&str> = now.hashes().collect();
-        let old = known
-            .archive
-            .iter()
-            .chain(&known.archive_tail)
-            .chain(&known.state);
-        for hash in old {
+        for hash in known.blobs() {
             if !kept.contains(&hash.as_str()) {
                 self.drop_blob_if_unused(hash)?;
             }
@@ -281,11 +572,11 @@ impl Engine {
 
     /// Removes a blob no source refers to any more.
     pub(super) fn drop_blob_if_unused(&self, hash: &str) -> Result<()> {
-        let used = self.graph.sources()?.iter().any(|s| {
-            s.archive.as_deref() == Some(hash)
-                || s.state.as_deref() == Some(hash)
-                || s.archive_tail.iter().any(|h| h == hash)
-        });
+        let used = self
+            .graph
+            .sources()?
+            .iter()
+            .any(|s| s.blobs().any(|h| h == hash));
         if used {
             return Ok(());
         }
@@ -299,13 +590,15 @@ impl Engine {
 }
 
 /// Reads a file from `pos`, handing the bytes at or past `archive_from` to the archive and
-/// keeping the last [`TAIL_BYTES`] of them.
+/// keeping the last [`TAIL_BYTES`] of them, and the file's first [`HEAD_BYTES`] when it
+/// reads them.
 struct ArchiveTee<'a, 'b> {
     inner: std::fs::File,
     sink: &'a mut BlobWriter<'b>,
     pos: u64,
     archive_from: u64,
     tail: Vec<u8>,
+    head: Vec<u8>,
 }
 
 impl Read for ArchiveTee<'_, '_> {
@@ -319,6 +612,13 @@ impl Read for ArchiveTee<'_, '_> {
         self.tail.extend_from_slice(new);
         if self.tail.len() > TAIL_BYTES {
             self.tail.drain(..self.tail.len() - TAIL_BYTES);
+        }
+        if let Some(room) = usize::try_from(self.pos)
+            .ok()
+            .and_then(|pos| HEAD_BYTES.checked_sub(pos))
+            .filter(|&room| room > 0)
+        {
+            self.head.extend_from_slice(&buf[..n.min(room)]);
         }
         self.pos += n as u64;
         Ok(n)

@@ -127,12 +127,7 @@ impl Graph {
                     source.path
                 ));
             }
-            let blobs = source
-                .archive
-                .iter()
-                .chain(&source.archive_tail)
-                .chain(&source.state);
-            for hash in blobs {
+            for hash in source.blobs() {
                 if store.blob_info(hash)?.is_none() {
                     problems.push(format!("source {} names missing blob {hash}", source.path));
                 }

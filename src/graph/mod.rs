@@ -43,7 +43,7 @@ const TIMELINE_CACHE_ENTRIES: usize = 1_024;
 
 /// What eywa knows of a source file as last ingested, to skip it when unchanged and to
 /// serve it after Claude Code deleted it.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SourceRecord {
     /// The source's path: its key in the store, so not stored again in the value.
     #[serde(skip)]
@@ -71,6 +71,54 @@ pub struct SourceRecord {
     /// The saved state of the last read (a blob), to go on from when the file grows.
     #[serde(default)]
     pub state: Option<String>,
+    /// The file's inode and status-change time (ns) when read: a file replaced or written
+    /// in place keeps neither, even with its size and mtime kept. 0 when not known
+    /// (recorded before eywa kept them).
+    #[serde(default)]
+    pub inode: u64,
+    #[serde(default)]
+    pub changed_ns: i64,
+    /// Bytes of earlier versions' lines the archive holds ahead of the file's own: the
+    /// archive is those lines, then the file's bytes (`len` of them) as read.
+    #[serde(default)]
+    pub shift: u64,
+    /// Versions of the file that a later one replaced (it shrank or was rewritten), oldest
+    /// first.
+    #[serde(default)]
+    pub versions: Vec<SourceVersion>,
+}
+
+impl SourceRecord {
+    /// The blobs the record refers to: its archive (base and segments), its read state
+    /// and its versions' superseded lines.
+    pub fn blobs(&self) -> impl Iterator<Item = &String> {
+        self.archive
+            .iter()
+            .chain(&self.archive_tail)
+            .chain(&self.state)
+            .chain(self.versions.iter().filter_map(|v| v.superseded.as_ref()))
+    }
+
+    /// The archive holds more than the file as read: lines of earlier versions.
+    pub fn has_history(&self) -> bool {
+        self.shift > 0 || !self.versions.is_empty()
+    }
+}
+
+/// A version of a source file that a later one replaced: the file shrank, or no longer
+/// began with what was read. Its lines that the new file lacks stay in the archive; those
+/// the new file holds in another form (the same uuid) are kept apart, superseded.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SourceVersion {
+    /// When the replacement was noticed (ms since the epoch).
+    pub replaced_ms: i64,
+    /// Bytes of the replaced file as read.
+    pub len: u64,
+    /// Its lines the new file lacks, kept in the archive.
+    pub kept_lines: u64,
+    /// Its lines the new file contradicts: a blob of them, and how many.
+    pub superseded: Option<String>,
+    pub superseded_lines: u64,
 }
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
