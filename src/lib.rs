@@ -33,6 +33,7 @@ pub mod graph;
 pub mod index;
 pub mod model;
 pub mod retrieve;
+mod semantic;
 pub mod server;
 
 pub use self::error::{Error, Result};

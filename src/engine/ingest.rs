@@ -1113,7 +1113,7 @@ impl Run {
 #[derive(Default)]
 pub(super) struct Group<'e> {
     writes: Option<crate::graph::WriteGroup<'e>>,
-    staged: Option<super::semantic::Staged<'e>>,
+    staged: Option<crate::semantic::Staged<'e>>,
     /// Files staged since the last commit.
     files: usize,
     /// Each staged file's earlier source record and its new archive.
@@ -1123,7 +1123,7 @@ pub(super) struct Group<'e> {
 
 impl<'e> Group<'e> {
     /// The chunk queue writes of the group, under the embedder's write lock from the first.
-    fn staged(&mut self, engine: &'e Engine) -> Result<&mut super::semantic::Staged<'e>> {
+    fn staged(&mut self, engine: &'e Engine) -> Result<&mut crate::semantic::Staged<'e>> {
         if self.staged.is_none() {
             self.staged = Some(engine.semantic()?.begin());
         }

@@ -14,7 +14,6 @@ mod sessions;
 mod source;
 mod stats;
 mod text;
-mod vectors;
 
 pub use self::check::{
     BackupManifest, BackupReport, CheckReport, MANIFEST as BACKUP_MANIFEST, copy_tree, restore,
@@ -34,9 +33,9 @@ pub use self::query::{
     GetOutcome, HandoffHit, MAX_DAYS_BACK, MAX_DEPTH, MAX_LIMIT, parse_relations,
 };
 pub use self::search::{CONTENT_TYPES, MAX_SEARCH_LIMIT, SearchHit, SearchRequest, SearchResults};
-pub use self::semantic::{EMBEDDED_TYPES, EmbedReport, Embedding, SemanticStatus};
 pub use self::sessions::Session;
 pub use self::stats::Stats;
+pub use crate::semantic::{EMBEDDED_TYPES, EmbedReport, Embedding, SemanticStatus};
 
 use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
@@ -122,7 +121,7 @@ pub struct Engine {
     /// The full-text index (index tier), opened on first use.
     text: std::sync::OnceLock<crate::index::TextIndex>,
     /// Semantic memory: embedder, queue, vector index; opened on first use.
-    semantic: std::sync::OnceLock<semantic::Semantic>,
+    semantic: std::sync::OnceLock<crate::semantic::Semantic>,
     /// Held while a lazily opened part opens.
     opening: Mutex<()>,
 }
@@ -222,7 +221,7 @@ impl Engine {
     /// Semantic memory, opened on first use (the model's weights wait for the first
     /// embedding). Vectors of another model, or none beside a store that holds sources,
     /// mark the text index for a rebuild, which queues every document again.
-    fn semantic(&self) -> Result<&semantic::Semantic> {
+    fn semantic(&self) -> Result<&crate::semantic::Semantic> {
         if let Some(semantic) = self.semantic.get() {
             return Ok(semantic);
         }
@@ -232,7 +231,7 @@ impl Engine {
         }
         let store = self.graph.store();
         let (semantic, vectors_reset) =
-            semantic::Semantic::open(&self.config.embedding, store, &self.index_dir())?;
+            crate::semantic::Semantic::open(&self.config.embedding, store, &self.index_dir())?;
         let unembedded = semantic.embedder().is_some()
             && store.is_empty(eywa_storage::Keyspace::Vectors)
             && store.is_empty(eywa_storage::Keyspace::EmbedQueue);

@@ -5,11 +5,11 @@
 use std::collections::HashMap;
 
 use super::Engine;
-use super::semantic::Semantic;
-use super::vectors::VectorFilter;
 use crate::index::TextQuery;
 use crate::model::{NodeId, NodeKind, Timestamp};
 use crate::retrieve::{Best, GraphEvidence, Ranked, SearchMode, Signals, Weights, ranks, score};
+use crate::semantic::Semantic;
+use crate::semantic::VectorFilter;
 use crate::{Error, Result};
 
 /// Most hits a search returns.

@@ -45,7 +45,7 @@ impl Engine {
         &self,
         inputs: &[IndexInput<'_>],
         batch: &mut Batch,
-        staged: &mut super::semantic::Staged<'_>,
+        staged: &mut crate::semantic::Staged<'_>,
     ) -> Result<()> {
         let first = inputs.first().expect("a session to index");
         self.mark_text_dirty()?;
@@ -78,7 +78,7 @@ impl Engine {
         &self,
         source: &str,
         batch: &mut Batch,
-        staged: &mut super::semantic::Staged<'_>,
+        staged: &mut crate::semantic::Staged<'_>,
     ) -> Result<()> {
         self.mark_text_dirty()?;
         self.text()?.delete_source(source);
@@ -93,7 +93,7 @@ impl Engine {
         node: &Node,
         session: &str,
         batch: &mut Batch,
-        staged: &mut super::semantic::Staged<'_>,
+        staged: &mut crate::semantic::Staged<'_>,
     ) -> Result<()> {
         self.mark_text_dirty()?;
         self.text()?.delete_source(source);

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 
 use eywa_storage::{Batch, Keyspace, Store};
 use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
 
 use crate::index::{HnswIndex, VectorIndex};
 use crate::{Error, Result};
@@ -27,7 +28,7 @@ const EXACT_LIMIT: usize = 20_000;
 
 /// What an embedded chunk belongs to (the `vectors` keyspace).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub(super) struct VectorEntry {
+pub(crate) struct VectorEntry {
     /// The text-index document the chunk is part of.
     pub doc: String,
     pub source: String,
@@ -49,7 +50,7 @@ pub(super) struct VectorEntry {
 
 /// What the index keeps in memory of a key, for filters and grouping.
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub(super) struct Meta {
+pub(crate) struct Meta {
     pub session: u32,
     pub project: u32,
     pub kind: u32,
@@ -60,7 +61,7 @@ pub(super) struct Meta {
 
 /// Strings seen in metadata, by number (0 is the empty string).
 #[derive(Debug, Default)]
-pub(super) struct Strings {
+pub(crate) struct Strings {
     names: Vec<String>,
     numbers: HashMap<String, u32>,
 }
@@ -93,7 +94,7 @@ impl Strings {
 
 /// Which vectors a search may return.
 #[derive(Debug, Clone, Default)]
-pub(super) struct VectorFilter {
+pub(crate) struct VectorFilter {
     /// Lowercased project names; empty keeps all.
     pub projects: Vec<String>,
     pub kinds: Vec<String>,
@@ -103,7 +104,7 @@ pub(super) struct VectorFilter {
 }
 
 /// The in-memory side: the HNSW index and each key's metadata.
-pub(super) struct Vectors {
+pub(crate) struct Vectors {
     pub index: HnswIndex,
     pub meta: HashMap<u64, Meta>,
     by_project: HashMap<u32, HashSet<u64>>,
@@ -123,19 +124,19 @@ fn journal_key(key: u64) -> Vec<u8> {
 }
 
 /// Reads a stored embedding (little-endian f32s).
-pub(super) fn decode_vector(bytes: &[u8]) -> Vec<f32> {
+pub(crate) fn decode_vector(bytes: &[u8]) -> Vec<f32> {
     bytes
         .chunks_exact(4)
         .map(|c| f32::from_le_bytes(c.try_into().expect("4 bytes")))
         .collect()
 }
 
-pub(super) fn encode_vector(v: &[f32]) -> Vec<u8> {
+pub(crate) fn encode_vector(v: &[f32]) -> Vec<u8> {
     v.iter().flat_map(|x| x.to_le_bytes()).collect()
 }
 
 /// The vector index's file in the index tier.
-pub(super) const VECTOR_FILE: &str = "vectors.usearch";
+pub(crate) const VECTOR_FILE: &str = "vectors.usearch";
 
 impl Vectors {
     /// Loads the metadata of every stored chunk and the index file, replaying the
@@ -231,7 +232,7 @@ impl Vectors {
         let Some(entry) = store.get::<VectorEntry>(Keyspace::Vectors, &key.to_be_bytes())? else {
             return Ok(None);
         };
-        let hash = super::semantic::cache_key(model, &entry.text_hash);
+        let hash = cache_key(model, &entry.text_hash);
         Ok(store
             .get_raw(Keyspace::Embeddings, &hash)?
             .map(|b| decode_vector(&b)))
@@ -416,4 +417,13 @@ impl Vectors {
         let norm = sum.iter().map(|x| x * x).sum::<f32>().sqrt();
         (norm > 0.0).then(|| sum.iter().map(|x| x / norm).collect())
     }
+}
+
+/// The warm-tier key of an embedding: sha256 of the model and the text's hash.
+pub(super) fn cache_key(model: &str, text_hash: &str) -> [u8; 32] {
+    let mut h = Sha256::new();
+    h.update(model.as_bytes());
+    h.update([0]);
+    h.update(text_hash.as_bytes());
+    h.finalize().into()
 }

@@ -1,0 +1,522 @@
+//! Semantic memory: which texts are embedded (prose, in chunks; never tool output), the
+//! persisted queue that feeds the embedder newest first without holding up ingest
+//! (`queue`), the embedding cache (hot LRU, then the warm `embeddings` keyspace, by
+//! content hash), and vector search over the vector tier (`vectors`).
+
+mod queue;
+mod vectors;
+
+pub(crate) use self::queue::Staged;
+pub(crate) use self::vectors::{VECTOR_FILE, VectorFilter};
+
+use std::collections::{HashMap, HashSet};
+use std::num::NonZeroUsize;
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::{Arc, Condvar, Mutex, RwLock, RwLockReadGuard};
+use std::time::{Duration, Instant};
+
+use eywa_storage::{Batch, CacheStats, HotCache, Keyspace, Store};
+use serde::Serialize;
+use sha2::{Digest, Sha256};
+
+use self::queue::{QueueItem, source_key};
+use self::vectors::{VectorEntry, Vectors, cache_key, decode_vector, encode_vector};
+use crate::embed::{Embedder, LazyMiniLm, ModelDir};
+use crate::{Error, Result};
+
+/// Content types whose text is embedded: what carries meaning. Tool calls are not.
+pub const EMBEDDED_TYPES: [&str; 8] = [
+    "user_message",
+    "assistant_response",
+    "compact_summary",
+    "subagent_summary",
+    "summary_label",
+    "handoff",
+    "plan",
+    "memory",
+];
+
+/// Chunks of one document at most (a plan or report longer than this is embedded by its
+/// first chunks; the text index still has all of it).
+const MAX_CHUNKS: usize = 16;
+
+/// Characters of a chunk kept to show with a hit.
+const SNIPPET_CHARS: usize = 240;
+
+/// Chunks embedded per step.
+pub(crate) const STEP: usize = 32;
+
+/// How often the background embedder saves the index file while it has unsaved vectors.
+const SAVE_EVERY: Duration = Duration::from_secs(60);
+
+/// Embeddings kept in the hot tier, and query vectors.
+const EMBEDDING_CACHE: usize = 4_096;
+
+const QUERY_CACHE: usize = 1_024;
+
+/// Where the embedder comes from.
+#[derive(Clone, Default)]
+pub enum Embedding {
+    /// No semantic memory: searches are lexical.
+    #[default]
+    Off,
+    /// The model installed in this folder (`eywa model install`); a missing or broken
+    /// model leaves search lexical, saying why.
+    Model(PathBuf),
+    /// This embedder (tests, or another model).
+    Embedder(Arc<dyn Embedder>),
+}
+
+impl std::fmt::Debug for Embedding {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Embedding::Off => f.write_str("Off"),
+            Embedding::Model(p) => f.debug_tuple("Model").field(p).finish(),
+            Embedding::Embedder(e) => f.debug_tuple("Embedder").field(&e.model_id()).finish(),
+        }
+    }
+}
+
+/// How far semantic memory is.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct SemanticStatus {
+    /// The model in use, or `None` when search is lexical only.
+    pub model: Option<String>,
+    /// Why there is no model.
+    pub unavailable: Option<String>,
+    /// Chunks embedded and in the index.
+    pub vectors: u64,
+    /// Chunks waiting to be embedded.
+    pub backlog: u64,
+    /// The index is being rebuilt from the warm tier.
+    pub rebuilding: bool,
+}
+
+/// What one run of the embedder did.
+#[derive(Debug, Clone, Default, PartialEq, Serialize)]
+pub struct EmbedReport {
+    /// Chunks taken from the queue into the index.
+    pub chunks: u64,
+    /// Of those, embedded by the model (the rest came from the cache).
+    pub embedded: u64,
+    pub seconds: f64,
+}
+
+/// The vectors of a step's texts, by where they came from.
+struct Looked {
+    vectors: Vec<Arc<Vec<f32>>>,
+    /// Cache keys of the vectors the model computed (to store in the warm tier).
+    fresh: Vec<[u8; 32]>,
+    computed: u64,
+}
+
+/// The semantic side of the engine.
+pub(crate) struct Semantic {
+    embedder: Option<Arc<dyn Embedder>>,
+    pub(crate) unavailable: Option<String>,
+    pub vectors: RwLock<Option<Vectors>>,
+    /// Serializes changes to the queue and the vector records.
+    write: Mutex<()>,
+    /// Keys met during a rebuild of the text index; the rest are dropped after it.
+    sweep: Mutex<Option<HashSet<u64>>>,
+    cache: HotCache<[u8; 32], Arc<Vec<f32>>>,
+    queries: HotCache<String, Arc<Vec<f32>>>,
+    backlog: AtomicU64,
+    /// Woken when chunks are queued.
+    wake: (Mutex<u64>, Condvar),
+}
+
+/// The embedder `config` names (its weights not loaded yet), or why there is none.
+pub(crate) fn configured(config: &Embedding) -> (Option<Arc<dyn Embedder>>, Option<String>) {
+    match config {
+        Embedding::Off => (None, Some("no embedding model is configured".into())),
+        Embedding::Embedder(e) => (Some(e.clone()), None),
+        // The weights load on the first embedding: queueing and reporting need none.
+        Embedding::Model(dir) => match ModelDir::open(dir) {
+            Ok(Some(model)) => match LazyMiniLm::new(model) {
+                Ok(m) => (Some(Arc::new(m) as Arc<dyn Embedder>), None),
+                Err(e) => (
+                    None,
+                    Some(format!("the model at {} does not load: {e}", dir.display())),
+                ),
+            },
+            Ok(None) => (
+                None,
+                Some(format!(
+                    "no embedding model is installed at {} (run `eywa model install`)",
+                    dir.display()
+                )),
+            ),
+            Err(e) => (None, Some(e.to_string())),
+        },
+    }
+}
+
+fn text_hash(text: &str) -> String {
+    Sha256::digest(text.as_bytes())
+        .iter()
+        .take(16)
+        .map(|b| format!("{b:02x}"))
+        .collect()
+}
+
+impl Semantic {
+    /// Loads the embedder `config` names and the vectors stored for it. No embedder, or
+    /// one that fails to load, leaves semantic memory unavailable (with the reason); the
+    /// queue still fills, for when a model comes. `Ok(true)`: the stored vectors were of
+    /// another model and were dropped.
+    pub fn open(config: &Embedding, store: &Store, index_dir: &Path) -> Result<(Semantic, bool)> {
+        let (embedder, unavailable) = configured(config);
+        let mut reset = false;
+        let vectors = match &embedder {
+            Some(e) => {
+                let (v, r) = Vectors::open(store, index_dir, e.dim(), e.model_id())?;
+                reset = r;
+                Some(v)
+            }
+            None => None,
+        };
+        let semantic = Semantic {
+            embedder,
+            unavailable,
+            vectors: RwLock::new(vectors),
+            write: Mutex::new(()),
+            sweep: Mutex::new(None),
+            cache: HotCache::new(
+                "embeddings",
+                NonZeroUsize::new(EMBEDDING_CACHE).expect("positive"),
+            ),
+            queries: HotCache::new(
+                "query_vectors",
+                NonZeroUsize::new(QUERY_CACHE).expect("positive"),
+            ),
+            backlog: AtomicU64::new(store.len(Keyspace::EmbedQueue)? as u64),
+            wake: (Mutex::new(0), Condvar::new()),
+        };
+        Ok((semantic, reset))
+    }
+
+    pub fn embedder(&self) -> Option<&Arc<dyn Embedder>> {
+        self.embedder.as_ref()
+    }
+
+    pub(crate) fn vectors(&self) -> RwLockReadGuard<'_, Option<Vectors>> {
+        self.vectors.read().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub(crate) fn lock_write(&self) -> std::sync::MutexGuard<'_, ()> {
+        self.write.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    pub fn cache_stats(&self) -> [CacheStats; 2] {
+        [self.cache.stats(), self.queries.stats()]
+    }
+
+    /// Why semantic search cannot run now, or `None` when it can.
+    pub fn not_ready(&self) -> Option<String> {
+        if let Some(why) = &self.unavailable {
+            return Some(format!("semantic search is unavailable: {why}"));
+        }
+        if let Some(Err(e)) = self.embedder.as_ref().map(|e| e.prepare()) {
+            return Some(format!("semantic search is unavailable: {e}"));
+        }
+        match self.vectors().as_ref() {
+            Some(v) if v.stale => {
+                Some("semantic search is unavailable while the vector index is rebuilt".into())
+            }
+            _ => None,
+        }
+    }
+
+    /// The embedding of each `(text hash, text)`, from the hot cache, the warm tier, or
+    /// the model.
+    fn vectors_for(
+        &self,
+        store: &Store,
+        embedder: &dyn Embedder,
+        items: &[(String, String)],
+    ) -> Result<Looked> {
+        let model = embedder.model_id();
+        let mut out: Vec<Option<Arc<Vec<f32>>>> = vec![None; items.len()];
+        let mut fresh: Vec<[u8; 32]> = Vec::new();
+        let mut missing: HashMap<[u8; 32], Vec<usize>> = HashMap::new();
+        let mut texts: Vec<(&[u8; 32], &str)> = Vec::new();
+        let keys: Vec<[u8; 32]> = items.iter().map(|(h, _)| cache_key(model, h)).collect();
+        for (i, key) in keys.iter().enumerate() {
+            if let Some(v) = self.cache.get(key) {
+                out[i] = Some(v);
+            } else if let Some(bytes) = store.get_raw(Keyspace::Embeddings, key)? {
+                let v = Arc::new(decode_vector(&bytes));
+                self.cache.insert(*key, v.clone());
+                out[i] = Some(v);
+            } else {
+                let slot = missing.entry(*key).or_default();
+                if slot.is_empty() {
+                    texts.push((key, items[i].1.as_str()));
+                }
+                slot.push(i);
+            }
+        }
+        let computed = texts.len() as u64;
+        if !texts.is_empty() {
+            let strs: Vec<&str> = texts.iter().map(|(_, t)| *t).collect();
+            let vectors = embedder.embed(&strs)?;
+            for ((key, _), v) in texts.iter().zip(vectors) {
+                let v = Arc::new(v);
+                self.cache.insert(**key, v.clone());
+                for &i in &missing[*key] {
+                    out[i] = Some(v.clone());
+                }
+                fresh.push(**key);
+            }
+        }
+        let out = out
+            .into_iter()
+            .map(|v| v.ok_or_else(|| Error::Embedding("a chunk got no vector".into())))
+            .collect::<Result<Vec<_>>>()?;
+        Ok(Looked {
+            vectors: out,
+            fresh,
+            computed,
+        })
+    }
+
+    /// Embeds up to `max` queued chunks, newest first, and puts them in the index.
+    /// Returns (chunks taken, chunks the model embedded).
+    pub fn step(&self, store: &Store, max: usize) -> Result<(u64, u64)> {
+        let Some(embedder) = self.embedder.clone() else {
+            return Ok((0, 0));
+        };
+        let mut taken: Vec<(Vec<u8>, Vec<u8>, QueueItem)> = Vec::new();
+        for kv in store.entries(Keyspace::EmbedQueue, &[]).take(max) {
+            let (k, v) = kv?;
+            let item: QueueItem = eywa_storage::decode(Keyspace::EmbedQueue, &v)?;
+            taken.push((k, v, item));
+        }
+        if taken.is_empty() {
+            return Ok((0, 0));
+        }
+        let inputs: Vec<(String, String)> = taken
+            .iter()
+            .map(|(_, _, i)| (i.entry.text_hash.clone(), i.text.clone()))
+            .collect();
+        let Looked {
+            vectors,
+            fresh,
+            computed,
+        } = self.vectors_for(store, embedder.as_ref(), &inputs)?;
+        let model = embedder.model_id();
+        let _write = self.lock_write();
+        let mut batch = Batch::new();
+        let mut landed = Vec::new();
+        for ((qk, bytes, item), vector) in taken.iter().zip(&vectors) {
+            // Still queued as read: not dropped or replaced while the model ran.
+            if store.get_raw(Keyspace::EmbedQueue, qk)?.as_deref() != Some(bytes.as_slice()) {
+                continue;
+            }
+            let hash = cache_key(model, &item.entry.text_hash);
+            if fresh.contains(&hash) {
+                batch.put_raw(Keyspace::Embeddings, hash.to_vec(), encode_vector(vector));
+            }
+            batch.delete(Keyspace::EmbedQueue, qk.clone());
+            batch.put(
+                Keyspace::Vectors,
+                item.key.to_be_bytes().to_vec(),
+                &item.entry,
+            )?;
+            batch.put_raw(
+                Keyspace::VectorsBySource,
+                source_key(&item.entry.source, item.key),
+                Vec::new(),
+            );
+            Vectors::journal(&mut batch, item.key);
+            landed.push((item, vector));
+        }
+        store.apply(batch)?;
+        self.backlog
+            .fetch_sub(landed.len() as u64, Ordering::Relaxed);
+        let mut guard = self.vectors.write().unwrap_or_else(|p| p.into_inner());
+        if let Some(v) = guard.as_mut() {
+            let items: Vec<(u64, &VectorEntry, &[f32])> = landed
+                .iter()
+                .map(|(item, vector)| (item.key, &item.entry, vector.as_slice()))
+                .collect();
+            v.insert_many(&items)?;
+        }
+        Ok((taken.len() as u64, computed))
+    }
+
+    /// Rebuilds a stale index from the warm tier. Returns chunks whose embedding was
+    /// missing (their documents must be queued again).
+    pub fn rebuild_if_stale(&self, store: &Store) -> Result<usize> {
+        let Some(embedder) = &self.embedder else {
+            return Ok(0);
+        };
+        let _write = self.lock_write();
+        let mut guard = self.vectors.write().unwrap_or_else(|p| p.into_inner());
+        let Some(v) = guard.as_mut().filter(|v| v.stale) else {
+            return Ok(0);
+        };
+        let started = Instant::now();
+        let lost = v.rebuild(store, embedder.model_id())?;
+        if !lost.is_empty() {
+            let mut batch = Batch::new();
+            for key in &lost {
+                batch.delete(Keyspace::Vectors, key.to_be_bytes().to_vec());
+                v.remove(*key);
+            }
+            store.apply(batch)?;
+        }
+        v.save(store)?;
+        tracing::info!(
+            vectors = v.meta.len(),
+            seconds = started.elapsed().as_secs_f64(),
+            "rebuilt the vector index"
+        );
+        Ok(lost.len())
+    }
+
+    /// Saves the index when [`SAVE_EVERY`] has passed since `last_save`: a long run
+    /// saves as it goes, so the journal stays short.
+    pub(crate) fn save_if_due(&self, store: &Store, last_save: &mut Instant) -> Result<()> {
+        if last_save.elapsed() >= SAVE_EVERY {
+            *last_save = Instant::now();
+            self.save(store)?;
+        }
+        Ok(())
+    }
+
+    /// Saves the index file if vectors changed since the last save.
+    pub fn save(&self, store: &Store) -> Result<bool> {
+        let _write = self.lock_write();
+        let mut guard = self.vectors.write().unwrap_or_else(|p| p.into_inner());
+        match guard.as_mut() {
+            Some(v) if v.unsaved > 0 && !v.stale => {
+                v.save(store)?;
+                Ok(true)
+            }
+            _ => Ok(false),
+        }
+    }
+
+    /// The query's vector, through the query cache.
+    pub fn embed_query(&self, query: &str) -> Result<Arc<Vec<f32>>> {
+        let embedder = self
+            .embedder
+            .as_ref()
+            .ok_or_else(|| Error::FailedPrecondition(self.not_ready().unwrap_or_default()))?;
+        if let Some(v) = self.queries.get(query) {
+            return Ok(v);
+        }
+        let v = Arc::new(embedder.embed(&[query])?.remove(0));
+        self.queries.insert(query.to_owned(), v.clone());
+        Ok(v)
+    }
+
+    /// The chunks most like `query` among those `filter` keeps, best first, with what
+    /// each belongs to (session, project, content type, agent, time).
+    pub fn search(&self, query: &[f32], k: usize, filter: &VectorFilter) -> Result<Vec<VectorHit>> {
+        if let Some(why) = self.not_ready() {
+            return Err(Error::FailedPrecondition(why));
+        }
+        let guard = self.vectors();
+        let Some(v) = guard.as_ref() else {
+            return Ok(Vec::new());
+        };
+        let hits = v.search(query, k, filter)?;
+        Ok(hits
+            .into_iter()
+            .filter_map(|(key, score)| {
+                let m = v.meta.get(&key)?;
+                Some(VectorHit {
+                    key,
+                    score,
+                    session: v.strings.name(m.session).to_owned(),
+                    project: v.strings.name(m.project).to_owned(),
+                    kind: v.strings.name(m.kind).to_owned(),
+                    agent: (m.agent != 0).then(|| v.strings.name(m.agent).to_owned()),
+                    timestamp: m.timestamp,
+                })
+            })
+            .collect())
+    }
+
+    /// Sessions whose content is most like `session`'s: cosine similarity of the mean
+    /// vectors of their chunks, best first, among the sessions of the `candidates` chunks
+    /// nearest to that mean. Empty when semantic search is not ready or the session has
+    /// no chunks.
+    pub fn similar_sessions(&self, session: &str, candidates: usize) -> Vec<(String, f64)> {
+        if self.not_ready().is_some() {
+            return Vec::new();
+        }
+        let guard = self.vectors();
+        let Some(v) = guard.as_ref() else {
+            return Vec::new();
+        };
+        let Some(center) = v.centroid(session) else {
+            return Vec::new();
+        };
+        let Ok(near) = v.search(&center, candidates, &VectorFilter::default()) else {
+            return Vec::new();
+        };
+        let mut seen = HashSet::new();
+        let mut out = Vec::new();
+        for (key, _) in near {
+            let Some(m) = v.meta.get(&key) else { continue };
+            let other = v.strings.name(m.session);
+            if other.is_empty() || other == session || !seen.insert(m.session) {
+                continue;
+            }
+            if let Some(c) = v.centroid(other) {
+                let cos: f32 = c.iter().zip(&center).map(|(a, b)| a * b).sum();
+                out.push((other.to_owned(), f64::from(cos)));
+            }
+        }
+        out.sort_by(|a, b| b.1.total_cmp(&a.1).then(a.0.cmp(&b.0)));
+        out
+    }
+
+    /// The stored record of a chunk (for its snippet).
+    pub fn entry(store: &Store, key: u64) -> Result<Option<VectorEntry>> {
+        Ok(store.get(Keyspace::Vectors, &key.to_be_bytes())?)
+    }
+
+    /// How many vectors the index holds.
+    pub fn len(&self) -> u64 {
+        self.vectors().as_ref().map_or(0, |v| v.meta.len() as u64)
+    }
+
+    /// Waits until chunks are queued, `timeout` passes, or `stop` is set.
+    pub(crate) fn wait(&self, seen: &mut u64, timeout: Duration, stop: &AtomicBool) {
+        let (lock, cvar) = &self.wake;
+        let guard = lock.lock().unwrap_or_else(|p| p.into_inner());
+        if *guard != *seen || stop.load(Ordering::Relaxed) {
+            *seen = *guard;
+            return;
+        }
+        let (guard, _) = cvar
+            .wait_timeout(guard, timeout)
+            .unwrap_or_else(|p| p.into_inner());
+        *seen = *guard;
+    }
+
+    pub(crate) fn notify(&self) {
+        let (lock, cvar) = &self.wake;
+        *lock.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+        cvar.notify_all();
+    }
+}
+
+/// A chunk found by vector search.
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) struct VectorHit {
+    pub key: u64,
+    /// Cosine similarity to the query.
+    pub score: f32,
+    pub session: String,
+    pub project: String,
+    pub kind: String,
+    pub agent: Option<String>,
+    pub timestamp: i64,
+}
