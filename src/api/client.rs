@@ -3,11 +3,13 @@
 
 use tonic::transport::Channel;
 
-use super::{from_wire, pb};
+use super::convert::graph::path_from_wire;
+use super::convert::model::node_from_wire;
+use super::pb;
 use crate::embed::ModelStatus;
 use crate::engine::{
     Context, ContextMode, EmbedReport, ExportFormat, GetOutcome, ImportReport, IngestReport,
-    MatchPage, MigrateMode, MigrateResult, SearchHit, SearchRequest, SearchResults, SessionPage,
+    MatchPage, MigrateMode, MigrateResult, SearchRequest, SearchResults, SessionPage,
     SessionSearch, Stats,
 };
 use crate::graph::{Direction, EdgeFilter, Neighbor, PathStep, Related, Touch, Walk};
@@ -171,48 +173,7 @@ impl RemoteClient {
             mode: request.mode.as_str().to_owned(),
             focus: request.focus.clone().unwrap_or_default(),
         };
-        let pb::SearchResponse {
-            hits,
-            mode,
-            notices,
-        } = self.retrieval.search(request).await?.into_inner();
-        let mode = crate::retrieve::SearchMode::parse(&mode).unwrap_or_default();
-        let hits = hits
-            .into_iter()
-            .map(
-                |pb::SearchHit {
-                     session_id,
-                     short_id: _,
-                     title,
-                     project,
-                     score,
-                     r#type,
-                     snippet,
-                     timestamp,
-                     age: _,
-                     resume_command: _,
-                     agent,
-                     matches,
-                     signals,
-                 }| SearchHit {
-                    session_id,
-                    title,
-                    project,
-                    score: score as f32,
-                    kind: r#type,
-                    snippet,
-                    timestamp: from_wire::time(timestamp),
-                    agent: (!agent.is_empty()).then_some(agent),
-                    matches,
-                    signals: signals.map(Into::into).unwrap_or_default(),
-                },
-            )
-            .collect();
-        Ok(SearchResults {
-            hits,
-            mode,
-            notices,
-        })
+        Ok(self.retrieval.search(request).await?.into_inner().into())
     }
 
     pub async fn context(
@@ -229,7 +190,7 @@ impl RemoteClient {
             dry_run,
         };
         let response = self.retrieval.retrieve_context(request).await?.into_inner();
-        Ok(from_wire::context(response))
+        Ok(response.into())
     }
 
     /// A node and, for a session, its handoff.
@@ -243,7 +204,7 @@ impl RemoteClient {
         let pb::GetNodeResponse { node, handoff } =
             self.graph.get_node(request).await?.into_inner();
         Ok((
-            from_wire::node(node)?,
+            node_from_wire(node)?,
             handoff.map(TryInto::try_into).transpose()?,
         ))
     }
@@ -263,10 +224,7 @@ impl RemoteClient {
         };
         let pb::FindEntitiesResponse { entities } =
             self.graph.find_entities(request).await?.into_inner();
-        entities
-            .into_iter()
-            .map(|e| from_wire::node(Some(e)))
-            .collect()
+        entities.into_iter().map(Node::try_from).collect()
     }
 
     pub async fn neighbors(
@@ -287,10 +245,10 @@ impl RemoteClient {
         let pb::NeighborsResponse { node, neighbors } =
             self.graph.neighbors(request).await?.into_inner();
         Ok((
-            from_wire::node(node)?,
+            node_from_wire(node)?,
             neighbors
                 .into_iter()
-                .map(from_wire::neighbor)
+                .map(Neighbor::try_from)
                 .collect::<Result<_, _>>()?,
         ))
     }
@@ -312,7 +270,7 @@ impl RemoteClient {
         };
         let pb::WhatTouchedResponse { touches } =
             self.graph.what_touched(request).await?.into_inner();
-        touches.into_iter().map(from_wire::touch).collect()
+        touches.into_iter().map(Touch::try_from).collect()
     }
 
     pub async fn walk(
@@ -332,7 +290,7 @@ impl RemoteClient {
             until: time(filter.until),
             as_of: as_of(filter),
         };
-        from_wire::walk(self.graph.walk(request).await?.into_inner())
+        self.graph.walk(request).await?.into_inner().try_into()
     }
 
     pub async fn path(
@@ -352,7 +310,7 @@ impl RemoteClient {
             since: time(filter.from),
             until: time(filter.until),
         };
-        from_wire::path(self.graph.path(request).await?.into_inner())
+        path_from_wire(self.graph.path(request).await?.into_inner())
     }
 
     pub async fn related(
@@ -365,7 +323,7 @@ impl RemoteClient {
             limit: n(limit),
         };
         let pb::RelatedResponse { related } = self.graph.related(request).await?.into_inner();
-        related.into_iter().map(from_wire::related).collect()
+        related.into_iter().map(Related::try_from).collect()
     }
 
     pub async fn list_sessions(
@@ -380,7 +338,7 @@ impl RemoteClient {
             offset: u32::try_from(offset).unwrap_or(u32::MAX),
         };
         let response = self.sessions.list_sessions(request).await?.into_inner();
-        Ok(from_wire::session_page(response))
+        Ok(response.into())
     }
 
     pub async fn export_session(
@@ -411,26 +369,17 @@ impl RemoteClient {
         &mut self,
         search: &SessionSearch,
     ) -> Result<MatchPage, tonic::Status> {
-        let SessionSearch {
-            pattern,
-            regex,
-            case_sensitive,
-            workspace,
-            context,
-            limit,
-            offset,
-        } = search;
         let request = pb::SearchSessionsRequest {
-            pattern: pattern.clone(),
-            regex: *regex,
-            case_sensitive: *case_sensitive,
-            workspace: workspace.clone().unwrap_or_default(),
-            context: n(*context),
-            limit: n(*limit),
-            offset: u32::try_from(*offset).unwrap_or(u32::MAX),
+            pattern: search.pattern.clone(),
+            regex: search.regex,
+            case_sensitive: search.case_sensitive,
+            workspace: search.workspace.clone().unwrap_or_default(),
+            context: n(search.context),
+            limit: n(search.limit),
+            offset: u32::try_from(search.offset).unwrap_or(u32::MAX),
         };
         let response = self.sessions.search_sessions(request).await?.into_inner();
-        Ok(from_wire::match_page(response))
+        Ok(response.into())
     }
 
     pub async fn migrate_sessions(
@@ -445,7 +394,7 @@ impl RemoteClient {
             mode: mode.as_str().to_owned(),
         };
         let response = self.sessions.migrate_sessions(request).await?.into_inner();
-        Ok(from_wire::migrate_result(response))
+        Ok(response.into())
     }
 
     /// Asks the server to ingest its Claude dir.
@@ -481,18 +430,12 @@ impl RemoteClient {
     /// The embedding model installed in the server's data directory.
     /// The server's check of its store (never a repair: that needs the store alone).
     pub async fn check(&mut self) -> Result<crate::engine::CheckReport, tonic::Status> {
-        let r = self.admin.check(pb::CheckRequest {}).await?.into_inner();
-        Ok(crate::engine::CheckReport {
-            graph: r.graph,
-            archive: r.archive,
-            semantic: r.semantic,
-            text: r.text,
-            problems: r.problems,
-            blobs_checked: r.blobs_checked,
-            repaired: Vec::new(),
-            unrepaired: 0,
-            seconds: r.seconds,
-        })
+        Ok(self
+            .admin
+            .check(pb::CheckRequest {})
+            .await?
+            .into_inner()
+            .into())
     }
 
     /// A backup of the server's store into `directory`, on the server's machine.
@@ -500,26 +443,10 @@ impl RemoteClient {
         &mut self,
         directory: &str,
     ) -> Result<crate::engine::BackupReport, tonic::Status> {
-        let r = self
-            .admin
-            .backup(pb::BackupRequest {
-                directory: directory.to_owned(),
-            })
-            .await?
-            .into_inner();
-        Ok(crate::engine::BackupReport {
-            dir: r.directory,
-            manifest: crate::engine::BackupManifest {
-                version: String::new(),
-                format: 0,
-                created: r.created,
-                from: String::new(),
-                sessions: r.sessions,
-                episodes: r.episodes,
-                bytes: r.bytes,
-            },
-            seconds: r.seconds,
-        })
+        let request = pb::BackupRequest {
+            directory: directory.to_owned(),
+        };
+        Ok(self.admin.backup(request).await?.into_inner().into())
     }
 
     pub async fn model_status(&mut self) -> Result<ModelStatus, tonic::Status> {

@@ -1,17 +1,14 @@
 //! The gRPC API: the only module that sees generated proto types. Conversions live in
-//! `convert`, the error → status mapping in `status`, and the services are thin adapters
-//! over [`crate::engine::Engine`].
+//! `convert` (a file per service), the error → status mapping in `status`, and the
+//! services are thin adapters over [`crate::engine::Engine`].
 
 mod client;
 mod codec;
 mod convert;
-mod from_wire;
-mod requests;
 mod services;
 mod status;
 
 pub use self::client::{Connection, RemoteClient};
-pub use self::convert::age;
 pub use self::services::add_services;
 
 /// Generated types of package `eywa.v1`.

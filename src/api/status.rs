@@ -1,3 +1,5 @@
+//! Library errors → gRPC statuses, in one place.
+
 use tonic::{Code, Status};
 
 use crate::Error;

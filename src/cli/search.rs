@@ -181,7 +181,7 @@ fn to_json(h: &SearchHit, now: Timestamp) -> serde_json::Value {
         "type": h.kind,
         "snippet": h.snippet,
         "timestamp": h.timestamp.to_rfc3339(),
-        "age": eywa::api::age(h.timestamp, now),
+        "age": eywa::model::age(h.timestamp, now),
         "agent": h.agent,
         "matches": h.matches,
         "resume_command": (!h.session_id.is_empty())
@@ -200,7 +200,7 @@ fn print_human(h: &SearchHit, now: Timestamp, explain: bool) -> anyhow::Result<(
     outln!(
         "{short}  {title}  [{}] {} · {:.2}",
         h.project,
-        eywa::api::age(h.timestamp, now),
+        eywa::model::age(h.timestamp, now),
         h.score
     );
     let agent = h

@@ -218,7 +218,7 @@ fn print_page(page: &SessionPage) -> anyhow::Result<()> {
             "{short}  {}  [{}] {} · {} messages{agents}",
             s.title,
             s.project,
-            eywa::api::age(s.last_activity_at, now),
+            eywa::model::age(s.last_activity_at, now),
             s.message_count
         );
     }

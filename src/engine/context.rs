@@ -356,7 +356,7 @@ impl Engine {
             &e.session_id[..e.session_id.len().min(8)],
             e.title,
             e.project,
-            crate::api::age(e.end, now)
+            crate::model::age(e.end, now)
         );
         if let Some(notice) = &stale {
             header.push_str(&format!("{notice}\n"));

@@ -13,4 +13,4 @@ pub use self::node::{
     AgentInfo, AgentLayout, Compaction, DecayState, Document, Entity, EntityType, Episode, Memory,
     MemoryType, Node, NodeKind, TokenUsage,
 };
-pub use self::time::Timestamp;
+pub use self::time::{Timestamp, age};

@@ -1,3 +1,5 @@
+//! Moments in time: [`Timestamp`], and how long ago one was as people say it.
+
 use chrono::{DateTime, NaiveDate, SecondsFormat, Utc};
 use serde::{Deserialize, Serialize};
 
@@ -48,6 +50,21 @@ impl std::fmt::Display for Timestamp {
     }
 }
 
+/// How long before `now` a moment was, as people say it: "just now", "5 minutes ago",
+/// "3 days ago", "2 months ago".
+pub fn age(at: Timestamp, now: Timestamp) -> String {
+    let seconds = (now.0 - at.0).max(0) / 1000;
+    let (n, unit) = match seconds {
+        s if s < 60 => return "just now".to_owned(),
+        s if s < 3600 => (s / 60, "minute"),
+        s if s < 86_400 => (s / 3600, "hour"),
+        s if s < 30 * 86_400 => (s / 86_400, "day"),
+        s if s < 365 * 86_400 => (s / (30 * 86_400), "month"),
+        s => (s / (365 * 86_400), "year"),
+    };
+    format!("{n} {unit}{} ago", if n == 1 { "" } else { "s" })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -60,5 +77,19 @@ mod tests {
         let d = Timestamp::parse("2025-07-02").unwrap();
         assert_eq!(d.to_rfc3339(), "2025-07-02T00:00:00.000Z");
         assert_eq!(Timestamp::parse("yesterday"), None);
+    }
+
+    #[test]
+    fn ages_read_as_people_say_them() {
+        let now = Timestamp(1_000_000_000_000);
+        let ago = |ms: i64| age(Timestamp(now.0 - ms), now);
+        assert_eq!(ago(-5_000), "just now");
+        assert_eq!(ago(59_000), "just now");
+        assert_eq!(ago(60_000), "1 minute ago");
+        assert_eq!(ago(3 * 3_600_000 + 5), "3 hours ago");
+        assert_eq!(ago(86_400_000), "1 day ago");
+        assert_eq!(ago(29 * 86_400_000), "29 days ago");
+        assert_eq!(ago(95 * 86_400_000), "3 months ago");
+        assert_eq!(ago(800 * 86_400_000), "2 years ago");
     }
 }

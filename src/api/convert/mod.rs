@@ -1,0 +1,119 @@
+//! proto ↔ domain: a file per service, each with its requests validated and its answers
+//! both ways (for the server and for the client), and one for the model types they share;
+//! here, the pieces all of them use. Messages are destructured exhaustively, so that a
+//! field added to the proto is either carried or named as left out.
+
+pub mod admin;
+pub mod graph;
+pub mod ingest;
+pub mod model;
+pub mod retrieval;
+pub mod sessions;
+
+use tonic::Status;
+
+use super::pb;
+use crate::model::{NodeId, Timestamp};
+
+/// A moment on the wire.
+pub fn timestamp(t: Timestamp) -> prost_types::Timestamp {
+    prost_types::Timestamp {
+        seconds: t.0.div_euclid(1000),
+        nanos: (t.0.rem_euclid(1000) * 1_000_000) as i32,
+    }
+}
+
+/// A moment a server sent; none is the epoch.
+pub fn time(t: Option<prost_types::Timestamp>) -> Timestamp {
+    t.map_or(Timestamp(0), |t| {
+        Timestamp(t.seconds * 1000 + i64::from(t.nanos / 1_000_000))
+    })
+}
+
+/// A request's moment, checked: INVALID_ARGUMENT naming `field` when out of range.
+pub fn optional_time(
+    field: &str,
+    t: Option<prost_types::Timestamp>,
+) -> Result<Option<Timestamp>, Status> {
+    t.map(|prost_types::Timestamp { seconds, nanos }| {
+        if !(0..1_000_000_000).contains(&nanos) {
+            return Err(Status::invalid_argument(format!(
+                "{field}: nanos must be within 0..1e9"
+            )));
+        }
+        seconds
+            .checked_mul(1000)
+            .and_then(|ms| ms.checked_add(i64::from(nanos / 1_000_000)))
+            .map(Timestamp)
+            .ok_or_else(|| Status::invalid_argument(format!("{field}: timestamp out of range")))
+    })
+    .transpose()
+}
+
+/// `optional int32` → a count within `1..=max`, or `default` when absent.
+pub fn count(field: &str, value: Option<i32>, default: usize, max: usize) -> Result<usize, Status> {
+    bounded(field, value, default, 1, max)
+}
+
+/// `optional int32` → a number within `min..=max`, or `default` when absent.
+pub fn bounded(
+    field: &str,
+    value: Option<i32>,
+    default: usize,
+    min: usize,
+    max: usize,
+) -> Result<usize, Status> {
+    match value {
+        None => Ok(default),
+        Some(v) if v >= 0 && (min..=max).contains(&(v as usize)) => Ok(v as usize),
+        Some(v) => Err(Status::invalid_argument(format!(
+            "{field} must be between {min} and {max}, got {v}"
+        ))),
+    }
+}
+
+/// A size or an index for a `uint32` field, saturating.
+pub fn n32(v: usize) -> u32 {
+    u32::try_from(v).unwrap_or(u32::MAX)
+}
+
+/// Where a page sits in the whole list.
+pub fn pagination(total: u64, limit: usize, offset: usize, has_more: bool) -> pb::Pagination {
+    pb::Pagination {
+        total,
+        limit: n32(limit),
+        offset: n32(offset),
+        has_more,
+    }
+}
+
+/// Where a page a server sent sits: total, limit, offset, has_more.
+pub fn page_of(p: Option<pb::Pagination>) -> (u64, usize, usize, bool) {
+    let pb::Pagination {
+        total,
+        limit,
+        offset,
+        has_more,
+    } = p.unwrap_or_default();
+    (total, limit as usize, offset as usize, has_more)
+}
+
+/// How to take a session up again in Claude Code.
+pub fn resume_command(session_id: &str) -> String {
+    format!("claude --resume {session_id}")
+}
+
+/// A server's answer that does not read as the domain's.
+pub fn bad(what: &str) -> Status {
+    Status::internal(format!("the server sent a bad {what}"))
+}
+
+/// A proto string whose empty means none.
+pub fn some(s: String) -> Option<String> {
+    (!s.is_empty()).then_some(s)
+}
+
+/// A node id a server sent.
+pub fn node_id(s: &str) -> Result<NodeId, Status> {
+    NodeId::parse(s).ok_or_else(|| bad("node id"))
+}

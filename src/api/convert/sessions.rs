@@ -1,0 +1,533 @@
+//! The Sessions service's messages: a session in parts, pages of sessions, exports,
+//! searches through messages, and migrations.
+
+use tonic::Status;
+
+use super::{bounded, count, n32, page_of, pagination, resume_command, some, time, timestamp};
+use crate::api::pb;
+use crate::claude::Message;
+use crate::engine::{
+    ExportFormat, MAX_CONTEXT_LINES, MAX_MATCHES, MAX_PAGE, MatchPage, MigrateError, MigrateMode,
+    MigrateResult, SearchMatch, Session, SessionPage, SessionSearch, SessionSummary,
+};
+
+/// Bytes of a session part by default, and at most: under the 4 MiB a gRPC client
+/// takes by default.
+const PART_BYTES: usize = 1 << 20;
+const MAX_PART_BYTES: usize = 3 << 20;
+
+/// A request's `max_bytes`: 0 for the default.
+fn part_bytes(max_bytes: u32) -> Result<usize, Status> {
+    match max_bytes as usize {
+        0 => Ok(PART_BYTES),
+        n if n <= MAX_PART_BYTES => Ok(n.max(1)),
+        n => Err(Status::invalid_argument(format!(
+            "max_bytes {n} is over the maximum of {MAX_PART_BYTES}"
+        ))),
+    }
+}
+
+/// A `GetSession` request, validated.
+pub struct PartQuery {
+    pub session: String,
+    pub from: SessionCursor,
+    pub max_bytes: usize,
+}
+
+impl TryFrom<pb::GetSessionRequest> for PartQuery {
+    type Error = Status;
+
+    fn try_from(request: pb::GetSessionRequest) -> Result<Self, Status> {
+        let pb::GetSessionRequest {
+            session,
+            max_bytes,
+            from_message,
+            from_offset,
+        } = request;
+        Ok(PartQuery {
+            max_bytes: part_bytes(max_bytes)?,
+            session,
+            from: SessionCursor {
+                message: from_message as usize,
+                offset: usize::try_from(from_offset).unwrap_or(usize::MAX),
+            },
+        })
+    }
+}
+
+/// A `ListSessions` request, validated.
+pub struct ListQuery {
+    pub workspace: Option<String>,
+    pub limit: usize,
+    pub offset: usize,
+}
+
+impl TryFrom<pb::ListSessionsRequest> for ListQuery {
+    type Error = Status;
+
+    fn try_from(request: pb::ListSessionsRequest) -> Result<Self, Status> {
+        let pb::ListSessionsRequest {
+            workspace,
+            limit,
+            offset,
+        } = request;
+        Ok(ListQuery {
+            limit: count("limit", limit, 50, MAX_PAGE)?,
+            workspace: (!workspace.trim().is_empty()).then_some(workspace),
+            offset: offset as usize,
+        })
+    }
+}
+
+/// An `ExportSession` request, validated.
+pub struct ExportQuery {
+    pub session: String,
+    pub format: ExportFormat,
+    pub offset: u64,
+    pub max_bytes: usize,
+}
+
+impl TryFrom<pb::ExportSessionRequest> for ExportQuery {
+    type Error = Status;
+
+    fn try_from(request: pb::ExportSessionRequest) -> Result<Self, Status> {
+        let pb::ExportSessionRequest {
+            session,
+            format,
+            offset,
+            max_bytes,
+        } = request;
+        Ok(ExportQuery {
+            max_bytes: part_bytes(max_bytes)?,
+            format: if format.trim().is_empty() {
+                ExportFormat::Markdown
+            } else {
+                ExportFormat::parse(&format)?
+            },
+            session,
+            offset,
+        })
+    }
+}
+
+impl TryFrom<pb::SearchSessionsRequest> for SessionSearch {
+    type Error = Status;
+
+    fn try_from(request: pb::SearchSessionsRequest) -> Result<Self, Status> {
+        let pb::SearchSessionsRequest {
+            pattern,
+            regex,
+            case_sensitive,
+            workspace,
+            context,
+            limit,
+            offset,
+        } = request;
+        Ok(SessionSearch {
+            pattern,
+            regex,
+            case_sensitive,
+            workspace: (!workspace.trim().is_empty()).then_some(workspace),
+            context: bounded("context", context, 2, 0, MAX_CONTEXT_LINES)?,
+            limit: count("limit", limit, 50, MAX_MATCHES)?,
+            offset: offset as usize,
+        })
+    }
+}
+
+/// A `MigrateSessions` request, validated.
+pub struct MigrateQuery {
+    pub sessions: Vec<String>,
+    pub destination: String,
+    pub mode: MigrateMode,
+}
+
+impl TryFrom<pb::MigrateSessionsRequest> for MigrateQuery {
+    type Error = Status;
+
+    fn try_from(request: pb::MigrateSessionsRequest) -> Result<Self, Status> {
+        let pb::MigrateSessionsRequest {
+            sessions,
+            destination,
+            mode,
+        } = request;
+        Ok(MigrateQuery {
+            mode: MigrateMode::parse(&mode)?,
+            sessions,
+            destination,
+        })
+    }
+}
+
+impl From<Message> for pb::Message {
+    fn from(m: Message) -> Self {
+        let Message {
+            uuid,
+            role,
+            kind,
+            timestamp: at,
+            text,
+            tool_calls,
+            superseded,
+        } = m;
+        pb::Message {
+            uuid: uuid.unwrap_or_default(),
+            role: role.as_str().to_owned(),
+            timestamp: at.map(timestamp),
+            text_offset: 0,
+            text_length: text.len() as u64,
+            text,
+            kind: kind.as_str().to_owned(),
+            superseded,
+            tool_calls: tool_calls
+                .into_iter()
+                .map(|c| pb::ToolCall {
+                    id: c.id,
+                    name: c.name,
+                    input_json: c.input,
+                    result: c.result,
+                    is_error: c.is_error,
+                })
+                .collect(),
+        }
+    }
+}
+
+/// Where a part of a session starts: a message and a byte offset into its text.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SessionCursor {
+    pub message: usize,
+    pub offset: usize,
+}
+
+/// The part of `s` from `from` on that holds at most `max_bytes` of message text and
+/// tool calls, never less than one piece of a message. A message whose rest does not fit
+/// in an empty part is cut at a character boundary; its tool calls come with its last
+/// part. A cursor past the end, or inside a character, is INVALID_ARGUMENT.
+pub fn session_part(
+    s: Session,
+    from: SessionCursor,
+    max_bytes: usize,
+) -> Result<pb::GetSessionResponse, Status> {
+    let Session {
+        episode,
+        handoff,
+        messages,
+        from_archive,
+        versions,
+        agents,
+    } = s;
+    let count = messages.len();
+    let bad = |what: String| Err(Status::invalid_argument(what));
+    if from.message > count || (from.message == count && from.offset > 0) {
+        return bad(format!(
+            "from_message {} is past the session's {count} messages",
+            from.message
+        ));
+    }
+    if let Some(m) = messages.get(from.message)
+        && !m.text.is_char_boundary(from.offset)
+    {
+        return bad(format!(
+            "from_offset {} is not a character boundary of message {} ({} bytes)",
+            from.offset,
+            from.message,
+            m.text.len()
+        ));
+    }
+    let first = from
+        == SessionCursor {
+            message: 0,
+            offset: 0,
+        };
+    let mut part = Vec::new();
+    let mut used = 0;
+    let mut next = None;
+    for (i, m) in messages.into_iter().enumerate().skip(from.message) {
+        let offset = if i == from.message { from.offset } else { 0 };
+        let calls: usize = m
+            .tool_calls
+            .iter()
+            .map(|c| c.input.len() + c.result.as_ref().map_or(0, String::len) + 64)
+            .sum();
+        let rest = m.text.len() - offset;
+        if used + rest + calls <= max_bytes {
+            used += rest + calls;
+            let mut message = pb::Message::from(m);
+            message.text.drain(..offset);
+            message.text_offset = offset as u64;
+            part.push(message);
+            continue;
+        }
+        if !part.is_empty() {
+            next = Some(SessionCursor { message: i, offset });
+            break;
+        }
+        // Alone and too large: as much of the text as fits (at least a character), the
+        // tool calls with the last part.
+        let mut end = offset + max_bytes.saturating_sub(used).min(rest);
+        while !m.text.is_char_boundary(end) {
+            end -= 1;
+        }
+        if end == offset {
+            end = offset + m.text[offset..].chars().next().map_or(0, char::len_utf8);
+        }
+        if end >= m.text.len() {
+            // The text fits; the tool calls make it large. Served whole, once.
+            let mut message = pb::Message::from(m);
+            message.text.drain(..offset);
+            message.text_offset = offset as u64;
+            part.push(message);
+            continue;
+        }
+        let mut message = pb::Message::from(m);
+        message.tool_calls.clear();
+        message.text.truncate(end);
+        message.text.drain(..offset);
+        message.text_offset = offset as u64;
+        part.push(message);
+        next = Some(SessionCursor {
+            message: i,
+            offset: end,
+        });
+        break;
+    }
+    Ok(pb::GetSessionResponse {
+        episode: first.then(|| (*episode).clone().into()),
+        handoff: if first { handoff.map(Into::into) } else { None },
+        messages: part,
+        from_archive,
+        agents: if first {
+            agents.into_iter().map(|a| (*a).clone().into()).collect()
+        } else {
+            Vec::new()
+        },
+        first_message: n32(from.message),
+        message_count: n32(count),
+        has_more: next.is_some(),
+        next_message: next.map_or(0, |n| n32(n.message)),
+        next_offset: next.map_or(0, |n| n.offset as u64),
+        versions,
+    })
+}
+
+/// The part of an export from `offset` on, at most `max_bytes` and cut at a character
+/// boundary. An offset past the end, or inside a character, is INVALID_ARGUMENT.
+pub fn export_part(
+    mut content: String,
+    format: ExportFormat,
+    offset: u64,
+    max_bytes: usize,
+) -> Result<pb::ExportSessionResponse, Status> {
+    let total = content.len();
+    let start = usize::try_from(offset).unwrap_or(usize::MAX);
+    if start > total || !content.is_char_boundary(start) {
+        return Err(Status::invalid_argument(format!(
+            "offset {offset} is not a character boundary of the {total}-byte export"
+        )));
+    }
+    let mut end = (start + max_bytes).min(total);
+    while !content.is_char_boundary(end) {
+        end -= 1;
+    }
+    content.truncate(end);
+    content.drain(..start);
+    Ok(pb::ExportSessionResponse {
+        format: match format {
+            ExportFormat::Markdown => "markdown",
+            ExportFormat::Json => "json",
+        }
+        .to_owned(),
+        content,
+        total_bytes: total as u64,
+        has_more: end < total,
+        next_offset: end as u64,
+    })
+}
+
+impl From<SessionPage> for pb::ListSessionsResponse {
+    fn from(page: SessionPage) -> Self {
+        let SessionPage {
+            sessions,
+            total,
+            limit,
+            offset,
+            has_more,
+        } = page;
+        pb::ListSessionsResponse {
+            sessions: sessions
+                .into_iter()
+                .map(|s| pb::SessionSummary {
+                    resume_command: resume_command(&s.session_id),
+                    session_id: s.session_id,
+                    title: s.title,
+                    project: s.project,
+                    project_path: s.project_path,
+                    cwd: s.cwd,
+                    started_at: Some(timestamp(s.started_at)),
+                    last_activity_at: Some(timestamp(s.last_activity_at)),
+                    message_count: s.message_count,
+                    agent_ids: s.agent_ids,
+                    version: s.version.unwrap_or_default(),
+                    git_branch: s.git_branch.unwrap_or_default(),
+                })
+                .collect(),
+            pagination: Some(pagination(total, limit, offset, has_more)),
+        }
+    }
+}
+
+impl From<MatchPage> for pb::SearchSessionsResponse {
+    fn from(page: MatchPage) -> Self {
+        pb::SearchSessionsResponse {
+            pagination: Some(pagination(
+                page.total,
+                page.limit,
+                page.offset,
+                page.has_more,
+            )),
+            matches: page
+                .matches
+                .into_iter()
+                .map(|m| pb::SearchMatch {
+                    session_id: m.session_id,
+                    message_uuid: m.message_uuid,
+                    message_type: m.message_type,
+                    r#match: m.line,
+                    context: m.context,
+                    line_number: m.line_number,
+                })
+                .collect(),
+        }
+    }
+}
+
+impl From<MigrateResult> for pb::MigrateSessionsResponse {
+    fn from(r: MigrateResult) -> Self {
+        pb::MigrateSessionsResponse {
+            success_count: r.success_count,
+            failed_count: r.failed_count,
+            errors: r
+                .errors
+                .into_iter()
+                .map(|e| pb::MigrateError {
+                    session: e.session,
+                    message: e.message,
+                })
+                .collect(),
+            written: r.written,
+            target_dir: r.target_dir,
+            created_dir: r.created_dir,
+        }
+    }
+}
+
+/// A server's page of sessions.
+impl From<pb::ListSessionsResponse> for SessionPage {
+    fn from(page: pb::ListSessionsResponse) -> Self {
+        let pb::ListSessionsResponse {
+            sessions,
+            pagination,
+        } = page;
+        let (total, limit, offset, has_more) = page_of(pagination);
+        SessionPage {
+            sessions: sessions
+                .into_iter()
+                .map(
+                    |pb::SessionSummary {
+                         session_id,
+                         title,
+                         project,
+                         project_path,
+                         cwd,
+                         started_at,
+                         last_activity_at,
+                         message_count,
+                         agent_ids,
+                         version,
+                         git_branch,
+                         resume_command: _,
+                     }| SessionSummary {
+                        session_id,
+                        title,
+                        project,
+                        project_path,
+                        cwd,
+                        started_at: time(started_at),
+                        last_activity_at: time(last_activity_at),
+                        message_count,
+                        agent_ids,
+                        version: some(version),
+                        git_branch: some(git_branch),
+                    },
+                )
+                .collect(),
+            total,
+            limit,
+            offset,
+            has_more,
+        }
+    }
+}
+
+/// A server's page of matches.
+impl From<pb::SearchSessionsResponse> for MatchPage {
+    fn from(page: pb::SearchSessionsResponse) -> Self {
+        let pb::SearchSessionsResponse {
+            matches,
+            pagination,
+        } = page;
+        let (total, limit, offset, has_more) = page_of(pagination);
+        MatchPage {
+            matches: matches
+                .into_iter()
+                .map(
+                    |pb::SearchMatch {
+                         session_id,
+                         message_uuid,
+                         message_type,
+                         r#match,
+                         context,
+                         line_number,
+                     }| SearchMatch {
+                        session_id,
+                        message_uuid,
+                        message_type,
+                        line: r#match,
+                        context,
+                        line_number,
+                    },
+                )
+                .collect(),
+            total,
+            limit,
+            offset,
+            has_more,
+        }
+    }
+}
+
+/// What a server migrated.
+impl From<pb::MigrateSessionsResponse> for MigrateResult {
+    fn from(r: pb::MigrateSessionsResponse) -> Self {
+        let pb::MigrateSessionsResponse {
+            success_count,
+            failed_count,
+            errors,
+            written,
+            target_dir,
+            created_dir,
+        } = r;
+        MigrateResult {
+            target_dir,
+            created_dir,
+            success_count,
+            failed_count,
+            errors: errors
+                .into_iter()
+                .map(|pb::MigrateError { session, message }| MigrateError { session, message })
+                .collect(),
+            written,
+        }
+    }
+}
