@@ -1,0 +1,477 @@
+//! An ingest run: every new or changed file under the Claude dir read into the store, in
+//! order (main sessions, subagents, plans and memory files), then the run's end.
+
+mod agents;
+mod documents;
+mod group;
+mod handoffs;
+mod sessions;
+
+use std::collections::{BTreeSet, HashMap, HashSet};
+use std::path::Path;
+use std::sync::RwLock;
+use std::time::{Duration, Instant, UNIX_EPOCH};
+
+use serde::Serialize;
+
+use self::group::Group;
+use super::Engine;
+use super::owners::Owners;
+use super::source::file_identity;
+use crate::claude::{AgentFile, History, IndexEntry, SessionFile, Transcript};
+use crate::extract::RedactionCounts;
+use crate::graph::{Counts, SourceRecord};
+use crate::model::{Handoff, Timestamp};
+use crate::{Error, Result};
+
+/// What one ingest run did, and what the store holds after it.
+#[derive(Debug, Clone, Serialize)]
+pub struct IngestReport {
+    /// Main session files found.
+    pub files_scanned: u64,
+    /// Files read this run (new or changed).
+    pub files_read: u64,
+    /// Files skipped because they had not changed since the last ingest.
+    pub files_unchanged: u64,
+    /// Files that could not be read (permissions, vanished mid-run).
+    pub files_failed: u64,
+    /// Files read this run that hold no user or assistant message.
+    pub files_without_messages: u64,
+    /// Subagent files found (`agent-*.jsonl`, root-level and in `<session>/subagents/`).
+    pub agent_files_scanned: u64,
+    /// Subagent files read this run.
+    pub agent_files_read: u64,
+    /// Secrets redacted from what this run read, per kind.
+    pub redacted: RedactionCounts,
+    /// Plan files found (`plans/*.md`).
+    pub plans: u64,
+    /// Project memory files found (`projects/*/memory/*.md`).
+    pub memory_files: u64,
+    /// Bytes read from sources this run: whole files, or what was appended to a file
+    /// since the last run.
+    pub bytes_read: u64,
+    /// Files that shrank or were rewritten since the last run: read as new versions, what
+    /// earlier versions said kept.
+    pub files_versioned: u64,
+    /// Files this run read in part or not at all, by path: malformed lines, unreadable
+    /// files, symlinks out of the Claude dir. At most [`SKIPPED_FILES_LISTED`];
+    /// `files_skipped` counts them all.
+    pub skipped_files: Vec<SkippedFile>,
+    pub files_skipped: u64,
+    /// Counts of the store after the run.
+    pub counts: Counts,
+    #[serde(serialize_with = "seconds")]
+    pub elapsed: Duration,
+}
+
+impl IngestReport {
+    /// The report of a run that found `files_scanned` main session files and did nothing
+    /// yet.
+    fn empty(files_scanned: u64) -> Self {
+        IngestReport {
+            files_scanned,
+            files_read: 0,
+            files_unchanged: 0,
+            files_failed: 0,
+            files_without_messages: 0,
+            agent_files_scanned: 0,
+            agent_files_read: 0,
+            redacted: RedactionCounts::default(),
+            plans: 0,
+            memory_files: 0,
+            bytes_read: 0,
+            files_versioned: 0,
+            skipped_files: Vec::new(),
+            files_skipped: 0,
+            counts: Counts::default(),
+            elapsed: Duration::ZERO,
+        }
+    }
+}
+
+/// A file an ingest run read in part, or not at all.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
+pub struct SkippedFile {
+    pub path: String,
+    /// Lines skipped; 0 when the whole file was.
+    pub lines: u64,
+    /// The first skipped line's number and why, or why the file was not read.
+    pub reason: String,
+}
+
+/// Files named in a report; more are counted.
+pub const SKIPPED_FILES_LISTED: usize = 1_000;
+
+/// Where an ingest run is, for progress displays.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Progress {
+    pub files_done: u64,
+    pub files_total: u64,
+    /// Bytes of transcripts read so far this run (unchanged files are not read).
+    pub bytes_read: u64,
+    pub elapsed: Duration,
+}
+
+fn seconds<S: serde::Serializer>(d: &Duration, s: S) -> Result<S::Ok, S::Error> {
+    s.serialize_f64(d.as_secs_f64())
+}
+
+/// Counts the files a run has done and tells its progress after each.
+struct Ticker<'p> {
+    progress: &'p mut dyn FnMut(Progress),
+    started: Instant,
+    done: u64,
+    total: u64,
+}
+
+impl Ticker<'_> {
+    /// One more file done.
+    fn tick(&mut self, run: &Run) {
+        self.done += 1;
+        (self.progress)(Progress {
+            files_done: self.done,
+            files_total: self.total,
+            bytes_read: run.bytes_read,
+            elapsed: self.started.elapsed(),
+        });
+    }
+}
+
+impl Engine {
+    /// Reads every new or changed session under the Claude dir into the graph, archiving
+    /// each transcript's bytes in the cold tier as it goes. Malformed lines are skipped and
+    /// counted; a file that cannot be read is logged and counted; a missing projects
+    /// folder is an error. Sessions whose file is gone stay as they were.
+    pub fn ingest(&self) -> Result<IngestReport> {
+        self.ingest_with_progress(&mut |_| {})
+    }
+
+    /// [`Engine::ingest`], calling `progress` after every file.
+    pub fn ingest_with_progress(&self, progress: &mut dyn FnMut(Progress)) -> Result<IngestReport> {
+        let _guard = self
+            .ingest_lock
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let result = self.ingest_locked(progress);
+        if result.is_err() {
+            self.handoffs_lost();
+            // It may know lines of files whose group never landed: loaded again next run.
+            *self.owners.write().unwrap_or_else(|p| p.into_inner()) = None;
+        }
+        result
+    }
+
+    fn ingest_locked(&self, progress: &mut dyn FnMut(Progress)) -> Result<IngestReport> {
+        let started = Instant::now();
+        // Counters loaded before writing are kept in step by every batch.
+        self.graph.counts()?;
+        let projects = self.claude.projects_dir();
+        if !projects.is_dir() {
+            return Err(Error::ClaudeDirMissing { path: projects });
+        }
+        let mut files = self.claude.session_files().map_err(Error::io(&projects))?;
+        // Oldest first: a resumed session replays lines its predecessor wrote, and the
+        // first writer of a message owns it.
+        files.sort_by_cached_key(|f| (modified_ms(&f.path), f.path.clone()));
+        let mut report = IngestReport::empty(files.len() as u64);
+        // Links refused by scans before this run (`eywa stats` lists nothing): not ours.
+        self.claude.take_refused();
+        self.load_owners()?;
+        if self.text_index_lags()? {
+            let docs = self.reindex_locked()?;
+            tracing::info!(docs, "rebuilt the text index");
+        }
+        let mut run = Run {
+            labels: self.graph.labels()?,
+            index: self.claude.session_index().map_err(Error::io(&projects))?,
+            ..Run::default()
+        };
+        let agents = self.claude.agent_files().map_err(Error::io(&projects))?;
+        let mut ticker = Ticker {
+            progress,
+            started,
+            done: 0,
+            total: (files.len() + agents.len()) as u64,
+        };
+        // Parents first: an agent file then finds its parent and the call that started it.
+        let mut group = Group::default();
+        self.ingest_sessions(&files, &mut run, &mut group, &mut report, &mut ticker)?;
+        // Sessions that later files gave new summary labels: read again for their titles.
+        for session in std::mem::take(&mut run.relabel) {
+            if let Err(e) = self.relabel(&session, &files, &mut run, &mut group) {
+                tracing::warn!(session, error = %e, "cannot re-read a relabelled session");
+            }
+        }
+        self.commit_group(&mut group, &mut run)?;
+        self.flush_handoff_files(&mut run)?;
+        self.ingest_agents(&agents, &mut run, &mut report, &mut ticker)?;
+        self.ingest_documents(&files, &mut run, &mut report)?;
+        self.end_run(&mut run, &mut report)?;
+        report.elapsed = started.elapsed();
+        // Callers say what a run read; a run that read nothing is not news.
+        tracing::debug!(
+            files = report.files_scanned,
+            read = report.files_read,
+            agents_read = report.agent_files_read,
+            episodes = report.counts.episodes,
+            skipped_lines = report.counts.skipped_lines,
+            "ingest done"
+        );
+        Ok(report)
+    }
+
+    /// Reads the subagent files, after their parents.
+    fn ingest_agents(
+        &self,
+        agents: &[AgentFile],
+        run: &mut Run,
+        report: &mut IngestReport,
+        ticker: &mut Ticker,
+    ) -> Result<()> {
+        report.agent_files_scanned = agents.len() as u64;
+        for file in agents {
+            let outcome = self.ingest_agent_file(file, run);
+            match skip_unreadable(outcome, "cannot read subagent transcript", run, report)? {
+                Some(FileOutcome::Read { .. }) => report.agent_files_read += 1,
+                Some(FileOutcome::Unchanged) | None => {}
+            }
+            ticker.tick(run);
+        }
+        Ok(())
+    }
+
+    /// Reads the plan files, then the project memory files.
+    fn ingest_documents(
+        &self,
+        files: &[SessionFile],
+        run: &mut Run,
+        report: &mut IngestReport,
+    ) -> Result<()> {
+        let plans = self
+            .claude
+            .plan_files()
+            .map_err(Error::io(self.claude.root()))?;
+        for plan in &plans {
+            let outcome = self.ingest_plan(plan, run);
+            skip_unreadable(outcome, "cannot read plan", run, report)?;
+        }
+        report.plans = plans.len() as u64;
+        let projects = self.claude.projects_dir();
+        let memories = self.claude.memory_files().map_err(Error::io(&projects))?;
+        for memory in &memories {
+            let outcome = self.ingest_memory(memory, files, run);
+            skip_unreadable(outcome, "cannot read memory file", run, report)?;
+        }
+        report.memory_files = memories.len() as u64;
+        Ok(())
+    }
+
+    /// The end of a run: what it skipped and read told in `report`; the text index
+    /// committed, sequences derived, the store flushed, the view and the handoff index
+    /// saved, idle chunks swept; the store counted.
+    fn end_run(&self, run: &mut Run, report: &mut IngestReport) -> Result<()> {
+        report.redacted = std::mem::take(&mut run.redacted);
+        for link in self.claude.take_refused() {
+            run.skipped.push(SkippedFile {
+                path: link.display().to_string(),
+                lines: 0,
+                reason: "a symlink out of the Claude dir: not followed".into(),
+            });
+        }
+        run.skipped.sort();
+        run.skipped.dedup();
+        report.files_skipped = run.skipped.len() as u64;
+        run.skipped.truncate(SKIPPED_FILES_LISTED);
+        report.skipped_files = std::mem::take(&mut run.skipped);
+        report.bytes_read = run.bytes_read;
+        report.files_versioned = run.files_versioned;
+        self.settle_store(&run.handoffs)?;
+        report.counts = self.graph.counts()?;
+        Ok(())
+    }
+
+    /// What follows a run's writes: the text index committed, FOLLOWS and CONTINUES
+    /// derived, the store flushed, the graph view saved, the handoff index rewritten when
+    /// the run wrote `handoffs`, and idle chunks moved to the cold tier.
+    fn settle_store(&self, handoffs: &[Handoff]) -> Result<()> {
+        if self.text_index_lags()? {
+            self.commit_text()?;
+        }
+        let sequenced = self.graph.derive_sequences()?;
+        if sequenced > 0 {
+            tracing::debug!(edges = sequenced, "updated FOLLOWS and CONTINUES");
+        }
+        self.graph.store().flush()?;
+        if self.graph.save_view()? {
+            tracing::debug!("saved the graph view snapshot");
+        }
+        self.handoffs_changed(handoffs)?;
+        if !handoffs.is_empty() {
+            self.write_handoff_index()?;
+        }
+        let idle = i64::from(self.config.chunk_idle_days) * 24 * 3600 * 1000;
+        let swept = self.graph.store().sweep_chunks(idle, Timestamp::now().0)?;
+        if swept.moved > 0 {
+            tracing::info!(
+                chunks = swept.moved,
+                bytes = swept.bytes,
+                "moved idle chunks to the cold tier"
+            );
+        }
+        Ok(())
+    }
+
+    /// The source record of `path`, and whether the file is unchanged since it was read:
+    /// the same size, mtime, inode and status-change time. A file replaced by another (an
+    /// editor's save, `sed -i`) or written in place keeps its size and mtime only if they
+    /// are set back, and not its inode or status-change time. Records from before eywa
+    /// kept those (inode 0) go by size and mtime.
+    fn unchanged(&self, path: &Path) -> Result<Changed> {
+        let meta = std::fs::metadata(path).map_err(Error::io(path))?;
+        let modified_ms = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        let (inode, changed_ns) = file_identity(&meta);
+        let known = self.graph.source(&path.to_string_lossy())?;
+        let same = known.as_ref().is_some_and(|k| {
+            k.len == meta.len()
+                && k.modified_ms == modified_ms
+                && (k.inode == 0 || (k.inode == inode && k.changed_ns == changed_ns))
+        });
+        Ok(Changed {
+            same,
+            known,
+            modified_ms,
+            inode,
+            changed_ns,
+        })
+    }
+}
+
+/// What one ingest run gathers as it goes.
+#[derive(Default)]
+pub(super) struct Run {
+    redacted: RedactionCounts,
+    pub(super) bytes_read: u64,
+    pub(super) files_versioned: u64,
+    /// Every `summary` label known, by leaf uuid (stored ones and this run's).
+    pub(super) labels: HashMap<u128, String>,
+    /// Sessions a file of this run gave a new label: to read again.
+    relabel: BTreeSet<String>,
+    /// `sessions-index.json` entries, by session id.
+    index: HashMap<String, IndexEntry>,
+    /// The handoffs written, without their bodies (for the `get` index).
+    handoffs: Vec<Handoff>,
+    /// Labels this run wrote (keys of `labels`): a transcript read ahead that holds one
+    /// is read again.
+    labels_added: HashSet<u128>,
+    /// Handoffs whose markdown files wait to be written.
+    handoff_files: Vec<Handoff>,
+    /// Where they go to be written, while a thread of the run writes them.
+    handoff_sink: Option<std::sync::mpsc::Sender<Vec<Handoff>>>,
+    /// Files read in part or not at all.
+    skipped: Vec<SkippedFile>,
+}
+
+impl Run {
+    fn skipped_lines(&mut self, path: &str, transcript: &Transcript) {
+        if transcript.skipped_lines == 0 {
+            return;
+        }
+        tracing::debug!(
+            path,
+            skipped = transcript.skipped_lines,
+            "skipped malformed lines"
+        );
+        self.skipped.push(SkippedFile {
+            path: path.to_owned(),
+            lines: transcript.skipped_lines,
+            reason: transcript.first_skip.clone().unwrap_or_default(),
+        });
+    }
+
+    fn unreadable(&mut self, path: &Path, error: &std::io::Error) {
+        self.skipped.push(SkippedFile {
+            path: path.display().to_string(),
+            lines: 0,
+            reason: format!("unreadable: {error}"),
+        });
+    }
+}
+
+/// What other transcripts said, as the store and this run know it.
+pub(super) struct RunHistory<'a> {
+    pub(super) owners: &'a RwLock<Option<Owners>>,
+    pub(super) labels: &'a HashMap<u128, String>,
+}
+
+impl History for RunHistory<'_> {
+    fn owner(&self, uuid: u128, reading: &str) -> Option<String> {
+        let owners = self.owners.read().unwrap_or_else(|p| p.into_inner());
+        owners
+            .as_ref()?
+            .owner(uuid)
+            .filter(|o| *o != reading)
+            .map(str::to_owned)
+    }
+
+    fn label(&self, uuid: u128) -> Option<String> {
+        self.labels.get(&uuid).cloned()
+    }
+}
+
+/// A file's modification time in ms since the epoch (0 when unknown).
+fn modified_ms(path: &Path) -> i64 {
+    std::fs::metadata(path)
+        .and_then(|m| m.modified())
+        .ok()
+        .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
+        .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+}
+
+struct Changed {
+    same: bool,
+    known: Option<SourceRecord>,
+    modified_ms: i64,
+    /// The file's inode and status-change time now.
+    inode: u64,
+    changed_ns: i64,
+}
+
+enum FileOutcome {
+    Unchanged,
+    Read { episode: bool },
+}
+
+/// A file's outcome; or, when the file could not be read, `None`: the file logged with
+/// `message`, counted as failed and listed as skipped. Any other error ends the run.
+fn skip_unreadable(
+    outcome: Result<FileOutcome>,
+    message: &'static str,
+    run: &mut Run,
+    report: &mut IngestReport,
+) -> Result<Option<FileOutcome>> {
+    match outcome {
+        Ok(outcome) => Ok(Some(outcome)),
+        Err(Error::Io { path, source }) if !is_write_failure(&source) => {
+            tracing::warn!(path = %path.display(), error = %source, "{message}");
+            report.files_failed += 1;
+            run.unreadable(&path, &source);
+            Ok(None)
+        }
+        Err(other) => Err(other),
+    }
+}
+
+/// An I/O error of writing (a full disk, a read-only one, a quota), not of reading the
+/// file it names: it ends the run instead of counting the file as unreadable.
+fn is_write_failure(error: &std::io::Error) -> bool {
+    matches!(
+        error.kind(),
+        std::io::ErrorKind::StorageFull
+            | std::io::ErrorKind::ReadOnlyFilesystem
+            | std::io::ErrorKind::QuotaExceeded
+    )
+}
