@@ -5,7 +5,13 @@ use std::path::PathBuf;
 #[non_exhaustive]
 pub enum Error {
     #[error(transparent)]
-    Storage(#[from] eywa_storage::Error),
+    Storage(eywa_storage::Error),
+    /// Another process holds the store (one process opens a store at a time).
+    #[error("store at {path} is in use by another process (is `eywa serve` running?)")]
+    StoreLocked { path: PathBuf },
+    /// A write was refused, or failed, for want of disk space; nothing was half-written.
+    #[error(transparent)]
+    DiskFull(eywa_storage::Error),
     #[error("cannot access {path}")]
     Io {
         path: PathBuf,
@@ -33,6 +39,18 @@ pub enum Error {
 }
 
 pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+impl From<eywa_storage::Error> for Error {
+    /// What callers act on gets its own variant, so that they need not know the storage
+    /// layer's errors.
+    fn from(error: eywa_storage::Error) -> Self {
+        match error {
+            eywa_storage::Error::Locked { path } => Error::StoreLocked { path },
+            full @ eywa_storage::Error::DiskFull { .. } => Error::DiskFull(full),
+            other => Error::Storage(other),
+        }
+    }
+}
 
 impl Error {
     pub(crate) fn io(path: impl Into<PathBuf>) -> impl FnOnce(std::io::Error) -> Error {

@@ -13,8 +13,8 @@ impl From<Error> for Status {
             Error::ClaudeDirMissing { .. } | Error::FailedPrecondition(_) => {
                 Code::FailedPrecondition
             }
-            Error::Storage(eywa_storage::Error::Locked { .. }) => Code::Unavailable,
-            Error::Storage(eywa_storage::Error::DiskFull { .. }) => Code::ResourceExhausted,
+            Error::StoreLocked { .. } => Code::Unavailable,
+            Error::DiskFull(_) => Code::ResourceExhausted,
             Error::Storage(_)
             | Error::Io { .. }
             | Error::Index(_)

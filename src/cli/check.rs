@@ -107,10 +107,7 @@ pub fn restore(paths: &Paths, args: RestoreArgs) -> anyhow::Result<ExitCode> {
     // Another process (an `eywa ingest --watch`) may hold the store: then not now.
     let store = paths.data_dir.join("store");
     if store.exists() {
-        eywa_storage::Config::new()
-            .path(&store)
-            .lock_wait_ms(0)
-            .open()
+        eywa::engine::ensure_store_free(&store)
             .with_context(|| format!("cannot restore over {}", store.display()))?;
     }
     let (manifest, aside) = eywa::engine::restore(&args.dir, &paths.data_dir)?;

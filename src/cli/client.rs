@@ -327,7 +327,7 @@ impl Local {
             return Ok(engine);
         }
         let engine = self.paths.open_engine().map_err(|e| match e {
-            eywa::Error::Storage(eywa_storage::Error::Locked { path }) => anyhow::anyhow!(
+            eywa::Error::StoreLocked { path } => anyhow::anyhow!(
                 "the store at {} is in use by another eywa process, and no server is announced \
                  in {} (an `eywa ingest --watch`? stop it, or run `eywa serve` so that every \
                  command can ask it)",

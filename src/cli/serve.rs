@@ -78,7 +78,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         }
     }
     let engine = paths.open_engine().map_err(|e| match e {
-        eywa::Error::Storage(eywa_storage::Error::Locked { path }) => anyhow::anyhow!(
+        eywa::Error::StoreLocked { path } => anyhow::anyhow!(
             "the store at {} is in use by another eywa process (an `eywa ingest` or \
              `eywa ingest --watch`?): one process holds a store at a time",
             path.display()

@@ -311,6 +311,16 @@ pub fn copy_tree(from: &Path, to: &Path) -> Result<u64> {
     Ok(bytes)
 }
 
+/// Fails with [`Error::StoreLocked`] when another process holds the store in `store_dir`
+/// (checked at once, without waiting for it).
+pub fn ensure_store_free(store_dir: &Path) -> Result<()> {
+    eywa_storage::Config::new()
+        .path(store_dir)
+        .lock_wait_ms(0)
+        .open()?;
+    Ok(())
+}
+
 /// Brings the backup in `backup` back as the store of `data_dir`, which no process may
 /// hold. What `data_dir` held is moved aside (to `<name>.before-restore-<time>` beside
 /// it), never deleted. Returns the manifest and where the old store went.

@@ -16,7 +16,8 @@ mod stats;
 mod text;
 
 pub use self::check::{
-    BackupManifest, BackupReport, CheckReport, MANIFEST as BACKUP_MANIFEST, copy_tree, restore,
+    BackupManifest, BackupReport, CheckReport, MANIFEST as BACKUP_MANIFEST, copy_tree,
+    ensure_store_free, restore,
 };
 pub use self::context::{
     Context, ContextItem, ContextMode, ContextSession, DEFAULT_MAX_TOKENS, MAX_CONTEXT_SESSIONS,
@@ -36,6 +37,7 @@ pub use self::search::{CONTENT_TYPES, MAX_SEARCH_LIMIT, SearchHit, SearchRequest
 pub use self::sessions::Session;
 pub use self::stats::Stats;
 pub use crate::semantic::{EMBEDDED_TYPES, EmbedReport, Embedding, SemanticStatus};
+pub use eywa_storage::{CacheStats, TierStats};
 
 use std::num::NonZeroUsize;
 use std::path::{Path, PathBuf};
@@ -64,7 +66,7 @@ pub struct EngineConfig {
     /// The embedder of semantic memory (default: none, searches are lexical).
     pub embedding: Embedding,
     /// Bytes that must stay free on the data dir's disk: a write that would start below
-    /// it is refused with [`eywa_storage::Error::DiskFull`] instead of failing half-way.
+    /// it is refused with [`Error::DiskFull`](crate::Error::DiskFull) instead of failing half-way.
     pub min_free_bytes: u64,
 }
 

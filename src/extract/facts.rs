@@ -8,19 +8,8 @@ use super::{ProjectPath, headline, keywords, project_of, substance};
 use crate::claude::Transcript;
 use crate::model::{
     AgentInfo, DocRef, Edge, Entity, EntityType, Episode, Handoff, HandoffSections, Node, NodeId,
-    NodeKind, Relation, Timestamp, TokenUsage,
+    NodeKind, Relation, SessionFacts, Timestamp, TokenUsage,
 };
-
-/// Everything one transcript contributes to the graph.
-#[derive(Debug, Clone)]
-pub struct SessionFacts {
-    pub episode: Node,
-    /// Main sessions have one; subagent runs do not (`get` ranks sessions, as Eywa does).
-    pub handoff: Option<Handoff>,
-    /// Project and tool entities. Shared with other sessions: merged on write.
-    pub entities: Vec<Node>,
-    pub edges: Vec<Edge>,
-}
 
 /// Where a transcript came from.
 #[derive(Debug, Clone)]

@@ -8,7 +8,7 @@ mod project;
 mod redact;
 mod scrub;
 
-pub use self::facts::{Origin, SessionFacts, entity, episode_facts, spawned};
+pub use self::facts::{Origin, entity, episode_facts, spawned};
 pub use self::handoff::{headline, substance};
 pub use self::handoff_doc::{
     HandoffDocError, HandoffFrontmatter, HandoffSections, IndexEntry, build_index, handoff_path,
@@ -18,3 +18,4 @@ pub use self::keywords::keywords;
 pub use self::project::{ProjectPath, project_of};
 pub use self::redact::{Redaction, RedactionCounts, redact};
 pub use self::scrub::{redact_in_place, scrub, scrub_read_point};
+pub use crate::model::SessionFacts;

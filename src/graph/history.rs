@@ -13,7 +13,7 @@ use eywa_storage::{Batch, Keyspace};
 
 use super::Graph;
 use crate::Result;
-use crate::claude::uuid_key;
+use crate::model::uuid_key;
 
 const SESSION_UUIDS: u8 = b'U';
 const LABEL: u8 = b'l';

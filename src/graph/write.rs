@@ -12,9 +12,9 @@ use super::snapshot;
 use super::view::{Delta, EdgeMeta, NodeMeta};
 use super::{Graph, SourceRecord};
 use crate::Result;
-use crate::claude::Spawn;
-use crate::extract::SessionFacts;
-use crate::model::{Edge, EdgeId, Node, NodeId, NodeKind, Relation, Timestamp};
+use crate::model::{
+    Edge, EdgeId, Node, NodeId, NodeKind, Relation, SessionFacts, Spawn, Timestamp,
+};
 
 /// Docs keyspace prefix of handoff documents.
 pub(super) const HANDOFF_PREFIX: u8 = b'h';

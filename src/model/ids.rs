@@ -114,6 +114,18 @@ impl std::fmt::Display for EdgeId {
     }
 }
 
+/// A message uuid as a 128-bit key: the UUID's own bits when it parses as one (every real
+/// transcript), else a 128-bit FNV-1a hash of the text. Stable across runs and builds.
+pub fn uuid_key(uuid: &str) -> u128 {
+    if let Ok(parsed) = uuid::Uuid::try_parse(uuid) {
+        return parsed.as_u128();
+    }
+    const OFFSET: u128 = 0x6c62272e07bb014262b821756295c58d;
+    const PRIME: u128 = 0x0000000001000000000000000000013B;
+    uuid.bytes()
+        .fold(OFFSET, |h, b| (h ^ u128::from(b)).wrapping_mul(PRIME))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

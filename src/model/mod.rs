@@ -1,14 +1,16 @@
 //! Domain types, no I/O: ids, timestamps, nodes, edges, handoffs.
 
 mod edge;
+mod facts;
 mod handoff;
 mod ids;
 mod node;
 mod time;
 
 pub use self::edge::{DocRef, Edge, Relation};
+pub use self::facts::{SessionFacts, Spawn};
 pub use self::handoff::{Handoff, HandoffSections};
-pub use self::ids::{EdgeId, NodeId};
+pub use self::ids::{EdgeId, NodeId, uuid_key};
 pub use self::node::{
     AgentInfo, AgentLayout, Compaction, DecayState, Document, Entity, EntityType, Episode, Memory,
     MemoryType, Node, NodeKind, TokenUsage,

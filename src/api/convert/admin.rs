@@ -1,6 +1,6 @@
 //! The Admin service's messages: stats, the embedding model's status, checks and backups.
 
-use eywa_storage::{CacheStats, TierStats};
+use crate::engine::{CacheStats, TierStats};
 
 use super::some;
 use crate::api::pb;
@@ -348,7 +348,7 @@ mod tests {
                 blob_stored_bytes: 14,
                 warm_disk_bytes: 15,
             },
-            caches: vec![eywa_storage::CacheStats {
+            caches: vec![CacheStats {
                 name: "nodes".into(),
                 capacity: 16,
                 len: 17,

@@ -3,21 +3,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use crate::claude::line::Usage;
+pub use crate::model::Spawn;
 use crate::model::{Compaction, Timestamp};
-
-/// A subagent a session started: from the result of its `Task`/`Agent` call.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct Spawn {
-    pub agent_id: String,
-    pub tool_use_id: Option<String>,
-    pub agent_type: Option<String>,
-    pub description: Option<String>,
-    /// What the tool result reported of the run (`totalDurationMs`, `totalTokens`,
-    /// `totalToolUseCount`).
-    pub duration_ms: Option<u64>,
-    pub tokens: Option<u64>,
-    pub tool_uses: Option<u64>,
-}
 
 /// What a passage of a transcript is (seed 001's content types, and tool calls).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize)]
