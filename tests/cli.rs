@@ -509,3 +509,92 @@ fn spawn_and_read(
     let drain = std::thread::spawn(move || lines.count());
     (server, addr, drain, said)
 }
+
+/// Settings come from defaults, then `<data>/config.toml`, then `EYWA_*` variables, then
+/// flags; `eywa config show` says which, and the commands use them.
+#[test]
+fn settings_resolve_defaults_file_environment_flags_in_order() {
+    let env = Env::new();
+    let data = env.data.path().join("eywa");
+    std::fs::create_dir_all(&data).unwrap();
+    let shown = env.json(&["config", "show", "--json"]);
+    assert_eq!(shown["file_exists"], false);
+    let setting = |shown: &Value, key: &str| shown["settings"][key].clone();
+    assert_eq!(
+        setting(&shown, "chunk_idle_days"),
+        serde_json::json!({"value": 30, "source": "default"})
+    );
+    assert_eq!(setting(&shown, "serve.model_install")["source"], "env");
+
+    let root = env.home.root().to_str().unwrap().to_owned();
+    std::fs::write(
+        data.join("config.toml"),
+        format!(
+            "claude_dir = {root:?}\nchunk_idle_days = 7\nmin_free_mb = 8\n\n[serve]\nlisten = \"127.0.0.1:0\"\nwatch_interval_ms = 0\n"
+        ),
+    )
+    .unwrap();
+    let out = env
+        .eywa()
+        .env("EYWA_MIN_FREE_MB", "9")
+        .args(["config", "show", "--json", "--chunk-idle-days", "5"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let shown: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(shown["file_exists"], true);
+    let expect = [
+        ("chunk_idle_days", serde_json::json!(5), "flag"),
+        ("min_free_mb", serde_json::json!(9), "env"),
+        ("serve.listen", serde_json::json!("127.0.0.1:0"), "file"),
+        ("serve.watch_interval_ms", serde_json::json!(0), "file"),
+        ("claude_dir", serde_json::json!(root), "env"),
+    ];
+    for (key, value, source) in expect {
+        assert_eq!(
+            setting(&shown, key),
+            serde_json::json!({"value": value, "source": source}),
+            "{key}"
+        );
+    }
+
+    // With no variable for it, the file's Claude dir is the one read.
+    let out = env
+        .eywa()
+        .env_remove("EYWA_CLAUDE_DIR")
+        .args(["ingest", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["counts"]["sessions"], 2, "{report}");
+
+    // `serve` listens where the file says (port 0: any free one).
+    let mut serve = env.eywa();
+    serve
+        .args(["serve", "--no-ingest"])
+        .stderr(Stdio::piped())
+        .stdout(Stdio::null());
+    // A Ctrl-C at once (as here) stops it cleanly: its handler is in place by then.
+    let (server, addr, drain, _) = spawn_and_read(serve);
+    assert!(addr.starts_with("127.0.0.1:"), "{addr}");
+    stop(server, drain);
+
+    // A typo is an error naming the file and the key, not a setting quietly ignored.
+    std::fs::write(data.join("config.toml"), "claud_dir = \"/x\"\n").unwrap();
+    let out = env.eywa().args(["stats"]).output().unwrap();
+    assert!(!out.status.success());
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(
+        err.contains("config.toml") && err.contains("unknown field `claud_dir`"),
+        "{err}"
+    );
+}

@@ -19,6 +19,7 @@ macro_rules! out {
 
 mod check;
 mod client;
+mod config;
 mod context;
 mod embed;
 mod get;
@@ -35,11 +36,13 @@ mod stats;
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use anyhow::Context;
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 use eywa::engine::{Embedding, Engine, EngineConfig};
 
 /// eywa: knowledge-graph memory for coding agents, built from Claude Code transcripts.
+///
+/// Settings come from defaults, then <data>/config.toml, then EYWA_* variables, then
+/// flags (`eywa config show` says which).
 #[derive(Debug, Parser)]
 #[command(name = "eywa", version, about, propagate_version = true)]
 pub struct Cli {
@@ -49,13 +52,13 @@ pub struct Cli {
     /// The Claude Code home to read transcripts from [default: ~/.claude]
     #[arg(long, global = true, env = "EYWA_CLAUDE_DIR", value_name = "DIR", value_parser = user_path)]
     claude_dir: Option<PathBuf>,
-    /// Days a chunk may go unread before it moves to the cold tier
-    #[arg(long, global = true, env = "EYWA_CHUNK_IDLE_DAYS", default_value_t = EngineConfig::DEFAULT_CHUNK_IDLE_DAYS)]
-    chunk_idle_days: u32,
+    /// Days a chunk may go unread before it moves to the cold tier [default: 30]
+    #[arg(long, global = true, env = "EYWA_CHUNK_IDLE_DAYS")]
+    chunk_idle_days: Option<u32>,
     /// MiB that must stay free on the data dir's disk: a write that would start below it
-    /// is refused, so none stops half-way
-    #[arg(long, global = true, env = "EYWA_MIN_FREE_MB", default_value_t = 64)]
-    min_free_mb: u64,
+    /// is refused, so none stops half-way [default: 64]
+    #[arg(long, global = true, env = "EYWA_MIN_FREE_MB")]
+    min_free_mb: Option<u64>,
     /// The eywa server: where `serve` listens [default: 127.0.0.1:50051]; for every other
     /// command, the server to ask [default: the one announced in <data>/serve.json, else
     /// none: the store is opened here]
@@ -96,45 +99,39 @@ enum Command {
     Backup(check::BackupArgs),
     /// Bring a backup back as this data dir's store (the old one is moved aside)
     Restore(check::RestoreArgs),
+    /// Settings: where each comes from (defaults, <data>/config.toml, EYWA_*, flags)
+    Config(config::Args),
 }
 
-/// Resolved locations, flags over environment over defaults.
+/// Resolved locations and settings: flags over environment over `config.toml` over
+/// defaults.
 #[derive(Debug, Clone)]
 pub struct Paths {
     pub data_dir: PathBuf,
     pub claude_dir: PathBuf,
     pub chunk_idle_days: u32,
     pub min_free_bytes: u64,
-    /// `--addr` / `EYWA_ADDR`, when given.
+    /// `--addr` / `EYWA_ADDR`, when given: the server to ask.
     pub addr: Option<String>,
+    /// Every setting, with where it came from.
+    pub settings: std::sync::Arc<config::Settings>,
 }
 
 impl Paths {
-    fn resolve(cli: &Cli) -> anyhow::Result<Paths> {
-        let home = || {
-            std::env::var_os("HOME")
-                .filter(|h| !h.is_empty())
-                .map(PathBuf::from)
-                .context("HOME is not set: set EYWA_DATA_DIR and EYWA_CLAUDE_DIR")
-        };
-        Ok(Paths {
-            data_dir: match &cli.data_dir {
-                Some(dir) => dir.clone(),
-                None => home()?.join(".eywa"),
-            },
-            claude_dir: match &cli.claude_dir {
-                Some(dir) => dir.clone(),
-                None => home()?.join(".claude"),
-            },
-            chunk_idle_days: cli.chunk_idle_days,
-            min_free_bytes: cli.min_free_mb.saturating_mul(1024 * 1024),
+    fn resolve(cli: &Cli, settings: config::Settings) -> Paths {
+        Paths {
+            data_dir: settings.data_dir.value.clone(),
+            claude_dir: settings.claude_dir.value.clone(),
+            chunk_idle_days: settings.chunk_idle_days.value,
+            min_free_bytes: settings.min_free_mb.value.saturating_mul(1024 * 1024),
             addr: cli
                 .addr
                 .as_deref()
                 .map(str::trim)
                 .filter(|a| !a.is_empty())
                 .map(str::to_owned),
-        })
+            settings: std::sync::Arc::new(settings),
+        }
     }
 
     /// Opens the store, with the installed embedding model (its weights load on the first
@@ -156,7 +153,8 @@ impl Paths {
 
 pub fn run() -> anyhow::Result<ExitCode> {
     eywa::fs::keep_created_files_private();
-    let cli = Cli::parse();
+    let matches = Cli::command().get_matches();
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let default_level = match cli.command {
         Command::Serve(_) => "info",
         Command::Ingest(_)
@@ -171,10 +169,12 @@ pub fn run() -> anyhow::Result<ExitCode> {
         | Command::Embed(_)
         | Command::Check(_)
         | Command::Backup(_)
-        | Command::Restore(_) => "warn",
+        | Command::Restore(_)
+        | Command::Config(_) => "warn",
     };
     init_logging(default_level);
-    let paths = Paths::resolve(&cli)?;
+    let settings = config::Settings::resolve(&matches, matches.subcommand_matches("serve"))?;
+    let paths = Paths::resolve(&cli, settings);
     match cli.command {
         Command::Serve(args) => serve::run(&paths, args),
         Command::Ingest(args) => ingest::run(&paths, args),
@@ -190,6 +190,7 @@ pub fn run() -> anyhow::Result<ExitCode> {
         Command::Check(args) => check::check(&paths, args),
         Command::Backup(args) => check::backup(&paths, args),
         Command::Restore(args) => check::restore(&paths, args),
+        Command::Config(args) => config::run(&paths, args),
     }
 }
 

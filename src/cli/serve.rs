@@ -31,21 +31,27 @@ pub struct Args {
     #[arg(long)]
     no_ingest: bool,
     /// Milliseconds between looks for new and changed transcripts while serving (0: never)
-    #[arg(long, env = "EYWA_WATCH_INTERVAL_MS", default_value_t = 2_000)]
-    watch_interval_ms: u64,
+    /// [default: 2000]
+    #[arg(long, env = "EYWA_WATCH_INTERVAL_MS")]
+    watch_interval_ms: Option<u64>,
     /// Whether to install the embedding model when it is missing: auto, or never (serve
     /// lexical search only unless it is installed)
-    #[arg(long, env = "EYWA_MODEL_INSTALL", default_value = "auto", value_parser = ["auto", "never"])]
-    model_install: String,
+    /// [default: auto]
+    #[arg(long, env = "EYWA_MODEL_INSTALL", value_parser = ["auto", "never"])]
+    model_install: Option<String>,
 }
 
 pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
-    let addr: SocketAddr = paths
-        .addr
-        .as_deref()
-        .unwrap_or(eywa::server::DEFAULT_ADDR)
-        .parse()
-        .context("--addr: give HOST:PORT, such as 127.0.0.1:50051")?;
+    let listen = &paths.settings.listen;
+    let addr: SocketAddr = listen.value.parse().with_context(|| {
+        format!(
+            "{}: give HOST:PORT, such as 127.0.0.1:50051",
+            match listen.source {
+                super::config::Source::File => "serve.listen in config.toml",
+                _ => "--addr",
+            }
+        )
+    })?;
     if !addr.ip().is_loopback() && !args.allow_remote {
         anyhow::bail!(
             "refusing to listen on {addr} (not loopback): pass --allow-remote, and every call \
@@ -66,7 +72,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             running.addr
         );
     }
-    if args.model_install == "auto"
+    if paths.settings.model_install.value == "auto"
         && eywa::embed::ModelDir::open(&paths.model_dir())
             .ok()
             .flatten()
@@ -128,9 +134,10 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         .context("cannot start the async runtime")?;
     let engine = Arc::new(engine);
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
-    let watcher = (args.watch_interval_ms > 0).then(|| {
+    let watch_interval_ms = paths.settings.watch_interval_ms.value;
+    let watcher = (watch_interval_ms > 0).then(|| {
         let (engine, stop) = (engine.clone(), stop.clone());
-        let interval = std::time::Duration::from_millis(args.watch_interval_ms);
+        let interval = std::time::Duration::from_millis(watch_interval_ms);
         std::thread::spawn(move || {
             super::ingest::follow(|| Ok(engine.ingest()?), interval, &stop);
         })
@@ -153,6 +160,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             .await
             .with_context(|| format!("cannot listen on {addr}"))?;
         let local = listener.local_addr()?;
+        let stop_signal = stop_signal()?;
         // Every other command on this data dir now asks us instead of the store.
         let mut announcement = Announcement::of_this_process(local);
         // Absolute: a client may run from any directory.
@@ -170,7 +178,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         let _announced = Withdraw(&data_dir);
         tracing::info!("serving eywa.v1 on {local} (Ctrl-C stops)");
         eprintln!("eywa: serving gRPC on {local}");
-        eywa::server::run_with(listener, served, access, stop_signal()).await?;
+        eywa::server::run_with(listener, served, access, stop_signal).await?;
         anyhow::Ok(())
     });
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
@@ -220,26 +228,28 @@ fn remote_access(
     })
 }
 
-/// Ctrl-C or SIGTERM.
-async fn stop_signal() {
+/// Ctrl-C or SIGTERM. The handlers are installed when this is called, not when the future
+/// is first polled: a signal that comes as soon as the server says where it listens stops
+/// it cleanly (its announcement withdrawn) instead of killing it.
+fn stop_signal() -> anyhow::Result<impl std::future::Future<Output = ()>> {
     #[cfg(unix)]
     {
         use tokio::signal::unix::{SignalKind, signal};
-        match signal(SignalKind::terminate()) {
-            Ok(mut term) => {
-                tokio::select! {
-                    _ = tokio::signal::ctrl_c() => {}
-                    _ = term.recv() => {}
-                }
+        let mut interrupt = signal(SignalKind::interrupt()).context("cannot handle SIGINT")?;
+        let mut terminate = signal(SignalKind::terminate()).context("cannot handle SIGTERM")?;
+        Ok(async move {
+            tokio::select! {
+                _ = interrupt.recv() => {}
+                _ = terminate.recv() => {}
             }
-            Err(_) => {
-                let _ = tokio::signal::ctrl_c().await;
-            }
-        }
+            tracing::info!("shutting down");
+        })
     }
     #[cfg(not(unix))]
-    let _ = tokio::signal::ctrl_c().await;
-    tracing::info!("shutting down");
+    Ok(async {
+        let _ = tokio::signal::ctrl_c().await;
+        tracing::info!("shutting down");
+    })
 }
 
 /// Removes `<data>/serve.json` when the server stops, however it stops.

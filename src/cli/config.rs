@@ -1,0 +1,316 @@
+//! Settings, resolved in one place: defaults, then `<data>/config.toml`, then `EYWA_*`
+//! variables, then flags, each later one winning; `eywa config show` prints them with
+//! where each came from.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+
+use anyhow::Context;
+use clap::ArgMatches;
+use clap::parser::ValueSource;
+use serde::Deserialize;
+
+use super::Paths;
+
+/// The file's name in the data dir.
+pub const FILE_NAME: &str = "config.toml";
+
+/// What `config.toml` may say. Unknown keys are an error, so a typo is not ignored.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct File {
+    claude_dir: Option<String>,
+    chunk_idle_days: Option<u32>,
+    min_free_mb: Option<u64>,
+    #[serde(default)]
+    serve: ServeFile,
+}
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ServeFile {
+    listen: Option<String>,
+    watch_interval_ms: Option<u64>,
+    model_install: Option<String>,
+}
+
+/// Where a setting's value came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Source {
+    Default,
+    File,
+    Env,
+    Flag,
+}
+
+impl Source {
+    fn as_str(self) -> &'static str {
+        match self {
+            Source::Default => "default",
+            Source::File => "config.toml",
+            Source::Env => "environment",
+            Source::Flag => "flag",
+        }
+    }
+}
+
+/// A resolved value and where it came from.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Setting<T> {
+    pub value: T,
+    pub source: Source,
+}
+
+/// Every setting, resolved.
+#[derive(Debug, Clone)]
+pub struct Settings {
+    pub data_dir: Setting<PathBuf>,
+    /// The config file, and whether it exists.
+    pub file: PathBuf,
+    pub file_exists: bool,
+    pub claude_dir: Setting<PathBuf>,
+    pub chunk_idle_days: Setting<u32>,
+    pub min_free_mb: Setting<u64>,
+    /// Where `serve` listens.
+    pub listen: Setting<String>,
+    pub watch_interval_ms: Setting<u64>,
+    pub model_install: Setting<String>,
+}
+
+/// A flag's value, when the command line or its variable gave it.
+fn given<T: Clone + Send + Sync + 'static>(
+    matches: Option<&ArgMatches>,
+    id: &str,
+) -> Option<Setting<T>> {
+    let matches = matches?;
+    let source = match matches.value_source(id)? {
+        ValueSource::CommandLine => Source::Flag,
+        ValueSource::EnvVariable => Source::Env,
+        _ => return None,
+    };
+    let value = matches.get_one::<T>(id)?.clone();
+    Some(Setting { value, source })
+}
+
+/// A variable's value, for settings whose flag the command does not take.
+fn variable<T>(
+    name: &str,
+    parse: impl Fn(&str) -> Result<T, String>,
+) -> anyhow::Result<Option<Setting<T>>> {
+    match std::env::var(name) {
+        Ok(text) if !text.trim().is_empty() => {
+            let value = parse(text.trim()).map_err(|e| anyhow::anyhow!("{name}: {e}"))?;
+            Ok(Some(Setting {
+                value,
+                source: Source::Env,
+            }))
+        }
+        _ => Ok(None),
+    }
+}
+
+fn from_file<T>(value: Option<T>) -> Option<Setting<T>> {
+    value.map(|value| Setting {
+        value,
+        source: Source::File,
+    })
+}
+
+fn default<T>(value: T) -> Setting<T> {
+    Setting {
+        value,
+        source: Source::Default,
+    }
+}
+
+fn number<T: std::str::FromStr>(text: &str) -> Result<T, String>
+where
+    T::Err: std::fmt::Display,
+{
+    text.parse().map_err(|e: T::Err| format!("{text:?}: {e}"))
+}
+
+impl Settings {
+    /// Resolves every setting from the parsed command line (`matches`; `serve` for the
+    /// serve command's own flags, when it runs), the environment and the data dir's
+    /// `config.toml`.
+    pub fn resolve(matches: &ArgMatches, serve: Option<&ArgMatches>) -> anyhow::Result<Settings> {
+        let home = || {
+            std::env::var_os("HOME")
+                .filter(|h| !h.is_empty())
+                .map(PathBuf::from)
+                .context("HOME is not set: set EYWA_DATA_DIR and EYWA_CLAUDE_DIR")
+        };
+        let data_dir = match given::<PathBuf>(Some(matches), "data_dir") {
+            Some(dir) => dir,
+            None => default(home()?.join(".eywa")),
+        };
+        let file = data_dir.value.join(FILE_NAME);
+        let (read, file_exists) = read_file(&file)?;
+        let claude_dir = match given::<PathBuf>(Some(matches), "claude_dir") {
+            Some(dir) => dir,
+            None => match read.claude_dir {
+                Some(dir) => Setting {
+                    value: super::user_path(&dir)
+                        .map_err(|e| anyhow::anyhow!("{}: claude_dir: {e}", file.display()))?,
+                    source: Source::File,
+                },
+                None => default(home()?.join(".claude")),
+            },
+        };
+        let chunk_idle_days = given(Some(matches), "chunk_idle_days")
+            .or_else(|| from_file(read.chunk_idle_days))
+            .unwrap_or_else(|| default(eywa::engine::EngineConfig::DEFAULT_CHUNK_IDLE_DAYS));
+        let min_free_mb = given(Some(matches), "min_free_mb")
+            .or_else(|| from_file(read.min_free_mb))
+            .unwrap_or_else(|| default(64));
+        let listen = given::<String>(Some(matches), "addr")
+            .filter(|a| !a.value.trim().is_empty())
+            .or_else(|| from_file(read.serve.listen))
+            .unwrap_or_else(|| default(eywa::server::DEFAULT_ADDR.to_owned()));
+        // The serve command's flags, or (any other command: `config show`) their variables.
+        let watch_interval_ms = match serve {
+            Some(m) => given(Some(m), "watch_interval_ms"),
+            None => variable("EYWA_WATCH_INTERVAL_MS", number)?,
+        }
+        .or_else(|| from_file(read.serve.watch_interval_ms))
+        .unwrap_or_else(|| default(2_000));
+        let install = match serve {
+            Some(m) => given(Some(m), "model_install"),
+            None => variable("EYWA_MODEL_INSTALL", model_install)?,
+        };
+        let model_install = match install {
+            Some(given) => given,
+            None => match read.serve.model_install {
+                Some(value) => Setting {
+                    value: model_install(&value).map_err(|e| {
+                        anyhow::anyhow!("{}: serve.model_install: {e}", file.display())
+                    })?,
+                    source: Source::File,
+                },
+                None => default("auto".to_owned()),
+            },
+        };
+        Ok(Settings {
+            data_dir,
+            file,
+            file_exists,
+            claude_dir,
+            chunk_idle_days,
+            min_free_mb,
+            listen,
+            watch_interval_ms,
+            model_install,
+        })
+    }
+
+    /// The rows `config show` prints: (key, value, source).
+    fn rows(&self) -> Vec<(&'static str, serde_json::Value, Source)> {
+        use serde_json::json;
+        let path = |p: &Path| json!(p.display().to_string());
+        vec![
+            ("data_dir", path(&self.data_dir.value), self.data_dir.source),
+            (
+                "claude_dir",
+                path(&self.claude_dir.value),
+                self.claude_dir.source,
+            ),
+            (
+                "chunk_idle_days",
+                json!(self.chunk_idle_days.value),
+                self.chunk_idle_days.source,
+            ),
+            (
+                "min_free_mb",
+                json!(self.min_free_mb.value),
+                self.min_free_mb.source,
+            ),
+            ("serve.listen", json!(self.listen.value), self.listen.source),
+            (
+                "serve.watch_interval_ms",
+                json!(self.watch_interval_ms.value),
+                self.watch_interval_ms.source,
+            ),
+            (
+                "serve.model_install",
+                json!(self.model_install.value),
+                self.model_install.source,
+            ),
+        ]
+    }
+}
+
+/// `auto` or `never`.
+pub fn model_install(text: &str) -> Result<String, String> {
+    match text {
+        "auto" | "never" => Ok(text.to_owned()),
+        other => Err(format!("{other:?}: give auto or never")),
+    }
+}
+
+/// The file's settings, and whether it exists; a file that does not parse is an error
+/// naming it.
+fn read_file(path: &Path) -> anyhow::Result<(File, bool)> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(text) => text,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((File::default(), false)),
+        Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
+    };
+    let file =
+        toml::from_str(&text).with_context(|| format!("{} does not parse", path.display()))?;
+    Ok((file, true))
+}
+
+#[derive(Debug, clap::Args)]
+pub struct Args {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Debug, clap::Subcommand)]
+enum Command {
+    /// Every setting, its value and where it came from (default, config.toml,
+    /// environment or flag)
+    Show {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
+    let Command::Show { json } = args.command;
+    let settings = &paths.settings;
+    if json {
+        let values: serde_json::Map<String, serde_json::Value> = settings
+            .rows()
+            .into_iter()
+            .map(|(key, value, source)| {
+                (
+                    key.to_owned(),
+                    serde_json::json!({ "value": value, "source": source }),
+                )
+            })
+            .collect();
+        super::print_json(&serde_json::json!({
+            "file": settings.file.display().to_string(),
+            "file_exists": settings.file_exists,
+            "settings": values,
+        }))?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    let exists = if settings.file_exists {
+        ""
+    } else {
+        " (not present: defaults, environment and flags apply)"
+    };
+    outln!("config file: {}{exists}", settings.file.display());
+    for (key, value, source) in settings.rows() {
+        let value = match value {
+            serde_json::Value::String(text) => text,
+            other => other.to_string(),
+        };
+        outln!("{key:<24} {value:<40} {}", source.as_str());
+    }
+    Ok(ExitCode::SUCCESS)
+}
