@@ -19,10 +19,6 @@ pub use self::check::{
     BackupManifest, BackupReport, CheckReport, MANIFEST as BACKUP_MANIFEST, copy_tree,
     ensure_store_free, restore,
 };
-pub use self::context::{
-    Context, ContextItem, ContextMode, ContextSession, DEFAULT_MAX_TOKENS, MAX_CONTEXT_SESSIONS,
-    estimate_tokens,
-};
 pub use self::import::ImportReport;
 pub use self::ingest::{IngestReport, Progress, SKIPPED_FILES_LISTED, SkippedFile};
 pub use self::library::{
@@ -36,6 +32,10 @@ pub use self::query::{
 pub use self::search::{CONTENT_TYPES, MAX_SEARCH_LIMIT, SearchHit, SearchRequest, SearchResults};
 pub use self::sessions::Session;
 pub use self::stats::Stats;
+pub use crate::retrieve::context::{
+    Context, ContextItem, ContextMode, ContextSession, DEFAULT_MAX_TOKENS, MAX_CONTEXT_SESSIONS,
+    estimate_tokens,
+};
 pub use crate::semantic::{EMBEDDED_TYPES, EmbedReport, Embedding, SemanticStatus};
 pub use eywa_storage::{CacheStats, TierStats};
 

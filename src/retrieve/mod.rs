@@ -1,6 +1,7 @@
-//! Ranking: Eywa handoff scoring (`get`), and hybrid search's fusion of lexical and
-//! semantic rankings with graph signals.
+//! Ranking: Eywa handoff scoring (`get`), hybrid search's fusion of lexical and semantic
+//! rankings with graph signals, and what of a context fits its token budget.
 
+pub mod context;
 mod eywa;
 mod hybrid;
 

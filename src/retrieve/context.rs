@@ -1,0 +1,380 @@
+//! Context budgets (seed 001): which of the sessions' candidate items fit a token budget,
+//! in priority order, never cutting a text; and the frame the context is injected in.
+
+use crate::{Error, Result};
+
+/// Default token budget (seed 001).
+pub const DEFAULT_MAX_TOKENS: usize = 15_000;
+/// Sessions one request may ask for.
+pub const MAX_CONTEXT_SESSIONS: usize = 20;
+
+/// What to retrieve of each session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ContextMode {
+    /// Plan, subagent summaries, the first three prompts, summary labels.
+    Smart,
+    /// The plan only.
+    Plan,
+    /// Summary labels only.
+    Labels,
+    /// Subagent summaries only.
+    Agents,
+    /// Everything, the transcript's messages included.
+    Full,
+}
+
+impl ContextMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ContextMode::Smart => "smart",
+            ContextMode::Plan => "plan",
+            ContextMode::Labels => "labels",
+            ContextMode::Agents => "agents",
+            ContextMode::Full => "full",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<ContextMode> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "" | "smart" => Ok(ContextMode::Smart),
+            "plan" => Ok(ContextMode::Plan),
+            "labels" => Ok(ContextMode::Labels),
+            "agents" => Ok(ContextMode::Agents),
+            "full" => Ok(ContextMode::Full),
+            other => Err(Error::InvalidArgument(format!(
+                "unknown mode `{other}`: use smart, plan, labels, agents or full"
+            ))),
+        }
+    }
+}
+
+/// One piece of context and what it costs.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ContextItem {
+    /// `plan`, `subagent_summary`, `user_message`, `summary_labels` or `message`.
+    pub kind: String,
+    pub tokens: usize,
+    pub included: bool,
+    /// The rendered block (empty in a dry run).
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub text: String,
+}
+
+/// A session's part of the context.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct ContextSession {
+    pub session_id: String,
+    pub title: String,
+    pub project: String,
+    pub age_days: i64,
+    /// The staleness notice its age calls for (none under 7 days).
+    pub staleness: Option<String>,
+    /// Left out whole: the budget could not hold even its must-haves.
+    pub dropped: bool,
+    /// Tokens of what was included of it, its header counted.
+    pub tokens: usize,
+    pub items: Vec<ContextItem>,
+}
+
+/// Context for one or more sessions, with its token accounting.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct Context {
+    pub budget: usize,
+    pub used: usize,
+    pub sessions: Vec<ContextSession>,
+    pub warnings: Vec<String>,
+    /// The context to inject (empty in a dry run).
+    pub text: String,
+}
+
+/// Seed 001's estimate: about four characters a token, rounded up.
+pub fn estimate_tokens(text: &str) -> usize {
+    text.chars().count().div_ceil(4)
+}
+
+/// Where an item sits in seed 001's priority order (lower first).
+fn rank(kind: &str, nth: usize) -> (u8, usize) {
+    match kind {
+        "plan" => (1, nth),
+        "subagent_summary" => (2, nth),
+        "user_message" if nth < 3 => (3, nth),
+        "summary_labels" => (4, nth),
+        "user_message" => (5, nth),
+        _ => (6, nth),
+    }
+}
+
+pub(crate) fn staleness(age_days: i64) -> Option<String> {
+    match age_days {
+        d if d < 7 => None,
+        d if d < 30 => Some(format!(
+            "This context is {d} days old. Code may have changed: verify the current state \
+             if anything seems off."
+        )),
+        d if d < 90 => Some(format!(
+            "STALENESS NOTICE: this context is {d} days old. Code, APIs or project structure \
+             may have changed. Use it as a starting point for WHERE to look, not WHAT is \
+             there now."
+        )),
+        d => Some(format!(
+            "OLD CONTEXT WARNING: this context is {d} days old (~{} months). Significant \
+             changes are likely: treat it as history and re-explore before changing code.",
+            d / 30
+        )),
+    }
+}
+
+const FRAME_END: &str = "=== END PREVIOUS SESSION CONTEXT ===\n";
+
+fn frame_top(budget: usize, used: usize, remaining: usize) -> String {
+    format!(
+        "=== CONTEXT FROM PREVIOUS SESSIONS ===\nToken budget: {budget} | Used: {used} | \
+         Remaining: {remaining}\n\n"
+    )
+}
+
+/// A session's candidate items, in the order they are shown: its header, and each item's
+/// kind and rendered block.
+#[derive(Debug, Clone, Default)]
+pub struct Candidates {
+    pub header: String,
+    pub items: Vec<(String, String)>,
+}
+
+/// Fits the sessions' candidates to `max_tokens` (`out[i]` describes the session of
+/// `candidates[i]`, in the caller's order of preference): each session's must-haves (its
+/// header, plan, first subagent summary and first prompt) first, sessions dropped
+/// last-first when even those do not fit; then the rest by priority (subagent summaries,
+/// the first three prompts, summary labels, further prompts, then messages). An item that
+/// does not fit is left out whole, never cut. `dry_run` gives the same accounting without
+/// the text.
+pub fn fit(
+    mut out: Vec<ContextSession>,
+    candidates: &[Candidates],
+    max_tokens: usize,
+    dry_run: bool,
+) -> Context {
+    let cost = |c: &Candidates, items: &[usize]| -> usize {
+        estimate_tokens(&c.header)
+            + items
+                .iter()
+                .map(|&i| estimate_tokens(&c.items[i].1))
+                .sum::<usize>()
+    };
+    // Must-haves: the first item of each of plan, subagent summary and user message.
+    let must: Vec<Vec<usize>> = candidates
+        .iter()
+        .map(|c| {
+            let mut seen = Vec::new();
+            let mut picked = Vec::new();
+            for (i, (kind, _)) in c.items.iter().enumerate() {
+                let essential =
+                    matches!(kind.as_str(), "plan" | "subagent_summary" | "user_message");
+                if essential && !seen.contains(kind) {
+                    seen.push(kind.clone());
+                    picked.push(i);
+                }
+            }
+            picked
+        })
+        .collect();
+    let mut warnings = Vec::new();
+    // The frame around the context is part of what is injected: reserve it first,
+    // at its widest (every number as wide as the budget).
+    let frame = estimate_tokens(&frame_top(max_tokens, max_tokens, max_tokens))
+        + estimate_tokens(FRAME_END);
+    let Some(max_tokens_inner) = max_tokens.checked_sub(frame) else {
+        for s in &mut out {
+            s.dropped = true;
+        }
+        return Context {
+            budget: max_tokens,
+            used: 0,
+            sessions: out,
+            warnings: vec![format!(
+                "a budget of {max_tokens} tokens cannot hold any context (the frame \
+                 alone takes {frame})"
+            )],
+            text: String::new(),
+        };
+    };
+    let budget = max_tokens;
+    let max_tokens = max_tokens_inner;
+    let mut kept = candidates.len();
+    let must_total =
+        |kept: usize| -> usize { (0..kept).map(|s| cost(&candidates[s], &must[s])).sum() };
+    while kept > 1 && must_total(kept) > max_tokens {
+        kept -= 1;
+    }
+    if kept < candidates.len() {
+        warnings.push(format!(
+            "Reduced to {kept} of {} sessions to fit the {budget}-token budget",
+            candidates.len()
+        ));
+        for s in &mut out[kept..] {
+            s.dropped = true;
+        }
+    }
+    // Fill: must-haves (each only if it fits), then the rest by priority.
+    let mut included: Vec<Vec<bool>> = candidates
+        .iter()
+        .map(|c| vec![false; c.items.len()])
+        .collect();
+    let mut used = 0;
+    for s in 0..kept {
+        let header = estimate_tokens(&candidates[s].header);
+        if used + header > max_tokens {
+            out[s].dropped = true;
+            continue;
+        }
+        used += header;
+        for &i in &must[s] {
+            let t = estimate_tokens(&candidates[s].items[i].1);
+            if used + t <= max_tokens {
+                included[s][i] = true;
+                used += t;
+            } else {
+                warnings.push(format!(
+                    "{}: its {} ({t} tokens) does not fit and is left out",
+                    out[s].session_id, candidates[s].items[i].0
+                ));
+            }
+        }
+    }
+    let mut rest: Vec<((u8, usize), usize, usize)> = Vec::new();
+    for s in 0..kept {
+        if out[s].dropped {
+            continue;
+        }
+        let mut nth: std::collections::HashMap<&str, usize> = Default::default();
+        for (i, (kind, _)) in candidates[s].items.iter().enumerate() {
+            let n = nth.entry(kind.as_str()).or_default();
+            if !included[s][i] {
+                rest.push((rank(kind, *n), s, i));
+            }
+            *n += 1;
+        }
+    }
+    rest.sort();
+    for (_, s, i) in rest {
+        let t = estimate_tokens(&candidates[s].items[i].1);
+        if used + t <= max_tokens {
+            included[s][i] = true;
+            used += t;
+        }
+    }
+    // Accounting and text.
+    let mut text = String::new();
+    for (s, c) in candidates.iter().enumerate() {
+        let session = &mut out[s];
+        session.items = c
+            .items
+            .iter()
+            .enumerate()
+            .map(|(i, (kind, block))| ContextItem {
+                kind: kind.clone(),
+                tokens: estimate_tokens(block),
+                included: included[s][i] && !session.dropped,
+                text: if dry_run || !included[s][i] {
+                    String::new()
+                } else {
+                    block.clone()
+                },
+            })
+            .collect();
+        if session.dropped {
+            continue;
+        }
+        let picked: Vec<usize> = (0..c.items.len()).filter(|&i| included[s][i]).collect();
+        session.tokens = cost(c, &picked);
+        if !dry_run {
+            text.push_str(&c.header);
+            for &i in &picked {
+                text.push_str(&c.items[i].1);
+            }
+        }
+    }
+    let used = used + frame;
+    let text = if dry_run {
+        text
+    } else {
+        format!(
+            "{}{text}{FRAME_END}",
+            frame_top(budget, used, budget - used)
+        )
+    };
+    Context {
+        budget,
+        used,
+        sessions: out,
+        warnings,
+        text,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn session(id: &str) -> ContextSession {
+        ContextSession {
+            session_id: id.into(),
+            title: id.into(),
+            project: "p".into(),
+            age_days: 0,
+            staleness: None,
+            dropped: false,
+            tokens: 0,
+            items: Vec::new(),
+        }
+    }
+
+    fn candidates(items: &[(&str, usize)]) -> Candidates {
+        Candidates {
+            header: "h".repeat(40),
+            items: items
+                .iter()
+                .map(|(kind, chars)| ((*kind).to_owned(), "x".repeat(*chars)))
+                .collect(),
+        }
+    }
+
+    #[test]
+    fn must_haves_come_first_then_priority_and_nothing_is_cut() {
+        let c = [
+            candidates(&[("user_message", 400), ("user_message", 400), ("plan", 200)]),
+            candidates(&[("summary_labels", 80), ("subagent_summary", 120)]),
+        ];
+        let frame = estimate_tokens(&frame_top(400, 400, 400)) + estimate_tokens(FRAME_END);
+        // Headers (10 each), the plan (50), the first prompt (100), the summary (30) and
+        // the labels (20) fit; the second prompt (100) does not, and is left out whole.
+        let budget = frame + 10 + 50 + 100 + 10 + 30 + 20 + 60;
+        let context = fit(vec![session("a"), session("b")], &c, budget, false);
+        let included: Vec<Vec<bool>> = context
+            .sessions
+            .iter()
+            .map(|s| s.items.iter().map(|i| i.included).collect())
+            .collect();
+        assert_eq!(included, [vec![true, false, true], vec![true, true]]);
+        assert!(context.used <= budget);
+        assert!(context.text.contains(&"x".repeat(400)));
+        assert!(context.warnings.is_empty(), "{:?}", context.warnings);
+        // A dry run says the same without the text.
+        let dry = fit(vec![session("a"), session("b")], &c, budget, true);
+        assert_eq!(dry.used, context.used);
+        assert!(dry.text.is_empty());
+    }
+
+    #[test]
+    fn sessions_are_dropped_last_first_when_their_must_haves_do_not_fit() {
+        let c = [
+            candidates(&[("user_message", 400)]),
+            candidates(&[("user_message", 400)]),
+        ];
+        let frame = estimate_tokens(&frame_top(200, 200, 200)) + estimate_tokens(FRAME_END);
+        let context = fit(vec![session("a"), session("b")], &c, frame + 150, false);
+        assert!(!context.sessions[0].dropped);
+        assert!(context.sessions[1].dropped);
+        assert_eq!(context.warnings.len(), 1, "{:?}", context.warnings);
+    }
+}
