@@ -29,12 +29,14 @@ pub use self::migrate::{MigrateError, MigrateMode, MigrateResult, encode_project
 pub use self::query::{
     GetOutcome, HandoffHit, MAX_DAYS_BACK, MAX_DEPTH, MAX_LIMIT, parse_relations,
 };
-pub use self::search::{CONTENT_TYPES, MAX_SEARCH_LIMIT, SearchHit, SearchRequest, SearchResults};
 pub use self::sessions::Session;
 pub use self::stats::Stats;
 pub use crate::retrieve::context::{
     Context, ContextItem, ContextMode, ContextSession, DEFAULT_MAX_TOKENS, MAX_CONTEXT_SESSIONS,
     estimate_tokens,
+};
+pub use crate::retrieve::search::{
+    CONTENT_TYPES, MAX_SEARCH_LIMIT, SearchHit, SearchRequest, SearchResults,
 };
 pub use crate::semantic::{EMBEDDED_TYPES, EmbedReport, Embedding, SemanticStatus};
 pub use eywa_storage::{CacheStats, TierStats};
