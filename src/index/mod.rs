@@ -1,5 +1,6 @@
 //! The index tier: what is rebuilt from the warm and cold tiers and kept beside them.
 
+pub(crate) mod docs;
 mod handoffs;
 mod hnsw;
 mod text;

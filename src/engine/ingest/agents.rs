@@ -11,9 +11,9 @@ use crate::Result;
 use crate::claude::{AgentFile, Mode, Transcript};
 use crate::engine::Engine;
 use crate::engine::source::Archived;
-use crate::engine::text::IndexInput;
 use crate::extract::{Origin, SessionFacts, episode_facts, redact, scrub, spawned};
 use crate::graph::SourceRecord;
+use crate::index::docs::IndexInput;
 use crate::model::{AgentInfo, AgentLayout, NodeId};
 
 impl Engine {

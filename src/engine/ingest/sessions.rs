@@ -13,9 +13,9 @@ use super::{Changed, FileOutcome, IngestReport, Run, RunHistory, Ticker, skip_un
 use crate::claude::{IndexEntry, Mode, SessionFile, Transcript, read_transcript_with, uuid_key};
 use crate::engine::Engine;
 use crate::engine::source::Archived;
-use crate::engine::text::IndexInput;
 use crate::extract::{Origin, SessionFacts, episode_facts, scrub, spawned};
 use crate::graph::{Graph, SourceRecord};
+use crate::index::docs::IndexInput;
 use crate::model::{AgentInfo, AgentLayout, Handoff, NodeId};
 use crate::{Error, Result};
 
