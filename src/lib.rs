@@ -23,6 +23,7 @@
 //! ```
 
 pub mod api;
+mod archive;
 pub mod claude;
 pub mod embed;
 pub mod engine;

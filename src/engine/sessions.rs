@@ -78,7 +78,7 @@ impl Engine {
                 .ok()
                 .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
                 .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
-            let (inode, changed_ns) = super::source::file_identity(m);
+            let (inode, changed_ns) = crate::archive::file_identity(m);
             m.len() == source.len
                 && modified == source.modified_ms
                 && (source.inode == 0

@@ -4,9 +4,9 @@
 use eywa_storage::Batch;
 
 use super::{Changed, FileOutcome, Run};
+use crate::archive::Archived;
 use crate::claude::{MemoryFile, PlanFile, SessionFile};
 use crate::engine::Engine;
-use crate::engine::source::Archived;
 use crate::extract::{SessionFacts, redact};
 use crate::graph::SourceRecord;
 use crate::model::{Document, Edge, Node, NodeId, NodeKind, Relation, Timestamp};

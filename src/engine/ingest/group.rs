@@ -3,8 +3,8 @@
 
 use super::Run;
 use crate::Result;
+use crate::archive::Archived;
 use crate::engine::Engine;
-use crate::engine::source::Archived;
 use crate::extract::SessionFacts;
 use crate::graph::SourceRecord;
 use crate::model::Handoff;

@@ -17,7 +17,7 @@ use serde::Serialize;
 use self::group::Group;
 use super::Engine;
 use super::owners::Owners;
-use super::source::file_identity;
+use crate::archive::file_identity;
 use crate::claude::{AgentFile, History, IndexEntry, SessionFile, Transcript};
 use crate::extract::RedactionCounts;
 use crate::graph::{Counts, SourceRecord};
