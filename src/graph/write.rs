@@ -1,65 +1,27 @@
 //! Writes: one atomic batch per source file, versioned edges, merged shared entities, and
 //! the view and caches updated after the batch lands.
 
+mod docs;
+mod sequence;
+mod upsert;
+
 use std::collections::{HashMap, HashSet};
 use std::sync::Arc;
 
 use eywa_storage::{Batch, Keyspace};
 
+pub use self::docs::SpawnRecord;
+use self::docs::slug_key;
+use self::sequence::SEQUENCE_PREFIX;
 use super::counts::Change;
-use super::keys::{self, Adjacency};
 use super::snapshot;
-use super::view::{Delta, EdgeMeta, NodeMeta};
+use super::view::Delta;
 use super::{Graph, SourceRecord};
 use crate::Result;
-use crate::model::{
-    Edge, EdgeId, Node, NodeId, NodeKind, Relation, SessionFacts, Spawn, Timestamp,
-};
+use crate::model::{Edge, EdgeId, Node, NodeId, Relation, SessionFacts, Timestamp};
 
 /// Docs keyspace prefix of handoff documents.
 pub(super) const HANDOFF_PREFIX: u8 = b'h';
-/// Docs keyspace prefix of spawn records.
-const SPAWN_PREFIX: u8 = b's';
-/// Docs keyspace prefix of the slug index: `g | slug | 0x00 | episode id`.
-const SLUG_PREFIX: u8 = b'g';
-
-fn slug_key(slug: &str, episode: NodeId) -> Vec<u8> {
-    let mut key = vec![SLUG_PREFIX];
-    key.extend_from_slice(slug.as_bytes());
-    key.push(0);
-    key.extend_from_slice(episode.as_bytes());
-    key
-}
-
-/// Docs keyspace prefix of projects whose FOLLOWS chain awaits the sequence pass. Set in
-/// the batch that wrote a session, cleared in the batch of the pass: a crash in between
-/// leaves the work queued, not lost.
-const SEQUENCE_PREFIX: u8 = b'q';
-
-/// Writes per batch of the sequence pass.
-const SEQUENCE_BATCH: usize = 30_000;
-
-fn spawn_key(agent_episode: NodeId) -> Vec<u8> {
-    let mut key = vec![SPAWN_PREFIX];
-    key.extend_from_slice(agent_episode.as_bytes());
-    key
-}
-
-/// A subagent as its parent's `Task`/`Agent` call described it.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-pub struct SpawnRecord {
-    pub parent_session: String,
-    pub agent_id: String,
-    pub tool_use_id: Option<String>,
-    pub agent_type: Option<String>,
-    pub description: Option<String>,
-    #[serde(default)]
-    pub duration_ms: Option<u64>,
-    #[serde(default)]
-    pub tokens: Option<u64>,
-    #[serde(default)]
-    pub tool_uses: Option<u64>,
-}
 
 /// A batch being assembled, with what the view and caches learn once it lands.
 pub struct Pending {
@@ -277,237 +239,6 @@ impl Graph {
         Ok(())
     }
 
-    /// Brings FOLLOWS (a session → the previous session of a project) and CONTINUES (a
-    /// resumed session → the one before it with the same slug) in step for the sessions
-    /// of every project a write queued: missing edges are added, edges that no longer hold
-    /// are expired. Subagent runs take no part. Returns how many edges changed.
-    pub fn derive_sequences(&self) -> Result<u64> {
-        if !self
-            .store
-            .keys(Keyspace::Docs, &[SEQUENCE_PREFIX])
-            .any(|_| true)
-        {
-            return Ok(0);
-        }
-        let mut generation = self.writer.lock().unwrap_or_else(|p| p.into_inner());
-        // The pass reads the view when it is in memory, else the adjacency index (an import
-        // or a CLI ingest never pays for the whole graph). Loading the view takes the
-        // writer lock, so this holds for the whole pass.
-        let from_view = self.view_loaded();
-        let now = Timestamp::now();
-        let mut projects = Vec::new();
-        let mut markers = Vec::new();
-        for key in self.store.keys(Keyspace::Docs, &[SEQUENCE_PREFIX]) {
-            let key = key?;
-            if let Some(id) = NodeId::from_slice(&key[1..]) {
-                projects.push(id);
-            }
-            markers.push(key);
-        }
-        if projects.is_empty() {
-            return Ok(0);
-        }
-        let mut sessions: Vec<(i64, NodeId, Option<String>, Vec<String>)> = Vec::new();
-        let mut listed: HashSet<NodeId> = HashSet::new();
-        let mut desired: HashMap<NodeId, Vec<Edge>> = HashMap::new();
-        for &project in &projects {
-            let mut chain: Vec<(i64, NodeId)> = Vec::new();
-            let members = match from_view {
-                true => self.episodes_touching(project)?,
-                false => self.touching_project(project)?,
-            };
-            for (_, id) in members {
-                let Some(node) = self.node(id)? else { continue };
-                let Some(episode) = node.episode().filter(|e| e.agent.is_none()) else {
-                    continue;
-                };
-                let start = episode.start.0;
-                chain.push((start, id));
-                if listed.insert(id) {
-                    sessions.push((start, id, episode.slug.clone(), episode.resumes.clone()));
-                }
-            }
-            chain.sort();
-            for pair in chain.windows(2) {
-                let (start, later) = pair[1];
-                let edge = Edge::new(later, Relation::Follows, pair[0].1, Timestamp(start));
-                desired.entry(later).or_default().push(edge);
-            }
-        }
-        sessions.sort();
-        let mut last_of_slug: HashMap<&str, NodeId> = HashMap::new();
-        for (start, id, slug, resumes) in &sessions {
-            let wanted = desired.entry(*id).or_default();
-            if let Some(slug) = slug.as_deref()
-                && let Some(previous) = last_of_slug.insert(slug, *id)
-            {
-                wanted.push(Edge::new(
-                    *id,
-                    Relation::Continues,
-                    previous,
-                    Timestamp(*start),
-                ));
-            }
-            // A resume replays the lines of the session it continues (Q9).
-            for resumed in resumes {
-                let edge = Edge::new(
-                    *id,
-                    Relation::Continues,
-                    NodeId::episode(resumed),
-                    Timestamp(*start),
-                );
-                if !wanted.iter().any(|e| e.id == edge.id) {
-                    wanted.push(edge);
-                }
-            }
-        }
-        // What each episode holds now, from the view: derived edges and their windows.
-        // Only what differs is read from the store and written.
-        let mut stale: Vec<EdgeId> = Vec::new();
-        let mut fresh: Vec<Edge> = Vec::new();
-        {
-            let view = match from_view {
-                true => Some(self.view()?),
-                false => None,
-            };
-            for (episode, edges) in desired {
-                // (id, valid_from, valid_to) of each current derived edge out of `episode`.
-                let current: Vec<(EdgeId, i64, i64)> = match &view {
-                    Some(view) => view
-                        .adjacent(episode, true, false)
-                        .map(|(meta, _, _)| meta)
-                        .filter(|m| matches!(m.relation, Relation::Follows | Relation::Continues))
-                        .map(|m: EdgeMeta| (m.id, m.valid_from, m.valid_to))
-                        .collect(),
-                    None => self.derived_links_from(episode)?,
-                };
-                let wanted: HashSet<EdgeId> = edges.iter().map(|e| e.id).collect();
-                stale.extend(
-                    current
-                        .iter()
-                        .map(|m| m.0)
-                        .filter(|id| !wanted.contains(id)),
-                );
-                // Derived edges carry no evidence and full confidence: the same id and
-                // window is the same fact.
-                fresh.extend(edges.into_iter().filter(|edge| {
-                    !current.iter().any(|&(id, from, to)| {
-                        id == edge.id
-                            && from == edge.valid_from.0
-                            && to == edge.valid_to.map_or(i64::MAX, |t| t.0)
-                    })
-                }));
-            }
-        }
-        // Written in bounded batches; the queue markers go with the last, so a crash
-        // part-way leaves the pass queued, to be redone (what landed is then the same fact).
-        let mut changed = 0;
-        let mut pending = Pending::new(Batch::new());
-        for id in stale {
-            if let Some(old) = self.edge(id)? {
-                self.expire_edge(&mut pending, &old, now)?;
-                changed += 1;
-            }
-            if pending.batch.len() >= SEQUENCE_BATCH {
-                self.commit(
-                    std::mem::replace(&mut pending, Pending::new(Batch::new())),
-                    &mut generation,
-                )?;
-            }
-        }
-        for edge in fresh {
-            self.put_edge(&mut pending, edge, now)?;
-            changed += 1;
-            if pending.batch.len() >= SEQUENCE_BATCH {
-                self.commit(
-                    std::mem::replace(&mut pending, Pending::new(Batch::new())),
-                    &mut generation,
-                )?;
-            }
-        }
-        for key in markers {
-            pending.batch.delete(Keyspace::Docs, key);
-        }
-        self.commit(pending, &mut generation)?;
-        let mut queued = self.queued.lock().unwrap_or_else(|p| p.into_inner());
-        for project in &projects {
-            queued.remove(project);
-        }
-        Ok(changed)
-    }
-
-    /// The episodes with a current TOUCHED edge to `project` (the only relation from an
-    /// episode to a project), from the adjacency index, each once (the `i64` is 0: callers
-    /// read each node).
-    fn touching_project(&self, project: NodeId) -> Result<Vec<(i64, NodeId)>> {
-        let mut others: Vec<(i64, NodeId)> = self
-            .links_under(Keyspace::EdgesByDst, project, Some(Relation::Touched))?
-            .into_iter()
-            .filter(|l| l.adjacency.is_current())
-            .map(|l| (0, l.other))
-            .collect();
-        others.sort_unstable();
-        others.dedup();
-        Ok(others)
-    }
-
-    /// Current FOLLOWS and CONTINUES edges out of `episode` as (id, valid from, valid to),
-    /// from the adjacency index.
-    fn derived_links_from(&self, episode: NodeId) -> Result<Vec<(EdgeId, i64, i64)>> {
-        let mut out = Vec::new();
-        for relation in [Relation::Follows, Relation::Continues] {
-            for link in self.links_under(Keyspace::EdgesBySrc, episode, Some(relation))? {
-                if link.adjacency.is_current() {
-                    out.push((
-                        link.edge,
-                        link.adjacency.valid_from,
-                        link.adjacency.valid_to,
-                    ));
-                }
-            }
-        }
-        Ok(out)
-    }
-
-    /// Episodes (sessions and their agents) whose lines carry `slug`.
-    pub fn episodes_with_slug(&self, slug: &str) -> Result<Vec<NodeId>> {
-        let mut prefix = vec![SLUG_PREFIX];
-        prefix.extend_from_slice(slug.as_bytes());
-        prefix.push(0);
-        let mut ids = Vec::new();
-        for key in self.store.keys(Keyspace::Docs, &prefix) {
-            if let Some(id) = key?.get(prefix.len()..).and_then(NodeId::from_slice) {
-                ids.push(id);
-            }
-        }
-        Ok(ids)
-    }
-
-    /// Records the subagents a session started, so their transcripts can find the call
-    /// that started them (type, description, tool call id).
-    pub fn put_spawns(batch: &mut Batch, parent_session: &str, spawns: &[Spawn]) -> Result<()> {
-        for spawn in spawns {
-            let key = spawn_key(NodeId::agent(parent_session, &spawn.agent_id));
-            let record = SpawnRecord {
-                parent_session: parent_session.to_owned(),
-                agent_id: spawn.agent_id.clone(),
-                tool_use_id: spawn.tool_use_id.clone(),
-                agent_type: spawn.agent_type.clone(),
-                description: spawn.description.clone(),
-                duration_ms: spawn.duration_ms,
-                tokens: spawn.tokens,
-                tool_uses: spawn.tool_uses,
-            };
-            batch.put(Keyspace::Docs, key, &record)?;
-        }
-        Ok(())
-    }
-
-    /// The spawn record of a subagent episode, if its parent was read.
-    pub fn spawn(&self, agent_episode: NodeId) -> Result<Option<SpawnRecord>> {
-        Ok(self.store.get(Keyspace::Docs, &spawn_key(agent_episode))?)
-    }
-
     /// Applies a pending batch with the next generation, then brings the view and the
     /// caches in step.
     pub(super) fn commit(&self, pending: Pending, generation: &mut u64) -> Result<()> {
@@ -569,115 +300,6 @@ impl Graph {
         Ok(())
     }
 
-    fn put_node(&self, pending: &mut Pending, mut node: Node) -> Result<()> {
-        let old = match pending.staged.get(&node.id) {
-            Some(staged) => Some(Arc::new(staged.clone())),
-            None => self.node(node.id)?,
-        };
-        if old.is_none() {
-            pending.change.node_created(node.id, node_meta(&node).tag);
-        }
-        let old_keys = match &old {
-            Some(old) => {
-                merge_shared(old, &mut node);
-                if **old == node {
-                    return Ok(());
-                }
-                keys::node_index(old)
-            }
-            None => Vec::new(),
-        };
-        let new_keys = keys::node_index(&node);
-        for stale in old_keys.iter().filter(|k| !new_keys.contains(k)) {
-            pending.batch.delete(stale.0, stale.1.clone());
-        }
-        // Index entries the node already has stay as they are.
-        for (keyspace, key) in new_keys.into_iter().filter(|k| !old_keys.contains(k)) {
-            pending.batch.put_raw(keyspace, key, Vec::new());
-        }
-        pending
-            .batch
-            .put(Keyspace::Nodes, keys::node(node.id), &node)?;
-        pending.delta.nodes.push(node_meta(&node));
-        pending.staged.insert(node.id, node);
-        Ok(())
-    }
-
-    /// Records `edge` unless its current version states the same fact. A different fact
-    /// expires the current version and records a new one.
-    fn put_edge(&self, pending: &mut Pending, mut edge: Edge, now: Timestamp) -> Result<()> {
-        let latest = match pending.versions.get(&edge.id) {
-            Some(staged) => Some(staged.clone()),
-            None => self.latest_version(edge.id)?,
-        };
-        let recorded_at = match &latest {
-            Some(old) if old.expired_at.is_none() && old.same_fact(&edge) => return Ok(()),
-            Some(old) => {
-                let at = Timestamp(now.0.max(old.recorded_at.0 + 1));
-                if old.expired_at.is_none() {
-                    let mut expired = old.clone();
-                    expired.expired_at = Some(at);
-                    pending.batch.put(
-                        Keyspace::Edges,
-                        keys::edge_version(expired.id, expired.recorded_at),
-                        &expired,
-                    )?;
-                }
-                at
-            }
-            None => now,
-        };
-        let was = latest.as_ref().is_some_and(|l| l.expired_at.is_none());
-        pending.change.edge(edge.id, edge.relation, || was, true);
-        edge.recorded_at = recorded_at;
-        edge.expired_at = None;
-        pending.batch.put(
-            Keyspace::Edges,
-            keys::edge_version(edge.id, edge.recorded_at),
-            &edge,
-        )?;
-        self.put_adjacency(pending, &edge);
-        pending.versions.insert(edge.id, edge.clone());
-        pending.delta.edges.push((
-            edge.src,
-            edge.dst,
-            EdgeMeta {
-                id: edge.id,
-                relation: edge.relation,
-                valid_from: edge.valid_from.0,
-                valid_to: edge.valid_to.map_or(i64::MAX, |t| t.0),
-            },
-        ));
-        pending.edges.push(edge);
-        Ok(())
-    }
-
-    /// Marks the current version of `edge` expired as of `now`.
-    fn expire_edge(&self, pending: &mut Pending, edge: &Edge, now: Timestamp) -> Result<()> {
-        pending.change.edge(edge.id, edge.relation, || true, false);
-        let mut expired = edge.clone();
-        expired.expired_at = Some(Timestamp(now.0.max(edge.recorded_at.0 + 1)));
-        pending.batch.put(
-            Keyspace::Edges,
-            keys::edge_version(expired.id, expired.recorded_at),
-            &expired,
-        )?;
-        self.put_adjacency(pending, &expired);
-        pending.delta.expired.push(expired.id);
-        pending.versions.insert(expired.id, expired);
-        Ok(())
-    }
-
-    fn put_adjacency(&self, pending: &mut Pending, edge: &Edge) {
-        let value = Adjacency::of(edge).encode();
-        pending
-            .batch
-            .put_raw(Keyspace::EdgesBySrc, keys::by_src(edge), value.clone());
-        pending
-            .batch
-            .put_raw(Keyspace::EdgesByDst, keys::by_dst(edge), value);
-    }
-
     /// Supersedes a fact: the current version of `old` expires now and `new` is recorded.
     /// Both stay stored; the current view shows only `new`.
     pub fn supersede(&self, old: EdgeId, new: Edge) -> Result<()> {
@@ -690,32 +312,5 @@ impl Graph {
         let now = Timestamp(now.0 + 1);
         self.put_edge(&mut pending, new, now)?;
         self.commit(pending, &mut generation)
-    }
-}
-
-fn node_meta(node: &Node) -> NodeMeta {
-    let (tag, start) = match &node.kind {
-        NodeKind::Episode(e) => (keys::EPISODE_TAG, e.start.0),
-        other => (other.tag(), 0),
-    };
-    NodeMeta {
-        id: node.id,
-        tag,
-        start,
-    }
-}
-
-/// Entities are shared by many sessions: what the stored one knows is kept (the earliest
-/// first sighting, the latest last sighting, every alias).
-fn merge_shared(old: &Node, new: &mut Node) {
-    if let (NodeKind::Entity(old_e), NodeKind::Entity(new_e)) = (&old.kind, &mut new.kind) {
-        new.created_at = new.created_at.min(old.created_at);
-        new.updated_at = new.updated_at.max(old.updated_at);
-        for alias in &old_e.aliases {
-            if !new_e.aliases.contains(alias) {
-                new_e.aliases.push(alias.clone());
-            }
-        }
-        new_e.aliases.sort();
     }
 }
