@@ -1,3 +1,5 @@
+//! The library's errors, and bounding what an error message repeats of its input.
+
 use std::path::PathBuf;
 
 /// Errors of the eywa library. Each maps onto one gRPC status in `api`.

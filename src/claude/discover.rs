@@ -1,3 +1,6 @@
+//! Finding what a Claude Code home holds: session and subagent transcripts, plans,
+//! memory files and the sessions index, following symlinks only inside it.
+
 use std::collections::{BTreeSet, HashMap};
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};

@@ -1,3 +1,5 @@
+//! One JSONL line of a transcript, read defensively: its kind, uuids, blocks and usage.
+
 use serde_json::Value;
 
 /// The kinds of JSONL lines eywa reads for meaning; everything else is kept as `Other`

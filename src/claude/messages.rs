@@ -1,3 +1,6 @@
+//! A transcript's messages as served: prompts, responses with their paired tool calls,
+//! and compact summaries, in conversation order.
+
 use std::collections::{HashMap, HashSet};
 use std::io::BufRead;
 

@@ -1,3 +1,5 @@
+//! `eywa context`: earlier sessions' context fitted to a token budget.
+
 use std::process::ExitCode;
 
 use eywa::engine::{ContextMode, DEFAULT_MAX_TOKENS};

@@ -1,3 +1,5 @@
+//! `eywa embed`: embed what waits in the semantic backlog, with progress.
+
 use std::io::{IsTerminal, Write};
 use std::process::ExitCode;
 use std::time::Instant;

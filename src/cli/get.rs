@@ -1,3 +1,5 @@
+//! `eywa get`: rank session handoffs for a query, as Eywa does.
+
 use std::process::ExitCode;
 
 use eywa::engine::{GetOutcome, HandoffHit};

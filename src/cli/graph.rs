@@ -1,3 +1,5 @@
+//! `eywa graph`: entities, neighbours, what touched a node, walks, paths, related sessions.
+
 use std::process::ExitCode;
 
 use clap::{Args as ClapArgs, Subcommand, ValueEnum};

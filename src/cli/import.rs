@@ -1,3 +1,5 @@
+//! `eywa import`: read a Python Eywa folder into the store.
+
 use std::path::PathBuf;
 use std::process::ExitCode;
 

@@ -1,3 +1,5 @@
+//! `eywa ingest`: read new and changed sessions, with progress, and report what was read.
+
 use std::process::ExitCode;
 
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -1,3 +1,5 @@
+//! `eywa model`: install the embedding model, or say whether it is installed.
+
 use std::collections::HashMap;
 use std::io::{IsTerminal, Write};
 use std::path::PathBuf;

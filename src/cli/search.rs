@@ -1,3 +1,5 @@
+//! `eywa search`: sessions by words and meaning, with their signals.
+
 use std::io::{BufRead, Write};
 use std::process::ExitCode;
 

@@ -1,3 +1,6 @@
+//! `eywa serve`: ingest, then serve gRPC (and embed and watch in the background) until
+//! stopped.
+
 use std::net::SocketAddr;
 use std::process::ExitCode;
 use std::sync::Arc;

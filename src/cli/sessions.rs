@@ -1,3 +1,5 @@
+//! `eywa sessions`: list, show, export, search and migrate sessions.
+
 use std::process::ExitCode;
 
 use clap::Subcommand;

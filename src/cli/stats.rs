@@ -1,3 +1,5 @@
+//! `eywa stats`: counts, tier sizes and cache hit rates.
+
 use std::process::ExitCode;
 
 use serde_json::json;

@@ -1,3 +1,6 @@
+//! Queries over the graph and the handoffs: `get`, resolving references, entities,
+//! neighbours, what touched a node, walks, paths and related sessions.
+
 use std::sync::Arc;
 
 use chrono::NaiveDate;

@@ -1,3 +1,6 @@
+//! A session as eywa serves it: its episode, handoff, agents and every message any
+//! version of its transcript held.
+
 use std::sync::Arc;
 use std::time::UNIX_EPOCH;
 

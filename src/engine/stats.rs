@@ -1,3 +1,5 @@
+//! What the store holds, and how its tiers and caches are doing.
+
 use std::collections::BTreeMap;
 
 use eywa_storage::{CacheStats, TierStats};

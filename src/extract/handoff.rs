@@ -1,3 +1,5 @@
+//! A session's handoff (seed 000): headline, keywords, projects, substance and sections.
+
 use crate::claude::Transcript;
 
 /// Words a headline keeps at most (seed 000: "action-oriented, 5-10 words").

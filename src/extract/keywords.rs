@@ -1,3 +1,5 @@
+//! A session's keywords: the terms its person typed and its assistant wrote most.
+
 use std::collections::HashMap;
 
 use super::ProjectPath;

@@ -1,3 +1,5 @@
+//! Which project a working directory belongs to, and its short name.
+
 /// A project as eywa names it: a canonical path and a short name.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ProjectPath {

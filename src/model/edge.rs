@@ -1,3 +1,6 @@
+//! Edges of the temporal graph: relations, evidence, and the two time axes (valid and
+//! recorded) that let a fact be superseded without being deleted.
+
 use serde::{Deserialize, Serialize};
 
 use super::{EdgeId, NodeId, Timestamp};

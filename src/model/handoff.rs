@@ -1,3 +1,5 @@
+//! Handoffs (seed 000): what a session left for the next one, the fields `get` scores.
+
 use chrono::NaiveDate;
 use serde::{Deserialize, Serialize};
 

@@ -1,3 +1,5 @@
+//! Ids: deterministic UUIDv5 node and edge ids, and 128-bit keys of message uuids.
+
 use serde::{Deserialize, Serialize};
 use uuid::Uuid;
 

@@ -1,3 +1,6 @@
+//! Nodes of the knowledge graph (seed 002): episodes (sessions and subagent runs),
+//! entities, documents and memories.
+
 use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
