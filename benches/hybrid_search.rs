@@ -214,10 +214,13 @@ fn hybrid_search(c: &mut Criterion) {
     let requests: Vec<SearchRequest> = (0..2_000)
         .map(|i| SearchRequest {
             query: words(&mut rng, 2 + (i % 2)),
-            projects: if i % 4 == 0 {
-                vec![fixture::word(rng.below(PROJECTS))]
-            } else {
-                Vec::new()
+            filter: eywa::model::SearchFilter {
+                projects: if i % 4 == 0 {
+                    vec![fixture::word(rng.below(PROJECTS))]
+                } else {
+                    Vec::new()
+                },
+                ..Default::default()
             },
             limit: 10,
             ..SearchRequest::default()
@@ -235,7 +238,7 @@ fn hybrid_search(c: &mut Criterion) {
     let (plain, filtered): (Vec<_>, Vec<_>) = requests
         .iter()
         .cloned()
-        .partition(|r| r.projects.is_empty());
+        .partition(|r| r.filter.projects.is_empty());
     fixture::percentiles("hybrid_search/1m_chunks_top10", &plain, |r| {
         let found = engine.search(r).unwrap();
         assert_eq!(found.mode, eywa::retrieve::SearchMode::Hybrid);

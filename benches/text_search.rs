@@ -71,13 +71,15 @@ fn text_search(c: &mut Criterion) {
                 .collect();
             TextQuery {
                 query: words.join(" "),
-                projects: if i % 4 == 0 {
-                    vec![fixture::word(rng.below(PROJECTS))]
-                } else {
-                    Vec::new()
+                filter: eywa::model::SearchFilter {
+                    projects: if i % 4 == 0 {
+                        vec![fixture::word(rng.below(PROJECTS))]
+                    } else {
+                        Vec::new()
+                    },
+                    ..Default::default()
                 },
                 limit: 250,
-                ..TextQuery::default()
             }
         })
         .collect();
@@ -90,8 +92,10 @@ fn text_search(c: &mut Criterion) {
         });
     });
     group.finish();
-    let (plain, filtered): (Vec<_>, Vec<_>) =
-        queries.iter().cloned().partition(|q| q.projects.is_empty());
+    let (plain, filtered): (Vec<_>, Vec<_>) = queries
+        .iter()
+        .cloned()
+        .partition(|q| q.filter.projects.is_empty());
     fixture::percentiles("text_search/1m_passages_top250", &plain, |q| {
         index.search(q).unwrap();
     });

@@ -147,7 +147,10 @@ fn nested_subagents_link_through_their_folder_and_meta() {
     let hits = engine
         .search(&eywa::engine::SearchRequest {
             query: "races the server".into(),
-            agent_types: vec!["Explore".into()],
+            filter: eywa::model::SearchFilter {
+                agent_types: vec!["Explore".into()],
+                ..Default::default()
+            },
             ..Default::default()
         })
         .unwrap()
@@ -157,7 +160,10 @@ fn nested_subagents_link_through_their_folder_and_meta() {
     assert_eq!(hits[0].agent.as_deref(), Some("Explore"));
     let none = eywa::engine::SearchRequest {
         query: "races the server".into(),
-        agent_types: vec!["Plan".into()],
+        filter: eywa::model::SearchFilter {
+            agent_types: vec!["Plan".into()],
+            ..Default::default()
+        },
         ..Default::default()
     };
     assert!(engine.search(&none).unwrap().hits.is_empty());

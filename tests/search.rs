@@ -84,9 +84,12 @@ fn search_finds_sessions_by_their_words_one_hit_each() {
     // Filters: content type, project, time.
     let only = |kinds: &[&str], projects: &[&str], since: Option<Timestamp>| SearchRequest {
         query: "checkout".into(),
-        kinds: kinds.iter().map(|s| s.to_string()).collect(),
-        projects: projects.iter().map(|s| s.to_string()).collect(),
-        since,
+        filter: eywa::model::SearchFilter {
+            kinds: kinds.iter().map(|s| s.to_string()).collect(),
+            projects: projects.iter().map(|s| s.to_string()).collect(),
+            since,
+            ..Default::default()
+        },
         ..SearchRequest::default()
     };
     let ids = |r: SearchRequest| -> Vec<String> {
@@ -108,7 +111,10 @@ fn search_finds_sessions_by_their_words_one_hit_each() {
     );
     let recent = SearchRequest {
         query: "coupon table".into(),
-        since: Some(week),
+        filter: eywa::model::SearchFilter {
+            since: Some(week),
+            ..Default::default()
+        },
         ..SearchRequest::default()
     };
     assert_eq!(
@@ -139,7 +145,10 @@ fn search_finds_sessions_by_their_words_one_hit_each() {
         },
         SearchRequest {
             query: "x".into(),
-            kinds: vec!["emails".into()],
+            filter: eywa::model::SearchFilter {
+                kinds: vec!["emails".into()],
+                ..Default::default()
+            },
             ..SearchRequest::default()
         },
         SearchRequest {

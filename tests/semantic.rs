@@ -170,7 +170,10 @@ fn ingest_queues_prose_and_the_embedder_takes_it_newest_first() {
         .search(&SearchRequest {
             query: "Rounded coupon totals".into(),
             mode: SearchMode::Semantic,
-            kinds: vec!["assistant_response".into()],
+            filter: eywa::model::SearchFilter {
+                kinds: vec!["assistant_response".into()],
+                ..Default::default()
+            },
             ..SearchRequest::default()
         })
         .unwrap()
@@ -451,7 +454,10 @@ fn a_focus_ranks_its_project_and_neighbours_higher() {
     let request = |focus: Option<&str>| SearchRequest {
         query: "checkout redesign".into(),
         mode: SearchMode::Lexical,
-        kinds: vec!["user_message".into()],
+        filter: eywa::model::SearchFilter {
+            kinds: vec!["user_message".into()],
+            ..Default::default()
+        },
         focus: focus.map(str::to_owned),
         ..SearchRequest::default()
     };

@@ -162,14 +162,15 @@ impl RemoteClient {
         &mut self,
         request: &SearchRequest,
     ) -> Result<SearchResults, tonic::Status> {
+        let filter = &request.filter;
         let request = pb::SearchRequest {
             query: request.query.clone(),
-            types: request.kinds.clone(),
-            projects: request.projects.clone(),
-            since: time(request.since),
-            until: time(request.until),
+            types: filter.kinds.clone(),
+            projects: filter.projects.clone(),
+            since: time(filter.since),
+            until: time(filter.until),
             limit: n(request.limit),
-            agent_types: request.agent_types.clone(),
+            agent_types: filter.agent_types.clone(),
             mode: request.mode.as_str().to_owned(),
             focus: request.focus.clone().unwrap_or_default(),
         };

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use anyhow::Context;
 use eywa::engine::{CONTENT_TYPES, SearchHit, SearchRequest, SearchResults};
-use eywa::model::Timestamp;
+use eywa::model::{SearchFilter, Timestamp};
 use eywa::retrieve::SearchMode;
 use serde_json::json;
 
@@ -90,11 +90,13 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     }
     let request = |query: String, projects: Vec<String>| SearchRequest {
         query,
-        kinds: args.types.clone(),
-        projects,
-        agent_types: args.agent_types.clone(),
-        since: args.since,
-        until: args.until,
+        filter: SearchFilter {
+            kinds: args.types.clone(),
+            projects,
+            agent_types: args.agent_types.clone(),
+            since: args.since,
+            until: args.until,
+        },
         limit: args.limit,
         mode: args.mode,
         focus: args.focus.clone(),

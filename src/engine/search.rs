@@ -13,7 +13,6 @@ use crate::retrieve::search::{
     SearchResults, Snippet, fuse, group,
 };
 use crate::semantic::Semantic;
-use crate::semantic::VectorFilter;
 use crate::{Error, Result};
 
 /// Passages (or chunks) collected per session asked for, before grouping.
@@ -127,7 +126,7 @@ impl Engine {
             }
             n => n,
         };
-        for kind in &request.kinds {
+        for kind in &request.filter.kinds {
             if !CONTENT_TYPES.contains(&kind.as_str()) {
                 return Err(Error::InvalidArgument(format!(
                     "unknown content type `{kind}`; known: {}",
@@ -135,7 +134,7 @@ impl Engine {
                 )));
             }
         }
-        if let (Some(since), Some(until)) = (request.since, request.until)
+        if let (Some(since), Some(until)) = (request.filter.since, request.filter.until)
             && since > until
         {
             return Err(Error::InvalidArgument(
@@ -160,11 +159,7 @@ impl Engine {
         }
         let hits = self.text()?.search_passages(&TextQuery {
             query: request.query.clone(),
-            kinds: request.kinds.clone(),
-            projects: request.projects.iter().map(|p| p.to_lowercase()).collect(),
-            agents: request.agent_types.clone(),
-            since: request.since.map(|t| t.0),
-            until: request.until.map(|t| t.0),
+            filter: request.filter.clone(),
             limit: limit * PASSAGES_PER_HIT,
         })?;
         Ok(group(
@@ -191,16 +186,9 @@ impl Engine {
         limit: usize,
     ) -> Result<Vec<(String, Found)>> {
         let query = self.semantic()?.embed_query(&request.query)?;
-        let filter = VectorFilter {
-            projects: request.projects.iter().map(|p| p.to_lowercase()).collect(),
-            kinds: request.kinds.clone(),
-            agents: request.agent_types.clone(),
-            since: request.since.map(|t| t.0),
-            until: request.until.map(|t| t.0),
-        };
         let hits = self
             .semantic()?
-            .search(&query, limit * PASSAGES_PER_HIT, &filter)?;
+            .search(&query, limit * PASSAGES_PER_HIT, &request.filter)?;
         let store = self.graph.store();
         let mut found = Vec::with_capacity(hits.len());
         for h in hits {

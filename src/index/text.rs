@@ -19,6 +19,7 @@ use tantivy::tokenizer::{
 };
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Term, doc};
 
+use crate::model::SearchFilter;
 use crate::{Error, Result};
 
 /// Name of the analyzer: words, lowercased, English stopwords dropped, stemmed.
@@ -54,14 +55,8 @@ pub struct TextDoc {
 #[derive(Debug, Clone, Default)]
 pub struct TextQuery {
     pub query: String,
-    /// Content types to keep; empty keeps all.
-    pub kinds: Vec<String>,
-    /// Projects (lowercased names) to keep; empty keeps all.
-    pub projects: Vec<String>,
-    /// Subagent types (or ids) whose passages to keep; empty keeps all.
-    pub agents: Vec<String>,
-    pub since: Option<i64>,
-    pub until: Option<i64>,
+    /// What a passage must be to be found.
+    pub filter: SearchFilter,
     /// Documents to collect before grouping.
     pub limit: usize,
 }
@@ -336,16 +331,18 @@ impl TextIndex {
                 .collect();
             Box::new(BooleanQuery::new(terms))
         };
-        if !q.kinds.is_empty() {
-            clauses.push((Occur::Must, any_of(f.kind, &q.kinds)));
+        let filter = &q.filter;
+        if !filter.kinds.is_empty() {
+            clauses.push((Occur::Must, any_of(f.kind, &filter.kinds)));
         }
-        if !q.projects.is_empty() {
-            clauses.push((Occur::Must, any_of(f.project, &q.projects)));
+        if !filter.projects.is_empty() {
+            clauses.push((Occur::Must, any_of(f.project, &filter.project_keys())));
         }
-        if !q.agents.is_empty() {
-            clauses.push((Occur::Must, any_of(f.agent, &q.agents)));
+        if !filter.agent_types.is_empty() {
+            clauses.push((Occur::Must, any_of(f.agent, &filter.agent_types)));
         }
-        if q.since.is_some() || q.until.is_some() {
+        let (since, until) = (filter.since.map(|t| t.0), filter.until.map(|t| t.0));
+        if since.is_some() || until.is_some() {
             let bound = |v: Option<i64>, inclusive: bool| match v {
                 Some(v) if inclusive => Bound::Included(Term::from_field_i64(f.timestamp, v)),
                 Some(v) => Bound::Excluded(Term::from_field_i64(f.timestamp, v)),
@@ -353,7 +350,7 @@ impl TextIndex {
             };
             clauses.push((
                 Occur::Must,
-                Box::new(RangeQuery::new(bound(q.since, true), bound(q.until, false))),
+                Box::new(RangeQuery::new(bound(since, true), bound(until, false))),
             ));
         }
         let query = BooleanQuery::new(clauses);
@@ -498,12 +495,18 @@ mod tests {
         assert_eq!(index.search(&q("testing")).unwrap().len(), 1);
         // Filters.
         let only_users = TextQuery {
-            kinds: vec!["assistant_response".into()],
+            filter: SearchFilter {
+                kinds: vec!["assistant_response".into()],
+                ..SearchFilter::default()
+            },
             ..q("checkout")
         };
         assert_eq!(index.search(&only_users).unwrap()[0].doc.session, "b");
         let recent = TextQuery {
-            since: Some(15),
+            filter: SearchFilter {
+                since: Some(crate::model::Timestamp(15)),
+                ..SearchFilter::default()
+            },
             ..q("checkout")
         };
         assert_eq!(index.search(&recent).unwrap().len(), 1);

@@ -2,6 +2,7 @@
 
 mod edge;
 mod facts;
+mod filter;
 mod handoff;
 mod ids;
 mod node;
@@ -9,6 +10,7 @@ mod time;
 
 pub use self::edge::{DocRef, Edge, Relation};
 pub use self::facts::{SessionFacts, Spawn};
+pub use self::filter::SearchFilter;
 pub use self::handoff::{Handoff, HandoffSections};
 pub use self::ids::{EdgeId, NodeId, uuid_key};
 pub use self::node::{

@@ -4,7 +4,7 @@
 use std::collections::HashMap;
 
 use super::{Best, GraphEvidence, Ranked, SearchMode, Signals, Weights, ranks, score};
-use crate::model::{NodeId, Timestamp};
+use crate::model::{NodeId, SearchFilter, Timestamp};
 
 /// Most hits a search returns.
 pub const MAX_SEARCH_LIMIT: usize = 200;
@@ -20,15 +20,8 @@ pub(crate) const SEMANTIC_DECAY: f32 = 0.3;
 #[derive(Debug, Clone, Default)]
 pub struct SearchRequest {
     pub query: String,
-    /// Content types (`user_message`, `assistant_response`, `compact_summary`,
-    /// `tool_call`, `subagent_summary`, `summary_label`, `handoff`, `plan`, `memory`).
-    pub kinds: Vec<String>,
-    /// Project names; a session matches when its project is one of them.
-    pub projects: Vec<String>,
-    /// Subagent types (`Explore`, `Plan`, …): only passages of those subagents.
-    pub agent_types: Vec<String>,
-    pub since: Option<Timestamp>,
-    pub until: Option<Timestamp>,
+    /// What a passage must be to count: content types, projects, subagent types, time.
+    pub filter: SearchFilter,
     /// Sessions to return (default 10).
     pub limit: usize,
     /// Lexical, semantic or hybrid (the default).

@@ -7,7 +7,7 @@ mod queue;
 mod vectors;
 
 pub(crate) use self::queue::Staged;
-pub(crate) use self::vectors::{VECTOR_FILE, VectorFilter};
+pub(crate) use self::vectors::VECTOR_FILE;
 
 use std::collections::{HashMap, HashSet};
 use std::num::NonZeroUsize;
@@ -416,7 +416,12 @@ impl Semantic {
 
     /// The chunks most like `query` among those `filter` keeps, best first, with what
     /// each belongs to (session, project, content type, agent, time).
-    pub fn search(&self, query: &[f32], k: usize, filter: &VectorFilter) -> Result<Vec<VectorHit>> {
+    pub fn search(
+        &self,
+        query: &[f32],
+        k: usize,
+        filter: &crate::model::SearchFilter,
+    ) -> Result<Vec<VectorHit>> {
         if let Some(why) = self.not_ready() {
             return Err(Error::FailedPrecondition(why));
         }
@@ -457,7 +462,7 @@ impl Semantic {
         let Some(center) = v.centroid(session) else {
             return Vec::new();
         };
-        let Ok(near) = v.search(&center, candidates, &VectorFilter::default()) else {
+        let Ok(near) = v.search(&center, candidates, &crate::model::SearchFilter::default()) else {
             return Vec::new();
         };
         let mut seen = HashSet::new();

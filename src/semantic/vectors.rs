@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::index::{HnswIndex, VectorIndex};
+use crate::model::SearchFilter;
 use crate::{Error, Result};
 
 /// Settings prefix of the journal: `vector_journal/ | key` for every key whose vector
@@ -90,17 +91,6 @@ impl Strings {
     pub fn name(&self, n: u32) -> &str {
         &self.names[n as usize]
     }
-}
-
-/// Which vectors a search may return.
-#[derive(Debug, Clone, Default)]
-pub(crate) struct VectorFilter {
-    /// Lowercased project names; empty keeps all.
-    pub projects: Vec<String>,
-    pub kinds: Vec<String>,
-    pub agents: Vec<String>,
-    pub since: Option<i64>,
-    pub until: Option<i64>,
 }
 
 /// The in-memory side: the HNSW index and each key's metadata.
@@ -350,12 +340,12 @@ impl Vectors {
         meta: &Meta,
         kinds: &Option<Vec<u32>>,
         agents: &Option<Vec<u32>>,
-        filter: &VectorFilter,
+        filter: &SearchFilter,
     ) -> bool {
         kinds.as_ref().is_none_or(|k| k.contains(&meta.kind))
             && agents.as_ref().is_none_or(|a| a.contains(&meta.agent))
-            && filter.since.is_none_or(|s| meta.timestamp >= s)
-            && filter.until.is_none_or(|u| meta.timestamp < u)
+            && filter.since.is_none_or(|s| meta.timestamp >= s.0)
+            && filter.until.is_none_or(|u| meta.timestamp < u.0)
     }
 
     /// The `k` chunks most similar to `query` that pass `filter`, best first.
@@ -363,7 +353,7 @@ impl Vectors {
         &self,
         query: &[f32],
         k: usize,
-        filter: &VectorFilter,
+        filter: &SearchFilter,
     ) -> Result<Vec<(u64, f32)>> {
         let numbers = |names: &[String]| -> Option<Vec<u32>> {
             (!names.is_empty()).then(|| {
@@ -374,8 +364,8 @@ impl Vectors {
             })
         };
         let kinds = numbers(&filter.kinds);
-        let agents = numbers(&filter.agents);
-        let projects = numbers(&filter.projects);
+        let agents = numbers(&filter.agent_types);
+        let projects = numbers(&filter.project_keys());
         let keep = |key: u64| {
             self.meta.get(&key).is_some_and(|m| {
                 projects.as_ref().is_none_or(|ps| ps.contains(&m.project))

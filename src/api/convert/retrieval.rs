@@ -8,7 +8,7 @@ use crate::engine::{
     Context, ContextItem, ContextMode, ContextSession, DEFAULT_MAX_TOKENS, GetOutcome, HandoffHit,
     MAX_DAYS_BACK, MAX_LIMIT, MAX_SEARCH_LIMIT, SearchHit, SearchRequest, SearchResults,
 };
-use crate::model::Timestamp;
+use crate::model::{SearchFilter, Timestamp};
 use crate::retrieve::{DEFAULT_DAYS_BACK, DEFAULT_LIMIT, GetOptions, Ranked, SearchMode, Signals};
 
 /// A `GetHandoffs` request, validated.
@@ -80,11 +80,13 @@ impl TryFrom<pb::SearchRequest> for SearchRequest {
         }
         Ok(SearchRequest {
             query,
-            kinds: types,
-            projects,
-            agent_types,
-            since: optional_time("since", since)?,
-            until: optional_time("until", until)?,
+            filter: SearchFilter {
+                kinds: types,
+                projects,
+                agent_types,
+                since: optional_time("since", since)?,
+                until: optional_time("until", until)?,
+            },
             limit: count("limit", limit, 10, MAX_SEARCH_LIMIT)?,
             mode,
             focus: Some(focus.trim().to_owned()).filter(|f| !f.is_empty()),

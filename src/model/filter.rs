@@ -1,0 +1,26 @@
+//! What a search keeps, one type for every index: content types, projects, subagent
+//! types and a time window. An empty list keeps all.
+
+use super::Timestamp;
+
+/// The conditions a passage or chunk must meet to be found.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct SearchFilter {
+    /// Content types (`user_message`, `assistant_response`, `compact_summary`,
+    /// `tool_call`, `subagent_summary`, `summary_label`, `handoff`, `plan`, `memory`).
+    pub kinds: Vec<String>,
+    /// Project names, matched without regard to case.
+    pub projects: Vec<String>,
+    /// Subagent types (`Explore`, `Plan`, …) or ids: only passages of those subagents.
+    pub agent_types: Vec<String>,
+    /// From this time on (inclusive), and before this one.
+    pub since: Option<Timestamp>,
+    pub until: Option<Timestamp>,
+}
+
+impl SearchFilter {
+    /// The project names as the indexes keep them: lowercased.
+    pub fn project_keys(&self) -> Vec<String> {
+        self.projects.iter().map(|p| p.to_lowercase()).collect()
+    }
+}
