@@ -1,5 +1,14 @@
 //! The `eywa` command: glue over the library. Errors print as one chain on stderr.
 
+/// `eprintln!` that does not panic when stderr is closed (`eywa … 2>&-`, or a log reader
+/// that went away): what cannot be said is dropped, and the command goes on.
+macro_rules! errln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        let _ = writeln!(std::io::stderr(), $($arg)*);
+    }};
+}
+
 mod cli;
 
 use std::process::ExitCode;
@@ -20,7 +29,7 @@ fn main() -> ExitCode {
             {
                 return ExitCode::SUCCESS;
             }
-            eprintln!(
+            errln!(
                 "eywa: {}",
                 eywa::error::bounded_message(&format!("{err:#}"))
             );

@@ -135,6 +135,40 @@ fn a_closed_stdout_ends_every_printing_command_quietly() {
 }
 
 #[test]
+fn a_closed_stderr_never_panics() {
+    let env = Env::new();
+    env.json(&["ingest", "--json"]);
+    // (arguments, the exit code with somewhere to write): a notice on stderr (search
+    // without the model is lexical, and says so), an error (no such session), a warning.
+    let commands: &[(&[&str], i32)] = &[
+        (&["search", "tokenizer"], 0),
+        (&["sessions", "show", "zzzzzzzz"], 1),
+        (&["context", FIRST, "--max-tokens", "10"], 0),
+    ];
+    for (args, code) in commands {
+        let open = env.eywa().args(*args).output().unwrap();
+        assert_eq!(open.status.code(), Some(*code), "eywa {args:?}");
+        assert!(
+            !open.stderr.is_empty(),
+            "eywa {args:?} says something on stderr"
+        );
+        let out = env
+            .eywa()
+            .args(*args)
+            .stdout(Stdio::piped())
+            .stderr(closed_pipe())
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(*code),
+            "eywa {args:?} with stderr closed (101 is a panic)"
+        );
+        assert_eq!(out.stdout, open.stdout, "eywa {args:?}");
+    }
+}
+
+#[test]
 fn a_tilde_starts_a_path_only_at_its_start() {
     let env = Env::new();
     let home = tempfile::tempdir().unwrap();

@@ -350,11 +350,11 @@ impl Drop for Local {
     fn drop(&mut self) {
         if let Some(engine) = self.engine.take() {
             if let Err(e) = engine.graph().store().flush() {
-                eprintln!("eywa: cannot flush the store: {e}");
+                errln!("eywa: cannot flush the store: {e}");
                 return;
             }
             if let Err(e) = engine.graph().save_view() {
-                eprintln!("eywa: cannot save the graph view: {e}");
+                errln!("eywa: cannot save the graph view: {e}");
             }
             std::mem::forget(engine);
         }

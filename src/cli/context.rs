@@ -31,7 +31,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let client = Client::connect(paths)?;
     let context = client.context(&args.sessions, mode, args.max_tokens, args.dry_run)?;
     for warning in &context.warnings {
-        eprintln!("warning: {warning}");
+        errln!("warning: {warning}");
     }
     if args.json {
         super::print_json(&serde_json::to_value(&context)?)?;

@@ -30,7 +30,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             report.failed.len()
         );
         for (file, why) in &report.failed {
-            eprintln!("  {file}: {why}");
+            errln!("  {file}: {why}");
         }
     }
     Ok(ExitCode::SUCCESS)

@@ -37,14 +37,14 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         match &client {
             Client::Local(local) => {
                 let engine = local.engine()?;
-                eprintln!(
+                errln!(
                     "eywa: following {} (Ctrl-C stops)",
                     paths.claude_dir.display()
                 );
                 follow(|| Ok(engine.ingest()?), interval, &stop);
             }
             Client::Remote(_) => {
-                eprintln!(
+                errln!(
                     "eywa: the server at {} follows its Claude dir; asking it to ingest every \
                      {} ms (Ctrl-C stops)",
                     client.server().unwrap_or_default(),

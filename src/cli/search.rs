@@ -118,7 +118,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         return Ok(ExitCode::SUCCESS);
     }
     for notice in &results.notices {
-        eprintln!("eywa: {notice}");
+        errln!("eywa: {notice}");
     }
     if results.hits.is_empty() {
         outln!("No session matches.");

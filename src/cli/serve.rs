@@ -107,7 +107,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             backlog = semantic.backlog,
             "semantic search on"
         ),
-        Some(why) => eprintln!(
+        Some(why) => errln!(
             "eywa: semantic search is off: {why}. Searches are lexical (BM25) until \
              `eywa model install` succeeds and serve is restarted."
         ),
@@ -180,7 +180,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             .context("cannot announce the server")?;
         let _announced = Withdraw(&data_dir);
         tracing::info!("serving eywa.v1 on {local} (Ctrl-C stops)");
-        eprintln!("eywa: serving gRPC on {local}");
+        errln!("eywa: serving gRPC on {local}");
         eywa::server::run_with(listener, served, access, stop_signal).await?;
         anyhow::Ok(())
     });
@@ -215,12 +215,12 @@ fn remote_access(
         (Some(cert), Some(key)) => eywa::server::Tls::from_files(cert, key)?,
         _ => eywa::server::Tls::self_signed(&paths.data_dir.join("tls"), &[addr.ip().to_string()])?,
     };
-    eprintln!(
+    errln!(
         "eywa: remote callers need a token: {} (may write) or {} (reads only)",
         write.display(),
         read.display()
     );
-    eprintln!(
+    errln!(
         "eywa: TLS certificate {} (sha256 {})",
         tls.cert_path.display(),
         tls.fingerprint()?

@@ -181,7 +181,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
                     outln!("wrote {path}");
                 }
                 for e in &result.errors {
-                    eprintln!("{}: {}", e.session, e.message);
+                    errln!("{}: {}", e.session, e.message);
                 }
             }
             if result.failed_count > 0 {
@@ -198,7 +198,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
                 Some(path) => {
                     std::fs::write(&path, text.as_bytes())
                         .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
-                    eprintln!("wrote {}", path.display());
+                    errln!("wrote {}", path.display());
                 }
                 None => out!("{text}"),
             }
