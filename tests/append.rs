@@ -7,6 +7,7 @@ use std::path::Path;
 use eywa::engine::{Engine, EngineConfig};
 use eywa::model::{Node, NodeId};
 
+use crate::support::episode_summary as summary;
 use crate::support::fixture::{ClaudeHome, days_ago, session_lines};
 
 const ID: &str = "a9000000-0000-4000-8000-000000000001";
@@ -27,23 +28,6 @@ fn lines(exchanges: &[(&str, &str)]) -> Vec<String> {
 fn append_raw(path: &Path, bytes: &str) {
     let mut file = std::fs::OpenOptions::new().append(true).open(path).unwrap();
     file.write_all(bytes.as_bytes()).unwrap();
-}
-
-/// What an episode says, without the times eywa recorded it at.
-fn summary(node: &Node) -> String {
-    let e = node.episode().unwrap();
-    format!(
-        "{} {} {} {} {} {} {:?} {:?} {}",
-        e.title,
-        e.prompts,
-        e.tool_calls,
-        e.user_messages,
-        e.assistant_messages,
-        e.start.0,
-        e.end,
-        e.tokens,
-        e.active_minutes
-    )
 }
 
 fn episode(engine: &Engine) -> Node {

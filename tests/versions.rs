@@ -7,8 +7,9 @@ use std::path::Path;
 
 use eywa::api::pb;
 use eywa::engine::{Engine, EngineConfig, ExportFormat, SearchRequest};
-use eywa::model::{Node, NodeId};
+use eywa::model::NodeId;
 
+use crate::support::episode_summary as summary;
 use crate::support::fixture::{ClaudeHome, days_ago, session_lines};
 
 const ID: &str = "b7000000-0000-4000-8000-000000000001";
@@ -38,23 +39,6 @@ fn served(engine: &Engine) -> Vec<(String, bool)> {
         .into_iter()
         .map(|m| (m.text, m.superseded))
         .collect()
-}
-
-/// What an episode says, without the times eywa recorded it at.
-fn summary(node: &Node) -> String {
-    let e = node.episode().unwrap();
-    format!(
-        "{} {} {} {} {} {} {:?} {:?} {}",
-        e.title,
-        e.prompts,
-        e.tool_calls,
-        e.user_messages,
-        e.assistant_messages,
-        e.start.0,
-        e.end,
-        e.tokens,
-        e.active_minutes
-    )
 }
 
 fn edges(engine: &Engine, episode: NodeId) -> Vec<String> {

@@ -122,8 +122,48 @@ impl Archived {
     }
 }
 
+/// What a file looks like from outside: enough to tell that it changed without reading it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Stamp {
+    pub len: u64,
+    /// Modification time, ms since the epoch.
+    pub modified_ms: i64,
+    pub inode: u64,
+    /// Status-change time, ns since the epoch.
+    pub changed_ns: i64,
+}
+
+impl Stamp {
+    pub(crate) fn of(meta: &std::fs::Metadata) -> Stamp {
+        let modified_ms = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+        let (inode, changed_ns) = file_identity(meta);
+        Stamp {
+            len: meta.len(),
+            modified_ms,
+            inode,
+            changed_ns,
+        }
+    }
+
+    /// Whether the file is still what `record` was read from: the same size, mtime, inode
+    /// and status-change time. A file replaced by another (an editor's save, `sed -i`) or
+    /// written in place keeps its size and mtime only if they are set back, and not its
+    /// inode or status-change time. Records from before eywa kept those (inode 0) go by
+    /// size and mtime.
+    pub(crate) fn matches(&self, record: &SourceRecord) -> bool {
+        record.len == self.len
+            && record.modified_ms == self.modified_ms
+            && (record.inode == 0
+                || (record.inode == self.inode && record.changed_ns == self.changed_ns))
+    }
+}
+
 /// The inode and status-change time (ns) of a file; 0 where the platform has none.
-pub(crate) fn file_identity(meta: &std::fs::Metadata) -> (u64, i64) {
+fn file_identity(meta: &std::fs::Metadata) -> (u64, i64) {
     #[cfg(unix)]
     {
         use std::os::unix::fs::MetadataExt;

@@ -2,7 +2,6 @@
 //! version of its transcript held.
 
 use std::sync::Arc;
-use std::time::UNIX_EPOCH;
 
 use super::Engine;
 use super::ingest::RunHistory;
@@ -75,20 +74,10 @@ impl Engine {
             .ok_or_else(|| Error::NotFound(format!("no episode for session `{reference}`")))?;
         let handoff = self.graph.handoff(&source.session_id)?;
 
-        let live = std::fs::metadata(&source.path).ok().filter(|m| {
-            let modified = m
-                .modified()
-                .ok()
-                .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-                .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
-            let (inode, changed_ns) = crate::archive::file_identity(m);
-            m.len() == source.len
-                && modified == source.modified_ms
-                && (source.inode == 0
-                    || (source.inode == inode && source.changed_ns == changed_ns))
-                // Lines of earlier versions are in the archive only.
-                && source.shift == 0
-        });
+        // Lines of earlier versions are in the archive only.
+        let live = std::fs::metadata(&source.path)
+            .ok()
+            .filter(|m| crate::archive::Stamp::of(m).matches(&source) && source.shift == 0);
         self.load_owners()?;
         let no_labels = std::collections::HashMap::new();
         let history = RunHistory {

@@ -77,3 +77,21 @@ pub fn corpus_home(real_projects: &std::path::Path) -> tempfile::TempDir {
     copy(real_projects, &home.path().join("projects"));
     home
 }
+
+/// What an episode says, without the times eywa recorded it at: to compare an episode
+/// read in steps with one read whole.
+pub fn episode_summary(node: &eywa::model::Node) -> String {
+    let e = node.episode().unwrap();
+    format!(
+        "{} {} {} {} {} {} {:?} {:?} {}",
+        e.title,
+        e.prompts,
+        e.tool_calls,
+        e.user_messages,
+        e.assistant_messages,
+        e.start.0,
+        e.end,
+        e.tokens,
+        e.active_minutes
+    )
+}

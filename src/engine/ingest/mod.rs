@@ -17,7 +17,7 @@ use serde::Serialize;
 use self::group::Group;
 use super::Engine;
 use super::owners::Owners;
-use crate::archive::file_identity;
+use crate::archive::Stamp;
 use crate::claude::{AgentFile, History, IndexEntry, SessionFile, Transcript};
 use crate::extract::RedactionCounts;
 use crate::graph::{Counts, SourceRecord};
@@ -321,31 +321,17 @@ impl Engine {
         Ok(())
     }
 
-    /// The source record of `path`, and whether the file is unchanged since it was read:
-    /// the same size, mtime, inode and status-change time. A file replaced by another (an
-    /// editor's save, `sed -i`) or written in place keeps its size and mtime only if they
-    /// are set back, and not its inode or status-change time. Records from before eywa
-    /// kept those (inode 0) go by size and mtime.
+    /// The source record of `path`, and whether the file is unchanged since it was read
+    /// (see [`Stamp::matches`]).
     fn unchanged(&self, path: &Path) -> Result<Changed> {
-        let meta = std::fs::metadata(path).map_err(Error::io(path))?;
-        let modified_ms = meta
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(UNIX_EPOCH).ok())
-            .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
-        let (inode, changed_ns) = file_identity(&meta);
+        let stamp = Stamp::of(&std::fs::metadata(path).map_err(Error::io(path))?);
         let known = self.graph.source(&path.to_string_lossy())?;
-        let same = known.as_ref().is_some_and(|k| {
-            k.len == meta.len()
-                && k.modified_ms == modified_ms
-                && (k.inode == 0 || (k.inode == inode && k.changed_ns == changed_ns))
-        });
         Ok(Changed {
-            same,
+            same: known.as_ref().is_some_and(|k| stamp.matches(k)),
             known,
-            modified_ms,
-            inode,
-            changed_ns,
+            modified_ms: stamp.modified_ms,
+            inode: stamp.inode,
+            changed_ns: stamp.changed_ns,
         })
     }
 }
