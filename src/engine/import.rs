@@ -3,7 +3,6 @@
 use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
-use eywa_storage::Batch;
 use serde::Serialize;
 
 use super::Engine;
@@ -57,16 +56,20 @@ impl Engine {
         // current (imported handoffs add no passages) instead of rebuilding it from every
         // source.
         self.text()?;
+        let mut known = Vec::new();
+        let mut stored = HashSet::new();
+        for source in self.graph.sources()? {
+            if source.episode.is_some() && !source.session_id.starts_with("eywa:") {
+                known.push(source.session_id);
+            } else if source.session_id.starts_with("eywa:") {
+                stored.insert(source.path);
+            }
+        }
         let mut import = Import {
             engine: self,
             report: ImportReport::default(),
-            known: self
-                .graph
-                .sources()?
-                .into_iter()
-                .filter(|s| s.episode.is_some() && !s.session_id.starts_with("eywa:"))
-                .map(|s| s.session_id)
-                .collect(),
+            known,
+            stored,
             seen: HashSet::new(),
             pending: Vec::new(),
             written: Vec::new(),
@@ -144,6 +147,8 @@ struct Import<'a> {
     report: ImportReport,
     /// Session ids read from transcripts, sorted: an import never overrides one.
     known: Vec<String>,
+    /// Sources of earlier imports: one scan up front instead of a lookup per handoff.
+    stored: HashSet<String>,
     /// Short ids already handled (a markdown file and its index entry are one handoff).
     seen: HashSet<String>,
     pending: Vec<(SessionFacts, SourceRecord)>,
@@ -170,7 +175,7 @@ impl Import<'_> {
             self.report.known += 1;
             return Ok(());
         }
-        if self.engine.graph.source(&source)?.is_some() {
+        if self.stored.contains(&source) {
             self.report.already_imported += 1;
             return Ok(());
         }
@@ -204,7 +209,7 @@ impl Import<'_> {
             .iter()
             .map(|(facts, record)| (std::slice::from_ref(facts), record))
             .collect();
-        self.engine.graph.write_sources(Batch::new(), &sources)?;
+        self.engine.graph.write_new_sources(&sources)?;
         for (facts, _) in self.pending.drain(..) {
             if let Some(handoff) = facts.handoff {
                 self.written.push(Handoff {

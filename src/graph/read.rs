@@ -146,20 +146,6 @@ impl Graph {
         Ok(links)
     }
 
-    /// Current edges leaving `id`, read from storage (the writer's view of truth).
-    pub(super) fn current_edges_from(&self, id: NodeId) -> Result<Vec<Edge>> {
-        let mut edges = Vec::new();
-        for link in self.stored_links(id, Direction::Out)? {
-            if link.adjacency.is_current()
-                && let Some(edge) = self.latest_version(link.edge)?
-                && edge.expired_at.is_none()
-            {
-                edges.push(edge);
-            }
-        }
-        Ok(edges)
-    }
-
     /// Every handoff, in no particular order.
     pub fn handoffs(&self) -> Result<Vec<Handoff>> {
         self.store

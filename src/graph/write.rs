@@ -16,7 +16,7 @@ use self::sequence::SEQUENCE_PREFIX;
 use super::counts::Change;
 use super::snapshot;
 use super::view::Delta;
-use super::{Graph, SourceRecord};
+use super::{Direction, Graph, SourceRecord};
 use crate::Result;
 use crate::model::{Edge, EdgeId, Node, NodeId, Relation, SessionFacts, Timestamp};
 
@@ -43,6 +43,9 @@ pub struct Pending {
     versions: HashMap<EdgeId, Edge>,
     /// Sources this batch writes.
     sources: HashSet<String>,
+    /// Nodes whose stored out-edges were listed, with the edges that have a stored
+    /// version: any other edge from them is new.
+    scanned: HashMap<NodeId, HashSet<EdgeId>>,
 }
 
 impl Pending {
@@ -57,6 +60,7 @@ impl Pending {
             queued: HashSet::new(),
             versions: HashMap::new(),
             sources: HashSet::new(),
+            scanned: HashMap::new(),
         }
     }
 
@@ -87,12 +91,24 @@ impl WriteGroup<'_> {
         facts: &[SessionFacts],
         source: &SourceRecord,
     ) -> Result<()> {
+        let old = self.graph.source(&source.path)?;
+        self.stage(batch, facts, source, old)
+    }
+
+    /// [`WriteGroup::add`] with the source's stored record (`old`) already read.
+    fn stage(
+        &mut self,
+        batch: Batch,
+        facts: &[SessionFacts],
+        source: &SourceRecord,
+        old: Option<SourceRecord>,
+    ) -> Result<()> {
         if self.pending.holds(&source.path, facts) {
             self.commit_now()?;
         }
         self.pending.batch.append(batch);
         self.graph
-            .stage_session(&mut self.pending, facts, source, Timestamp::now())
+            .stage_session(&mut self.pending, facts, source, old, Timestamp::now())
     }
 
     /// Whether the group holds `source` or one of `episodes` (adding them would first
@@ -139,20 +155,18 @@ impl Graph {
         facts: &[SessionFacts],
         source: &SourceRecord,
     ) -> Result<()> {
-        self.write_sources(batch, &[(facts, source)])
+        let mut group = self.group();
+        group.add(batch, facts, source)?;
+        group.commit()
     }
 
-    /// [`Graph::write_session`] for many sources in one atomic batch: bulk writes (an
-    /// import) pay for one transaction, not one each.
-    pub fn write_sources(
-        &self,
-        batch: Batch,
-        sources: &[(&[SessionFacts], &SourceRecord)],
-    ) -> Result<()> {
+    /// [`Graph::write_session`] for many sources that have no record yet (the caller
+    /// checked), in one atomic batch: a bulk write (an import) pays for one transaction,
+    /// not one each, and reads no record it knows is absent.
+    pub fn write_new_sources(&self, sources: &[(&[SessionFacts], &SourceRecord)]) -> Result<()> {
         let mut group = self.group();
-        group.pending.batch.append(batch);
         for (facts, source) in sources {
-            group.add(Batch::new(), facts, source)?;
+            group.stage(Batch::new(), facts, source, None)?;
         }
         group.commit()
     }
@@ -173,11 +187,18 @@ impl Graph {
         pending: &mut Pending,
         facts: &[SessionFacts],
         source: &SourceRecord,
+        old_source: Option<SourceRecord>,
         now: Timestamp,
     ) -> Result<()> {
         let pending = &mut *pending;
         let own: HashSet<NodeId> = facts.iter().map(|f| f.episode.id).collect();
         for facts in facts {
+            // One scan of what the store holds out of the episode: its edges that have no
+            // stored version need no lookup (a new session's, all of them).
+            let links = self.stored_links(facts.episode.id, Direction::Out)?;
+            pending
+                .scanned
+                .insert(facts.episode.id, links.iter().map(|l| l.edge).collect());
             self.put_node(pending, facts.episode.clone())?;
             for entity in &facts.entities {
                 self.put_node(pending, entity.clone())?;
@@ -188,7 +209,13 @@ impl Graph {
                     self.put_edge(pending, edge.clone(), now)?;
                 }
             }
-            for old in self.current_edges_from(facts.episode.id)? {
+            for link in links.iter().filter(|l| l.adjacency.is_current()) {
+                let Some(old) = self
+                    .latest_version(link.edge)?
+                    .filter(|e| e.expired_at.is_none())
+                else {
+                    continue;
+                };
                 // A SPAWNED edge to a subagent in its own file is that file's to assert;
                 // FOLLOWS and CONTINUES belong to the sequence pass, HAS_PLAN to the plan.
                 let foreign = (old.relation == Relation::Spawned && !own.contains(&old.dst))
@@ -230,8 +257,7 @@ impl Graph {
                 pending.stale_docs.push(doc);
             }
         }
-        let old = self.source(&source.path)?;
-        pending.change.source(old, source.clone());
+        pending.change.source(old_source, source.clone());
         pending.sources.insert(source.path.clone());
         pending
             .batch
@@ -252,6 +278,7 @@ impl Graph {
             queued,
             versions: _,
             sources: _,
+            scanned: _,
         } = pending;
         snapshot::bump(&mut batch, *generation + 1)?;
         // Counted only once loaded: otherwise they no longer match, and are recounted.

@@ -108,6 +108,9 @@ impl Graph {
         // Only what differs is read from the store and written.
         let mut stale: Vec<EdgeId> = Vec::new();
         let mut fresh: Vec<Edge> = Vec::new();
+        // Edges out of each episode with a stored version (expired included), when read
+        // from the index: an edge not among them is written without looking it up.
+        let mut scanned: HashMap<NodeId, HashSet<EdgeId>> = HashMap::new();
         {
             let view = match from_view {
                 true => Some(self.view()?),
@@ -122,7 +125,18 @@ impl Graph {
                         .filter(|m| matches!(m.relation, Relation::Follows | Relation::Continues))
                         .map(|m: EdgeMeta| (m.id, m.valid_from, m.valid_to))
                         .collect(),
-                    None => self.derived_links_from(episode)?,
+                    None => {
+                        let links = self.links_under(Keyspace::EdgesBySrc, episode, None)?;
+                        scanned.insert(episode, links.iter().map(|l| l.edge).collect());
+                        links
+                            .iter()
+                            .filter(|l| {
+                                l.adjacency.is_current()
+                                    && matches!(l.relation, Relation::Follows | Relation::Continues)
+                            })
+                            .map(|l| (l.edge, l.adjacency.valid_from, l.adjacency.valid_to))
+                            .collect()
+                    }
                 };
                 let wanted: HashSet<EdgeId> = edges.iter().map(|e| e.id).collect();
                 stale.extend(
@@ -146,26 +160,21 @@ impl Graph {
         // part-way leaves the pass queued, to be redone (what landed is then the same fact).
         let mut changed = 0;
         let mut pending = Pending::new(Batch::new());
+        pending.scanned = scanned;
         for id in stale {
             if let Some(old) = self.edge(id)? {
                 self.expire_edge(&mut pending, &old, now)?;
                 changed += 1;
             }
             if pending.batch.len() >= SEQUENCE_BATCH {
-                self.commit(
-                    std::mem::replace(&mut pending, Pending::new(Batch::new())),
-                    &mut generation,
-                )?;
+                self.commit_part(&mut pending, &mut generation)?;
             }
         }
         for edge in fresh {
             self.put_edge(&mut pending, edge, now)?;
             changed += 1;
             if pending.batch.len() >= SEQUENCE_BATCH {
-                self.commit(
-                    std::mem::replace(&mut pending, Pending::new(Batch::new())),
-                    &mut generation,
-                )?;
+                self.commit_part(&mut pending, &mut generation)?;
             }
         }
         for key in markers {
@@ -177,6 +186,15 @@ impl Graph {
             queued.remove(project);
         }
         Ok(changed)
+    }
+
+    /// Commits what `pending` holds and leaves it empty but for its scans: the pass
+    /// writes each edge once, so what landed is never looked up again and the scans still
+    /// tell the rest apart.
+    fn commit_part(&self, pending: &mut Pending, generation: &mut u64) -> Result<()> {
+        let mut full = std::mem::replace(pending, Pending::new(Batch::new()));
+        pending.scanned = std::mem::take(&mut full.scanned);
+        self.commit(full, generation)
     }
 
     /// The episodes with a current TOUCHED edge to `project` (the only relation from an
@@ -192,23 +210,5 @@ impl Graph {
         others.sort_unstable();
         others.dedup();
         Ok(others)
-    }
-
-    /// Current FOLLOWS and CONTINUES edges out of `episode` as (id, valid from, valid to),
-    /// from the adjacency index.
-    fn derived_links_from(&self, episode: NodeId) -> Result<Vec<(EdgeId, i64, i64)>> {
-        let mut out = Vec::new();
-        for relation in [Relation::Follows, Relation::Continues] {
-            for link in self.links_under(Keyspace::EdgesBySrc, episode, Some(relation))? {
-                if link.adjacency.is_current() {
-                    out.push((
-                        link.edge,
-                        link.adjacency.valid_from,
-                        link.adjacency.valid_to,
-                    ));
-                }
-            }
-        }
-        Ok(out)
     }
 }

@@ -55,8 +55,13 @@ impl Graph {
         mut edge: Edge,
         now: Timestamp,
     ) -> Result<()> {
+        let unstored = pending
+            .scanned
+            .get(&edge.src)
+            .is_some_and(|stored| !stored.contains(&edge.id));
         let latest = match pending.versions.get(&edge.id) {
             Some(staged) => Some(staged.clone()),
+            None if unstored => None,
             None => self.latest_version(edge.id)?,
         };
         let recorded_at = match &latest {
