@@ -85,8 +85,11 @@ fn follows_tracks_the_order_of_a_projects_sessions() {
     engine.ingest().unwrap();
     assert_eq!(targets(&engine, 3, Relation::Follows, now), [id(2)]);
     // ...without recording the unchanged link again.
-    let follows =
-        eywa::model::EdgeId::derive(NodeId::episode(&id(3)), "FOLLOWS", NodeId::episode(&id(2)));
+    let follows = eywa::graph::EdgeRef::new(
+        NodeId::episode(&id(3)),
+        Relation::Follows,
+        NodeId::episode(&id(2)),
+    );
     assert_eq!(engine.graph().edge_versions(follows).unwrap().len(), 1);
     assert!(engine.graph().check().unwrap().is_empty());
 }
@@ -125,8 +128,11 @@ fn follows_is_kept_the_same_without_the_view_in_memory() {
     assert_eq!(targets(&engine, 3, Relation::Follows, now), [id(2)]);
     assert_eq!(targets(&engine, 3, Relation::Continues, now), [id(2)]);
     // Each link recorded once: an ingest that changed nothing rewrote nothing.
-    let follows =
-        eywa::model::EdgeId::derive(NodeId::episode(&id(3)), "FOLLOWS", NodeId::episode(&id(2)));
+    let follows = eywa::graph::EdgeRef::new(
+        NodeId::episode(&id(3)),
+        Relation::Follows,
+        NodeId::episode(&id(2)),
+    );
     assert_eq!(engine.graph().edge_versions(follows).unwrap().len(), 1);
     assert!(engine.graph().check().unwrap().is_empty());
 }

@@ -2,7 +2,7 @@
 //! time before their expiry, and never deleted.
 
 use eywa::engine::{Engine, EngineConfig};
-use eywa::graph::{AsOf, Direction, EdgeFilter};
+use eywa::graph::{AsOf, Direction, EdgeFilter, EdgeRef};
 use eywa::model::{Edge, NodeId, Relation, Timestamp};
 
 use crate::support::fixture::{ClaudeHome, days_ago, session_lines};
@@ -74,7 +74,10 @@ fn a_superseded_edge_is_hidden_now_visible_as_of_before_and_still_stored() {
         )
     };
     std::thread::sleep(std::time::Duration::from_millis(5));
-    engine.graph().supersede(old.id, new.clone()).unwrap();
+    engine
+        .graph()
+        .supersede(EdgeRef::of(&old), new.clone())
+        .unwrap();
 
     // Current view: only the new fact.
     assert_eq!(touched(&engine, episode, AsOf::default()), ["new-name"]);
@@ -85,7 +88,7 @@ fn a_superseded_edge_is_hidden_now_visible_as_of_before_and_still_stored() {
     };
     assert_eq!(touched(&engine, episode, then), ["old-name"]);
     // Both versions are stored; the old one is expired, not deleted.
-    let versions = engine.graph().edge_versions(old.id).unwrap();
+    let versions = engine.graph().edge_versions(EdgeRef::of(&old)).unwrap();
     assert_eq!(versions.len(), 1);
     assert!(versions[0].expired_at.is_some_and(|e| e > before));
     assert_eq!(engine.graph().check().unwrap(), Vec::<String>::new());
@@ -168,9 +171,9 @@ fn a_grown_session_gets_a_new_version_and_keeps_the_old_one() {
     engine.ingest().unwrap();
 
     let episode = NodeId::episode(id);
-    let edge_id = eywa::model::EdgeId::derive(
+    let edge_id = EdgeRef::new(
         episode,
-        "TOUCHED",
+        Relation::Touched,
         engine.resolve_one("project:lib").unwrap().id,
     );
     let versions = engine.graph().edge_versions(edge_id).unwrap();

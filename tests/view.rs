@@ -65,7 +65,7 @@ fn a_current_snapshot_is_used_and_matches_a_rebuild_and_a_stale_one_is_not() {
     let episode = NodeId::episode("90000001-0000-4000-8000-000000000001");
     let blog = engine.resolve_one("project:blog").unwrap().id;
     let shop = engine.resolve_one("project:shop").unwrap().id;
-    let old = eywa::model::EdgeId::derive(episode, "TOUCHED", blog);
+    let old = eywa::graph::EdgeRef::new(episode, Relation::Touched, blog);
     engine
         .graph()
         .supersede(

@@ -76,10 +76,16 @@ impl Graph {
             }
         }
 
+        // Each edge's latest version lives in its `edges_by_src` entry, the versions
+        // before it in `edges`.
         let mut latest: HashMap<EdgeId, Edge> = HashMap::new();
-        for entry in store.scan::<Edge>(Keyspace::Edges, &[]) {
-            let (key, edge) = entry?;
-            if key != keys::edge_version(edge.id, edge.recorded_at) {
+        for entry in store.entries(Keyspace::EdgesBySrc, &[]) {
+            let (key, value) = entry?;
+            let Some(edge) = keys::latest_edge(&key, &value) else {
+                problems.push(format!("edges_by_src: unreadable entry {key:02x?}"));
+                continue;
+            };
+            if edge.id != EdgeId::derive(edge.src, edge.relation.as_str(), edge.dst) {
                 problems.push(format!("edge {} stored under a foreign key", edge.id));
             }
             for end in [edge.src, edge.dst] {
@@ -87,32 +93,45 @@ impl Graph {
                     problems.push(format!("edge {} points at missing node {end}", edge.id));
                 }
             }
-            // Keys of one edge sort by record time: the last seen is the latest.
             latest.insert(edge.id, edge);
         }
-        let mut wanted: BTreeSet<(Keyspace, Vec<u8>, Vec<u8>)> = BTreeSet::new();
-        for edge in latest.values() {
-            let adjacency = Adjacency::of(edge).encode();
-            wanted.insert((Keyspace::EdgesBySrc, keys::by_src(edge), adjacency.clone()));
-            wanted.insert((Keyspace::EdgesByDst, keys::by_dst(edge), adjacency));
-        }
-        let mut stored = BTreeSet::new();
-        for keyspace in [Keyspace::EdgesBySrc, Keyspace::EdgesByDst] {
-            for entry in store.entries(keyspace, &[]) {
-                let (key, value) = entry?;
-                stored.insert((keyspace, key, value));
+        for entry in store.scan::<Edge>(Keyspace::Edges, &[]) {
+            let (key, edge) = entry?;
+            if key != keys::edge_version(edge.id, edge.recorded_at) {
+                problems.push(format!("edge {} stored under a foreign key", edge.id));
             }
+            let superseded = latest.get(&edge.id).is_some_and(|l| {
+                l.src == edge.src
+                    && l.dst == edge.dst
+                    && l.relation == edge.relation
+                    && l.recorded_at > edge.recorded_at
+                    && edge.expired_at.is_some()
+            });
+            if !superseded {
+                problems.push(format!(
+                    "edge {} keeps a version recorded at {} that no later version superseded",
+                    edge.id, edge.recorded_at.0
+                ));
+            }
+        }
+        let wanted: BTreeSet<(Vec<u8>, Vec<u8>)> = latest
+            .values()
+            .map(|edge| (keys::by_dst(edge), Adjacency::of(edge).encode()))
+            .collect();
+        let mut stored = BTreeSet::new();
+        for entry in store.entries(Keyspace::EdgesByDst, &[]) {
+            stored.insert(entry?);
         }
         for missing in wanted.difference(&stored) {
             problems.push(format!(
-                "{}: missing or stale entry {:02x?}",
-                missing.0, missing.1
+                "edges_by_dst: missing or stale entry {:02x?}",
+                missing.0
             ));
         }
         for extra in stored.difference(&wanted) {
             problems.push(format!(
-                "{}: entry without its edge {:02x?}",
-                extra.0, extra.1
+                "edges_by_dst: entry without its edge {:02x?}",
+                extra.0
             ));
         }
 
@@ -152,9 +171,10 @@ impl Graph {
         self.writer.lock().unwrap_or_else(|p| p.into_inner())
     }
 
-    /// Rebuilds every index keyspace (names, episode times, session activity, both
-    /// adjacency indexes) and the counters from the primaries (nodes, edge versions,
-    /// sources), and drops the view's snapshot, which was built from them. For a store
+    /// Rebuilds every index keyspace (names, episode times, session activity, the
+    /// by-destination adjacency index) and the counters from the primaries (nodes, the
+    /// edges' latest versions in `edges_by_src`, sources), and drops the view's snapshot,
+    /// which was built from them. For a store
     /// [`Graph::check`] found inconsistent; the caller holds the store alone (no server).
     /// Returns the index entries written.
     pub fn rebuild_indexes(&self) -> Result<u64> {
@@ -170,7 +190,6 @@ impl Graph {
             Keyspace::NodesByName,
             Keyspace::EpisodesByTime,
             Keyspace::SessionsByActivity,
-            Keyspace::EdgesBySrc,
             Keyspace::EdgesByDst,
         ] {
             for key in store.keys(keyspace, &[]) {
@@ -192,26 +211,20 @@ impl Graph {
                 flush(&mut batch)?;
             }
         }
-        let mut latest: Option<Edge> = None;
-        let mut put_latest = |edge: Edge, batch: &mut eywa_storage::Batch| {
-            let adjacency = Adjacency::of(&edge).encode();
-            batch.put_raw(Keyspace::EdgesBySrc, keys::by_src(&edge), adjacency.clone());
-            batch.put_raw(Keyspace::EdgesByDst, keys::by_dst(&edge), adjacency);
-            written += 2;
-        };
-        // Versions of one edge are adjacent, oldest first: the last of a run is current.
-        for entry in store.scan::<Edge>(Keyspace::Edges, &[]) {
-            let (_, edge) = entry?;
-            if let Some(previous) = latest.take_if(|p| p.id != edge.id) {
-                put_latest(previous, &mut batch);
+        for entry in store.entries(Keyspace::EdgesBySrc, &[]) {
+            let (key, value) = entry?;
+            // An unreadable entry stays as it is: check names it.
+            if let Some(edge) = keys::latest_edge(&key, &value) {
+                batch.put_raw(
+                    Keyspace::EdgesByDst,
+                    keys::by_dst(&edge),
+                    Adjacency::of(&edge).encode(),
+                );
+                written += 1;
                 if batch.len() >= BATCH {
                     flush(&mut batch)?;
                 }
             }
-            latest = Some(edge);
-        }
-        if let Some(last) = latest {
-            put_latest(last, &mut batch);
         }
         flush(&mut batch)?;
         // The generation moves on: what was derived from the old indexes is stale. The

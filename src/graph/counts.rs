@@ -59,7 +59,7 @@ impl Counters {
         for (tag, ids) in named {
             counters.nodes.insert(tag, ids.len() as u64);
         }
-        for entry in store.entries(Keyspace::EdgesBySrc, &[]) {
+        for entry in store.entries(Keyspace::EdgesByDst, &[]) {
             let (key, value) = entry?;
             if let (Some(adjacency), Some(parsed)) =
                 (Adjacency::decode(&value), keys::parse_adjacency(&key))

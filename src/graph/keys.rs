@@ -3,17 +3,21 @@
 //! | keyspace | key | value |
 //! |---|---|---|
 //! | nodes | node id | node |
-//! | edges | edge id, recorded_at | one version of the edge |
-//! | edges_by_src | src, relation tag, dst, edge id | [`Adjacency`] of the latest version |
+//! | edges_by_src | src, relation tag, dst, edge id | the latest version: [`Adjacency`], then [`LatestTail`] |
 //! | edges_by_dst | dst, relation tag, src, edge id | [`Adjacency`] of the latest version |
+//! | edges | edge id, recorded_at | a version a later one superseded |
+//!
+//! An edge is stored once: its latest version in its `edges_by_src` entry (the key holds
+//! its ends and relation), the versions before it in `edges`.
 //! | nodes_by_name | kind tag, normalized name, node id | empty |
 //! | episodes_by_time | start, episode id | empty |
 //! | sessions_by_activity | end, episode id (main sessions) | empty |
 
 use eywa_storage::Keyspace;
 use eywa_storage::key::{KeyBuf, decode_i64, encode_i64};
+use serde::{Deserialize, Serialize};
 
-use crate::model::{Edge, EdgeId, Node, NodeId, NodeKind, Relation, Timestamp};
+use crate::model::{DocRef, Edge, EdgeId, Node, NodeId, NodeKind, Relation, Timestamp};
 
 pub const ID_LEN: usize = 16;
 /// `node | tag | node | edge`.
@@ -55,6 +59,54 @@ pub fn by_dst(edge: &Edge) -> Vec<u8> {
     adjacency(edge.dst, edge.relation, edge.src, edge.id)
 }
 
+/// The `edges_by_src` key of the edge from `src` to `dst` by `relation`.
+pub fn by_ends(src: NodeId, relation: Relation, dst: NodeId) -> Vec<u8> {
+    let id = EdgeId::derive(src, relation.as_str(), dst);
+    adjacency(src, relation, dst, id)
+}
+
+/// What an `edges_by_src` entry holds after its [`Adjacency`]: the rest of the latest
+/// version (its ends, relation and id are in the key).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct LatestTail {
+    pub confidence: f32,
+    pub recorded_at: i64,
+    pub evidence: Vec<DocRef>,
+}
+
+/// The `edges_by_src` value of `edge`, its latest version.
+pub fn latest_value(edge: &Edge) -> eywa_storage::Result<Vec<u8>> {
+    let mut value = Adjacency::of(edge).encode();
+    let tail = LatestTail {
+        confidence: edge.confidence,
+        recorded_at: edge.recorded_at.0,
+        evidence: edge.evidence.clone(),
+    };
+    value.extend(eywa_storage::encode(Keyspace::EdgesBySrc, &tail)?);
+    Ok(value)
+}
+
+/// The edge an `edges_by_src` entry holds; `None` when the key or value is malformed.
+pub fn latest_edge(key: &[u8], value: &[u8]) -> Option<Edge> {
+    let key = parse_adjacency(key)?;
+    let adjacency = Adjacency::decode(value.get(..ADJACENCY_VALUE_LEN)?)?;
+    let tail: LatestTail =
+        eywa_storage::decode(Keyspace::EdgesBySrc, &value[ADJACENCY_VALUE_LEN..]).ok()?;
+    let at = |t: i64| (t != i64::MAX).then_some(Timestamp(t));
+    Some(Edge {
+        id: key.edge,
+        src: key.node,
+        dst: key.other,
+        relation: key.relation,
+        confidence: tail.confidence,
+        valid_from: Timestamp(adjacency.valid_from),
+        valid_to: at(adjacency.valid_to),
+        recorded_at: Timestamp(tail.recorded_at),
+        expired_at: at(adjacency.expired_at),
+        evidence: tail.evidence,
+    })
+}
+
 /// An adjacency key read back: the node it is filed under, the relation, the node at the
 /// other end and the edge.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -77,8 +129,12 @@ pub fn parse_adjacency(key: &[u8]) -> Option<AdjacencyKey> {
     })
 }
 
+/// Bytes of an encoded [`Adjacency`].
+pub const ADJACENCY_VALUE_LEN: usize = 24;
+
 /// What the adjacency indexes keep of an edge's latest version, so the in-memory view can
-/// be built from index keyspaces alone: 24 bytes, big-endian.
+/// be built from index keyspaces alone: 24 bytes, big-endian (an `edges_by_src` value
+/// starts with it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Adjacency {
     pub valid_from: i64,
@@ -109,10 +165,9 @@ impl Adjacency {
         v
     }
 
+    /// Reads an encoded adjacency, or the one an `edges_by_src` value starts with.
     pub fn decode(bytes: &[u8]) -> Option<Self> {
-        if bytes.len() != 24 {
-            return None;
-        }
+        let bytes = bytes.get(..ADJACENCY_VALUE_LEN)?;
         let at = |i: usize| decode_i64(bytes[i..i + 8].try_into().expect("8 bytes"));
         Some(Adjacency {
             valid_from: at(0),
@@ -200,6 +255,33 @@ mod tests {
         assert!(adj.is_current());
         edge.expired_at = Some(Timestamp(9));
         assert!(!Adjacency::of(&edge).is_current());
+    }
+
+    #[test]
+    fn the_latest_version_round_trips_through_its_src_entry() {
+        let mut edge = Edge::new(
+            NodeId::episode("s"),
+            Relation::Edited,
+            NodeId::file("/p/a.rs"),
+            Timestamp(-5),
+        );
+        edge.confidence = 0.5;
+        edge.recorded_at = Timestamp(77);
+        edge.evidence = vec![DocRef {
+            doc_id: NodeId::episode("s"),
+            chunk_id: "msg:1".into(),
+            score: 1.0,
+        }];
+        let key = by_src(&edge);
+        assert_eq!(key, by_ends(edge.src, edge.relation, edge.dst));
+        let value = latest_value(&edge).unwrap();
+        assert_eq!(latest_edge(&key, &value), Some(edge.clone()));
+        edge.valid_to = Some(Timestamp(100));
+        edge.expired_at = Some(Timestamp(200));
+        let value = latest_value(&edge).unwrap();
+        assert_eq!(Adjacency::decode(&value), Some(Adjacency::of(&edge)));
+        assert_eq!(latest_edge(&key, &value), Some(edge));
+        assert_eq!(latest_edge(&key, &value[..10]), None);
     }
 
     #[test]

@@ -8,11 +8,12 @@ mod history;
 mod keys;
 mod read;
 mod snapshot;
+mod upgrade;
 mod view;
 mod walk;
 mod write;
 
-pub use self::read::AsOf;
+pub use self::read::{AsOf, EdgeRef};
 pub use self::view::{EdgeMeta, NodeMeta};
 pub use self::walk::{EdgeFilter, PathStep, Related, Shared, Walk, WalkStep};
 pub use self::write::{SpawnRecord, WriteGroup};
@@ -192,6 +193,7 @@ impl Graph {
     /// Opens the graph on a store. Its view is loaded when first needed: from the snapshot
     /// in the index tier when that is current, else rebuilt from the index keyspaces.
     pub fn open(store: Store) -> Result<Self> {
+        upgrade::inline_edges(&store)?;
         let generation = snapshot::generation(&store)?;
         if store.is_empty(Keyspace::EpisodesByTime)
             && !store.contains(Keyspace::Settings, ACTIVITY_BUILT)?

@@ -35,58 +35,130 @@ impl AsOf {
     }
 }
 
+/// Where an edge is stored: its id, ends and relation (the id derives from the rest).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct EdgeRef {
+    pub id: EdgeId,
+    pub src: NodeId,
+    pub relation: Relation,
+    pub dst: NodeId,
+}
+
+impl EdgeRef {
+    pub fn new(src: NodeId, relation: Relation, dst: NodeId) -> Self {
+        EdgeRef {
+            id: EdgeId::derive(src, relation.as_str(), dst),
+            src,
+            relation,
+            dst,
+        }
+    }
+
+    pub fn of(edge: &Edge) -> Self {
+        EdgeRef {
+            id: edge.id,
+            src: edge.src,
+            relation: edge.relation,
+            dst: edge.dst,
+        }
+    }
+
+    /// The edge between `node` and `other`, leaving `node` when `outgoing`.
+    pub(super) fn at(
+        node: NodeId,
+        id: EdgeId,
+        relation: Relation,
+        other: NodeId,
+        outgoing: bool,
+    ) -> Self {
+        let (src, dst) = if outgoing {
+            (node, other)
+        } else {
+            (other, node)
+        };
+        EdgeRef {
+            id,
+            src,
+            relation,
+            dst,
+        }
+    }
+}
+
 /// An edge at a node, read from the adjacency indexes (expired ones included).
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Link {
     pub edge: EdgeId,
     pub relation: crate::model::Relation,
+    /// The node the link is filed under.
+    pub node: NodeId,
     pub other: NodeId,
+    /// Whether the edge leaves `node`.
+    pub outgoing: bool,
     pub adjacency: Adjacency,
 }
 
+impl Link {
+    pub fn edge_ref(&self) -> EdgeRef {
+        EdgeRef::at(
+            self.node,
+            self.edge,
+            self.relation,
+            self.other,
+            self.outgoing,
+        )
+    }
+}
+
 impl Graph {
-    /// Every stored version of an edge, oldest first.
-    pub fn edge_versions(&self, id: EdgeId) -> Result<Vec<Edge>> {
-        self.store
-            .scan::<Edge>(Keyspace::Edges, &keys::edge_versions(id))
+    /// Every stored version of an edge, oldest first (none when it was never stored).
+    pub fn edge_versions(&self, edge: EdgeRef) -> Result<Vec<Edge>> {
+        let Some(latest) = self.latest_version(edge)? else {
+            return Ok(Vec::new());
+        };
+        let mut versions = self
+            .store
+            .scan::<Edge>(Keyspace::Edges, &keys::edge_versions(edge.id))
             .map(|r| r.map(|(_, e)| e).map_err(Into::into))
-            .collect()
+            .collect::<Result<Vec<_>>>()?;
+        versions.push(latest);
+        Ok(versions)
     }
 
-    /// The most recently recorded version of an edge, expired or not.
-    pub(super) fn latest_version(&self, id: EdgeId) -> Result<Option<Edge>> {
-        match self
-            .store
-            .scan::<Edge>(Keyspace::Edges, &keys::edge_versions(id))
-            .next_back()
-        {
-            Some(entry) => Ok(Some(entry?.1)),
+    /// The most recently recorded version of an edge, expired or not: its `edges_by_src`
+    /// entry.
+    pub(super) fn latest_version(&self, edge: EdgeRef) -> Result<Option<Edge>> {
+        let key = keys::by_ends(edge.src, edge.relation, edge.dst);
+        match self.store.get_raw(Keyspace::EdgesBySrc, &key)? {
+            Some(value) => keys::latest_edge(&key, &value)
+                .map(Some)
+                .ok_or_else(|| bad_adjacency(Keyspace::EdgesBySrc).into()),
             None => Ok(None),
         }
     }
 
     /// The current version of an edge (none when expired), through the hot cache.
-    pub fn edge(&self, id: EdgeId) -> Result<Option<Arc<Edge>>> {
-        if let Some(edge) = self.edges.get(&id) {
-            return Ok(Some(edge));
+    pub fn edge(&self, edge: EdgeRef) -> Result<Option<Arc<Edge>>> {
+        if let Some(cached) = self.edges.get(&edge.id) {
+            return Ok(Some(cached));
         }
         Ok(self
-            .latest_version(id)?
+            .latest_version(edge)?
             .filter(|e| e.expired_at.is_none())
             .map(|e| {
                 let e = Arc::new(e);
-                self.edges.insert(id, e.clone());
+                self.edges.insert(edge.id, e.clone());
                 e
             }))
     }
 
     /// The version of an edge seen `as_of`.
-    pub fn edge_as_of(&self, id: EdgeId, as_of: AsOf) -> Result<Option<Edge>> {
+    pub fn edge_as_of(&self, edge: EdgeRef, as_of: AsOf) -> Result<Option<Edge>> {
         if as_of.is_current() {
-            return Ok(self.edge(id)?.map(|e| (*e).clone()));
+            return Ok(self.edge(edge)?.map(|e| (*e).clone()));
         }
         Ok(self
-            .edge_versions(id)?
+            .edge_versions(edge)?
             .into_iter()
             .rev()
             .find(|e| as_of.sees(e)))
@@ -128,10 +200,7 @@ impl Graph {
     ) -> Result<Vec<Link>> {
         let mut prefix = id.as_bytes().to_vec();
         prefix.extend(relation.map(Relation::tag));
-        let bad = || eywa_storage::Error::BadKey {
-            keyspace: keyspace.name(),
-            reason: "unexpected adjacency layout",
-        };
+        let bad = || bad_adjacency(keyspace);
         let mut links = Vec::new();
         for entry in self.store.entries(keyspace, &prefix) {
             let (key, value) = entry?;
@@ -139,7 +208,9 @@ impl Graph {
             links.push(Link {
                 edge: key.edge,
                 relation: key.relation,
+                node: key.node,
                 other: key.other,
+                outgoing: keyspace == Keyspace::EdgesBySrc,
                 adjacency: Adjacency::decode(&value).ok_or_else(bad)?,
             });
         }
@@ -167,5 +238,12 @@ impl Graph {
             self.docs.insert(id, Arc::new(h.clone()));
         }
         Ok(handoff)
+    }
+}
+
+fn bad_adjacency(keyspace: Keyspace) -> eywa_storage::Error {
+    eywa_storage::Error::BadKey {
+        keyspace: keyspace.name(),
+        reason: "unexpected adjacency layout",
     }
 }

@@ -87,6 +87,8 @@ impl View {
                 });
             }
         }
+        // By source, so each node's edges keep the order a walk has always seen (each
+        // value starts with the edge's adjacency).
         for entry in store.entries(Keyspace::EdgesBySrc, &[]) {
             let (key, value) = entry?;
             let adj = keys::parse_adjacency(&key).ok_or(bad_key(Keyspace::EdgesBySrc))?;

@@ -6,9 +6,9 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::sync::Arc;
 
 use super::view::overlaps;
-use super::{AsOf, Direction, Graph, Neighbor, Touch};
+use super::{AsOf, Direction, EdgeRef, Graph, Neighbor, Touch};
 use crate::Result;
-use crate::model::{Edge, EdgeId, Node, NodeId, Relation, Timestamp};
+use crate::model::{Edge, Node, NodeId, Relation, Timestamp};
 
 /// Which edges a walk may follow.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -52,10 +52,10 @@ pub(super) struct TimelineEntry {
     valid_to: i64,
 }
 
-/// One hop seen by a walk: the edge id and the node at its other end.
+/// One hop seen by a walk: the edge and the node at its other end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 struct Hop {
-    edge: EdgeId,
+    edge: EdgeRef,
     other: NodeId,
     start: i64,
     is_episode: bool,
@@ -128,10 +128,10 @@ impl Graph {
                 filter.direction != Direction::In,
                 filter.direction != Direction::Out,
             );
-            for (edge, other, _) in view.adjacent(id, out, inc) {
+            for (edge, other, outgoing) in view.adjacent(id, out, inc) {
                 if filter.admits(edge.relation, edge.valid_from, edge.valid_to)
                     && !take(Hop {
-                        edge: edge.id,
+                        edge: EdgeRef::at(id, edge.id, edge.relation, other.id, outgoing),
                         other: other.id,
                         start: other.start,
                         is_episode: other.is_episode(),
@@ -143,14 +143,14 @@ impl Graph {
             return Ok(());
         }
         for link in self.stored_links(id, filter.direction)? {
-            let Some(edge) = self.edge_as_of(link.edge, filter.as_of)? else {
+            let Some(edge) = self.edge_as_of(link.edge_ref(), filter.as_of)? else {
                 continue;
             };
             let valid_to = edge.valid_to.map_or(i64::MAX, |t| t.0);
             if filter.admits(edge.relation, edge.valid_from.0, valid_to) {
                 let meta = self.view()?.node(link.other);
                 let hop = Hop {
-                    edge: link.edge,
+                    edge: link.edge_ref(),
                     other: link.other,
                     start: meta.map_or(0, |m| m.start),
                     is_episode: meta.is_some_and(|m| m.is_episode()),
@@ -163,8 +163,8 @@ impl Graph {
         Ok(())
     }
 
-    fn edge_for(&self, id: EdgeId, as_of: AsOf) -> Result<Option<Edge>> {
-        self.edge_as_of(id, as_of)
+    fn edge_for(&self, edge: EdgeRef, as_of: AsOf) -> Result<Option<Edge>> {
+        self.edge_as_of(edge, as_of)
     }
 
     /// Edges at `id` that `filter` admits, with the nodes at their other ends, at most
@@ -293,9 +293,9 @@ impl Graph {
         Ok(view
             .adjacent(entity, out, inc)
             .filter(|(_, other, _)| other.is_episode())
-            .map(|(edge, other, _)| TimelineEntry {
+            .map(|(edge, other, outgoing)| TimelineEntry {
                 hop: Hop {
-                    edge: edge.id,
+                    edge: EdgeRef::at(entity, edge.id, edge.relation, other.id, outgoing),
                     other: other.id,
                     start: other.start,
                     is_episode: true,
@@ -336,7 +336,7 @@ impl Graph {
             };
             entries.push(TimelineEntry {
                 hop: Hop {
-                    edge: link.edge,
+                    edge: link.edge_ref(),
                     other: link.other,
                     start: episode.start.0,
                     is_episode: true,
@@ -416,7 +416,7 @@ impl Graph {
         max_depth: u32,
         filter: &EdgeFilter,
     ) -> Result<Option<Vec<PathStep>>> {
-        let mut parent: HashMap<NodeId, (NodeId, EdgeId)> = HashMap::new();
+        let mut parent: HashMap<NodeId, (NodeId, EdgeRef)> = HashMap::new();
         let mut queue = VecDeque::from([(from, 0u32)]);
         let mut seen = HashSet::from([from]);
         let mut found = from == to;

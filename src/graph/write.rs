@@ -16,7 +16,7 @@ use self::sequence::SEQUENCE_PREFIX;
 use super::counts::Change;
 use super::snapshot;
 use super::view::Delta;
-use super::{Direction, Graph, SourceRecord};
+use super::{Direction, EdgeRef, Graph, SourceRecord};
 use crate::Result;
 use crate::model::{Edge, EdgeId, Node, NodeId, Relation, SessionFacts, Timestamp};
 
@@ -211,7 +211,7 @@ impl Graph {
             }
             for link in links.iter().filter(|l| l.adjacency.is_current()) {
                 let Some(old) = self
-                    .latest_version(link.edge)?
+                    .latest_version(link.edge_ref())?
                     .filter(|e| e.expired_at.is_none())
                 else {
                     continue;
@@ -329,7 +329,7 @@ impl Graph {
 
     /// Supersedes a fact: the current version of `old` expires now and `new` is recorded.
     /// Both stay stored; the current view shows only `new`.
-    pub fn supersede(&self, old: EdgeId, new: Edge) -> Result<()> {
+    pub fn supersede(&self, old: EdgeRef, new: Edge) -> Result<()> {
         let mut generation = self.writer.lock().unwrap_or_else(|p| p.into_inner());
         let now = Timestamp::now();
         let mut pending = Pending::new(Batch::new());

@@ -16,7 +16,9 @@ use crate::{Batch, BlobStore, Config, Error, Keyspace, Result, codec};
 /// - 1: the first layout.
 /// - 2: values are compact MessagePack (arrays, not maps with field names: old values read
 ///   the same), and the never-read `edges_by_relation` index is gone.
-pub const FORMAT_VERSION: u32 = 2;
+/// - 3: an edge's latest version lives in its `edges_by_src` entry, no longer also in
+///   `edges` (the graph moves them when it opens a store of layout 2).
+pub const FORMAT_VERSION: u32 = 3;
 
 /// Trees of earlier layouts that this one no longer keeps.
 const RETIRED_TREES: [&str; 1] = ["edges_by_relation"];

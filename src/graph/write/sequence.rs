@@ -5,8 +5,8 @@ use std::collections::{HashMap, HashSet};
 
 use eywa_storage::{Batch, Keyspace};
 
-use super::super::Graph;
 use super::super::view::EdgeMeta;
+use super::super::{EdgeRef, Graph};
 use super::Pending;
 use crate::Result;
 use crate::model::{Edge, EdgeId, NodeId, Relation, Timestamp};
@@ -106,7 +106,7 @@ impl Graph {
         }
         // What each episode holds now, from the view: derived edges and their windows.
         // Only what differs is read from the store and written.
-        let mut stale: Vec<EdgeId> = Vec::new();
+        let mut stale: Vec<EdgeRef> = Vec::new();
         let mut fresh: Vec<Edge> = Vec::new();
         // Edges out of each episode with a stored version (expired included), when read
         // from the index: an edge not among them is written without looking it up.
@@ -117,13 +117,23 @@ impl Graph {
                 false => None,
             };
             for (episode, edges) in desired {
-                // (id, valid_from, valid_to) of each current derived edge out of `episode`.
-                let current: Vec<(EdgeId, i64, i64)> = match &view {
+                // (edge, valid_from, valid_to) of each current derived edge out of
+                // `episode`.
+                let current: Vec<(EdgeRef, i64, i64)> = match &view {
                     Some(view) => view
                         .adjacent(episode, true, false)
-                        .map(|(meta, _, _)| meta)
-                        .filter(|m| matches!(m.relation, Relation::Follows | Relation::Continues))
-                        .map(|m: EdgeMeta| (m.id, m.valid_from, m.valid_to))
+                        .filter(|(m, _, _)| {
+                            matches!(m.relation, Relation::Follows | Relation::Continues)
+                        })
+                        .map(|(m, other, _): (EdgeMeta, _, _)| {
+                            let edge = EdgeRef {
+                                id: m.id,
+                                src: episode,
+                                relation: m.relation,
+                                dst: other.id,
+                            };
+                            (edge, m.valid_from, m.valid_to)
+                        })
                         .collect(),
                     None => {
                         let links = self.links_under(Keyspace::EdgesBySrc, episode, None)?;
@@ -134,7 +144,7 @@ impl Graph {
                                 l.adjacency.is_current()
                                     && matches!(l.relation, Relation::Follows | Relation::Continues)
                             })
-                            .map(|l| (l.edge, l.adjacency.valid_from, l.adjacency.valid_to))
+                            .map(|l| (l.edge_ref(), l.adjacency.valid_from, l.adjacency.valid_to))
                             .collect()
                     }
                 };
@@ -143,13 +153,13 @@ impl Graph {
                     current
                         .iter()
                         .map(|m| m.0)
-                        .filter(|id| !wanted.contains(id)),
+                        .filter(|edge| !wanted.contains(&edge.id)),
                 );
                 // Derived edges carry no evidence and full confidence: the same id and
                 // window is the same fact.
                 fresh.extend(edges.into_iter().filter(|edge| {
-                    !current.iter().any(|&(id, from, to)| {
-                        id == edge.id
+                    !current.iter().any(|&(current, from, to)| {
+                        current.id == edge.id
                             && from == edge.valid_from.0
                             && to == edge.valid_to.map_or(i64::MAX, |t| t.0)
                     })
@@ -161,8 +171,8 @@ impl Graph {
         let mut changed = 0;
         let mut pending = Pending::new(Batch::new());
         pending.scanned = scanned;
-        for id in stale {
-            if let Some(old) = self.edge(id)? {
+        for edge in stale {
+            if let Some(old) = self.edge(edge)? {
                 self.expire_edge(&mut pending, &old, now)?;
                 changed += 1;
             }

@@ -5,9 +5,9 @@ use std::sync::Arc;
 
 use eywa_storage::Keyspace;
 
-use super::super::Graph;
 use super::super::keys::{self, Adjacency};
 use super::super::view::{EdgeMeta, NodeMeta};
+use super::super::{EdgeRef, Graph};
 use super::Pending;
 use crate::Result;
 use crate::model::{Edge, Node, NodeKind, Timestamp};
@@ -62,21 +62,21 @@ impl Graph {
         let latest = match pending.versions.get(&edge.id) {
             Some(staged) => Some(staged.clone()),
             None if unstored => None,
-            None => self.latest_version(edge.id)?,
+            None => self.latest_version(EdgeRef::of(&edge))?,
         };
         let recorded_at = match &latest {
             Some(old) if old.expired_at.is_none() && old.same_fact(&edge) => return Ok(()),
             Some(old) => {
                 let at = Timestamp(now.0.max(old.recorded_at.0 + 1));
-                if old.expired_at.is_none() {
-                    let mut expired = old.clone();
-                    expired.expired_at = Some(at);
-                    pending.batch.put(
-                        Keyspace::Edges,
-                        keys::edge_version(expired.id, expired.recorded_at),
-                        &expired,
-                    )?;
-                }
+                // The version this one supersedes (expired now, or before) joins the
+                // history; the new one takes its place as the latest.
+                let mut superseded = old.clone();
+                superseded.expired_at.get_or_insert(at);
+                pending.batch.put(
+                    Keyspace::Edges,
+                    keys::edge_version(superseded.id, superseded.recorded_at),
+                    &superseded,
+                )?;
                 at
             }
             None => now,
@@ -85,12 +85,7 @@ impl Graph {
         pending.change.edge(edge.id, edge.relation, || was, true);
         edge.recorded_at = recorded_at;
         edge.expired_at = None;
-        pending.batch.put(
-            Keyspace::Edges,
-            keys::edge_version(edge.id, edge.recorded_at),
-            &edge,
-        )?;
-        self.put_adjacency(pending, &edge);
+        put_latest(pending, &edge)?;
         pending.versions.insert(edge.id, edge.clone());
         pending.delta.edges.push((
             edge.src,
@@ -116,26 +111,28 @@ impl Graph {
         pending.change.edge(edge.id, edge.relation, || true, false);
         let mut expired = edge.clone();
         expired.expired_at = Some(Timestamp(now.0.max(edge.recorded_at.0 + 1)));
-        pending.batch.put(
-            Keyspace::Edges,
-            keys::edge_version(expired.id, expired.recorded_at),
-            &expired,
-        )?;
-        self.put_adjacency(pending, &expired);
+        // Expired, it stays the latest version.
+        put_latest(pending, &expired)?;
         pending.delta.expired.push(expired.id);
         pending.versions.insert(expired.id, expired);
         Ok(())
     }
+}
 
-    fn put_adjacency(&self, pending: &mut Pending, edge: &Edge) {
-        let value = Adjacency::of(edge).encode();
-        pending
-            .batch
-            .put_raw(Keyspace::EdgesBySrc, keys::by_src(edge), value.clone());
-        pending
-            .batch
-            .put_raw(Keyspace::EdgesByDst, keys::by_dst(edge), value);
-    }
+/// Writes `edge` as the latest version of its edge: whole under its `edges_by_src` key,
+/// its [`Adjacency`] under its `edges_by_dst` key.
+fn put_latest(pending: &mut Pending, edge: &Edge) -> Result<()> {
+    pending.batch.put_raw(
+        Keyspace::EdgesBySrc,
+        keys::by_src(edge),
+        keys::latest_value(edge)?,
+    );
+    pending.batch.put_raw(
+        Keyspace::EdgesByDst,
+        keys::by_dst(edge),
+        Adjacency::of(edge).encode(),
+    );
+    Ok(())
 }
 
 fn node_meta(node: &Node) -> NodeMeta {
