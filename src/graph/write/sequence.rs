@@ -16,8 +16,10 @@ use crate::model::{Edge, EdgeId, NodeId, Relation, Timestamp};
 /// leaves the work queued, not lost.
 pub(super) const SEQUENCE_PREFIX: u8 = b'q';
 
-/// Writes per batch of the sequence pass.
-const SEQUENCE_BATCH: usize = 30_000;
+/// Writes per batch of the sequence pass. sled keeps the leaf copies a transaction
+/// replaces until it ends: at 30,000 writes the 100k import peaked at 753 MiB, at 5,000 at
+/// 630 MiB, no slower (`benches/README.md`, `cli_scale`).
+const SEQUENCE_BATCH: usize = 5_000;
 
 impl Graph {
     /// Brings FOLLOWS (a session → the previous session of a project) and CONTINUES (a
