@@ -4,6 +4,7 @@ mod dag;
 mod discover;
 mod line;
 mod messages;
+pub mod migrate;
 mod transcript;
 
 pub use self::dag::{Link, order as chain_order, uuid_key};

@@ -25,12 +25,13 @@ pub use self::library::{
     ExportFormat, MAX_CONTEXT_LINES, MAX_MATCHES, MAX_PAGE, MatchPage, SearchMatch, SessionPage,
     SessionSearch, SessionSummary,
 };
-pub use self::migrate::{MigrateError, MigrateMode, MigrateResult, encode_project_dir};
+pub use self::migrate::{MigrateError, MigrateResult};
 pub use self::query::{
     GetOutcome, HandoffHit, MAX_DAYS_BACK, MAX_DEPTH, MAX_LIMIT, parse_relations,
 };
 pub use self::sessions::Session;
 pub use self::stats::Stats;
+pub use crate::claude::migrate::{MigrateMode, encode_project_dir};
 pub use crate::retrieve::context::{
     Context, ContextItem, ContextMode, ContextSession, DEFAULT_MAX_TOKENS, MAX_CONTEXT_SESSIONS,
     estimate_tokens,

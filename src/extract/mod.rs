@@ -3,6 +3,7 @@
 mod facts;
 mod handoff;
 mod handoff_doc;
+mod imported;
 mod keywords;
 mod project;
 mod redact;
@@ -14,6 +15,7 @@ pub use self::handoff_doc::{
     HandoffDocError, HandoffFrontmatter, HandoffSections, IndexEntry, build_index, handoff_path,
     parse_index, parse_markdown, read_index, render_markdown,
 };
+pub use self::imported::{imported_facts, markdown_files};
 pub use self::keywords::keywords;
 pub use self::project::{ProjectPath, project_of};
 pub use self::redact::{Redaction, RedactionCounts, redact};
