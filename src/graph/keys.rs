@@ -59,10 +59,10 @@ pub fn by_dst(edge: &Edge) -> Vec<u8> {
     adjacency(edge.dst, edge.relation, edge.src, edge.id)
 }
 
-/// The `edges_by_src` key of the edge from `src` to `dst` by `relation`.
-pub fn by_ends(src: NodeId, relation: Relation, dst: NodeId) -> Vec<u8> {
-    let id = EdgeId::derive(src, relation.as_str(), dst);
-    adjacency(src, relation, dst, id)
+/// The `edges_by_src` key of an edge known by its ends (its id comes along: deriving it
+/// again would hash its ends).
+pub fn by_ref(edge: super::EdgeRef) -> Vec<u8> {
+    adjacency(edge.src, edge.relation, edge.dst, edge.id)
 }
 
 /// What an `edges_by_src` entry holds after its [`Adjacency`]: the rest of the latest
@@ -273,7 +273,7 @@ mod tests {
             score: 1.0,
         }];
         let key = by_src(&edge);
-        assert_eq!(key, by_ends(edge.src, edge.relation, edge.dst));
+        assert_eq!(key, by_ref(super::super::EdgeRef::of(&edge)));
         let value = latest_value(&edge).unwrap();
         assert_eq!(latest_edge(&key, &value), Some(edge.clone()));
         edge.valid_to = Some(Timestamp(100));

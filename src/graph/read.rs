@@ -128,7 +128,7 @@ impl Graph {
     /// The most recently recorded version of an edge, expired or not: its `edges_by_src`
     /// entry.
     pub(super) fn latest_version(&self, edge: EdgeRef) -> Result<Option<Edge>> {
-        let key = keys::by_ends(edge.src, edge.relation, edge.dst);
+        let key = keys::by_ref(edge);
         match self.store.get_raw(Keyspace::EdgesBySrc, &key)? {
             Some(value) => keys::latest_edge(&key, &value)
                 .map(Some)
