@@ -129,10 +129,13 @@ impl Engine {
         let Import {
             report, written, ..
         } = import;
+        // The `get` index first, so the handoffs it is built from are let go before the
+        // sequence pass (it writes no handoff, so the index stays current).
+        self.handoffs_changed(&written)?;
+        drop(written);
         self.graph.derive_sequences()?;
         self.graph.store().flush()?;
         self.graph.save_view()?;
-        self.handoffs_changed(&written)?;
         Ok(report)
     }
 }

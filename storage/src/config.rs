@@ -24,8 +24,12 @@ impl Default for Config {
         Self {
             path: None,
             temporary: false,
-            // 256 MiB: enough to keep a large graph's hot pages in memory.
-            cache_capacity: 256 * 1024 * 1024,
+            // 64 MiB. Walks and `get` read eywa's own in-memory indexes, not sled's pages,
+            // and sled's heap runs well past this figure (its pages, page table and
+            // transactions): at 256 MiB a 100k-session import peaked at 541 MiB RSS, at
+            // 64 MiB at 485 MiB, in the same 12.5 s; small-session ingest ran at the same
+            // rate (`benches/README.md`).
+            cache_capacity: 64 * 1024 * 1024,
             // 500 ms, sled's own default.
             flush_every_ms: Some(500),
             // 1 s: sled frees the lock of a store dropped a moment ago within milliseconds,
