@@ -16,7 +16,7 @@ pub fn create_private_dir(path: &Path) -> Result<()> {
     Ok(())
 }
 
-/// Makes every file this process creates private to the user (umask 077): sled's, Tantivy's
+/// Makes every file this process creates private to the user (umask 077): the warm tier's, Tantivy's
 /// and the handoff files alike, whatever opens them. For the `eywa` binary; a library
 /// user's process keeps its own umask.
 pub fn keep_created_files_private() {

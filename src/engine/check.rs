@@ -236,8 +236,19 @@ impl Engine {
         let _embedder = semantic.lock_write();
         self.graph.store().flush()?;
         crate::fs::create_private_dir(dir)?;
-        let mut bytes = 0;
-        for name in ["store", "handoffs", "handoff-index.json"] {
+        let store_dir = dir.join("store");
+        // The warm tier as one snapshot; the rest of the store (the cold tier's blobs, the
+        // text index) as files.
+        let mut bytes = self.graph.store().copy_warm_to(&store_dir)?;
+        let from = self.graph.store().path();
+        for entry in std::fs::read_dir(from).map_err(Error::io(from))? {
+            let entry = entry.map_err(Error::io(from))?;
+            let name = entry.file_name();
+            if !eywa_storage::Store::is_warm_tier_file(&name) {
+                bytes += copy_tree(&entry.path(), &store_dir.join(&name))?;
+            }
+        }
+        for name in ["handoffs", "handoff-index.json"] {
             let from = data_dir.join(name);
             if from.exists() {
                 bytes += copy_tree(&from, &dir.join(name))?;

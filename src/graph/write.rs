@@ -171,8 +171,8 @@ impl Graph {
         group.commit()
     }
 
-    /// Starts a group of source writes that land in one transaction, so a bulk writer pays
-    /// sled's cost of a transaction once for many files. The group holds the writer lock
+    /// Starts a group of source writes that land in one atomic batch, so a bulk writer pays
+    /// the cost of a batch (a journal write) once for many files. The group holds the writer lock
     /// until it is committed or dropped; dropped, it writes nothing.
     pub fn group(&self) -> WriteGroup<'_> {
         WriteGroup {

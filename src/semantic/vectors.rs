@@ -189,8 +189,7 @@ impl Vectors {
 
     /// Re-applies what changed after the index file was saved.
     fn replay_journal(&mut self, store: &Store, model: &str) -> Result<()> {
-        // Stops at the first error: a failing read is not skipped (sled would retry it for
-        // good).
+        // Stops at the first error: a failing read is not skipped.
         let mut keys: Vec<u64> = Vec::new();
         for k in store.keys(Keyspace::Settings, JOURNAL) {
             if let Ok(key) = k?[JOURNAL.len()..].try_into() {

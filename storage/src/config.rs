@@ -7,9 +7,10 @@ use crate::{Result, Store};
 pub struct Config {
     pub(crate) path: Option<PathBuf>,
     pub(crate) temporary: bool,
-    /// Bytes of sled page cache.
+    /// Bytes of the warm tier's block cache.
     pub(crate) cache_capacity: u64,
-    /// How often sled flushes in the background, in milliseconds.
+    /// How often the warm tier syncs its journal to disk in the background, in
+    /// milliseconds (every write reaches the operating system before it returns).
     pub(crate) flush_every_ms: Option<u64>,
     /// How long opening waits for a locked store before [`crate::Error::Locked`], in
     /// milliseconds.
@@ -24,16 +25,13 @@ impl Default for Config {
         Self {
             path: None,
             temporary: false,
-            // 64 MiB. Walks and `get` read eywa's own in-memory indexes, not sled's pages,
-            // and sled's heap runs well past this figure (its pages, page table and
-            // transactions): at 256 MiB a 100k-session import peaked at 541 MiB RSS, at
-            // 64 MiB at 485 MiB, in the same 12.5 s; small-session ingest ran at the same
-            // rate (`benches/README.md`).
+            // 64 MiB. Walks and `get` read eywa's own in-memory indexes, not the warm
+            // tier's blocks (`benches/README.md`).
             cache_capacity: 64 * 1024 * 1024,
-            // 500 ms, sled's own default.
+            // 500 ms (fjall's syncing thread runs at most every 250 ms).
             flush_every_ms: Some(500),
-            // 1 s: sled frees the lock of a store dropped a moment ago within milliseconds,
-            // a store held by a running process never.
+            // 1 s: a store closed a moment ago is free within fjall's 250 ms shutdown, a
+            // store held by a running process never.
             lock_wait_ms: 1000,
             min_free_bytes: Self::DEFAULT_MIN_FREE_BYTES,
         }
@@ -41,7 +39,8 @@ impl Default for Config {
 }
 
 impl Config {
-    /// 64 MiB: room for sled's next log segments, a snapshot and a large transcript's blob.
+    /// 64 MiB: room for the warm tier's next journal and flushed segments, and a large
+    /// transcript's blob.
     pub const DEFAULT_MIN_FREE_BYTES: u64 = 64 * 1024 * 1024;
 
     pub fn new() -> Self {
@@ -54,7 +53,7 @@ impl Config {
         self
     }
 
-    /// The directory of the store: sled in `warm/`, blob files in `cold/`. Created (mode
+    /// The directory of the store: the warm tier in `keyspaces/`, blob files in `cold/`. Created (mode
     /// 0700) if missing.
     pub fn path(mut self, path: impl AsRef<Path>) -> Self {
         self.path = Some(path.as_ref().to_path_buf());

@@ -13,7 +13,11 @@ pub enum Error {
         #[source]
         source: std::io::Error,
     },
-    #[error("sled failed")]
+    #[error("a key in keyspace {keyspace} is {len} bytes; keys are 1 to 65,536 bytes")]
+    KeyLength { keyspace: &'static str, len: usize },
+    #[error("the warm tier (fjall) failed")]
+    Fjall(#[from] fjall::Error),
+    #[error("reading the store of an earlier layout (sled) failed")]
     Sled(#[from] sled::Error),
     #[error(
         "store format version {found} is newer than this eywa supports ({supported}); upgrade eywa"
@@ -116,15 +120,22 @@ pub(crate) fn ensure_room(path: &std::path::Path, needed: u64) -> Result<()> {
     Ok(())
 }
 
-/// A sled error that is a full disk, as [`Error::DiskFull`]; others as they are.
-pub(crate) fn sled_error(error: sled::Error, path: &std::path::Path, needed: u64) -> Error {
-    match &error {
-        sled::Error::Io(io) if io.kind() == std::io::ErrorKind::StorageFull => Error::DiskFull {
+/// A fjall error that is a full disk, as [`Error::DiskFull`]; others as they are.
+pub(crate) fn fjall_error(error: fjall::Error, path: &std::path::Path, needed: u64) -> Error {
+    let full = match &error {
+        fjall::Error::Io(io) => io.kind() == std::io::ErrorKind::StorageFull,
+        fjall::Error::Storage(fjall::LsmError::Io(io)) => {
+            io.kind() == std::io::ErrorKind::StorageFull
+        }
+        _ => false,
+    };
+    match full {
+        true => Error::DiskFull {
             path: path.to_path_buf(),
             free: free_bytes(path).unwrap_or(0),
             needed,
         },
-        _ => Error::Sled(error),
+        false => Error::Fjall(error),
     }
 }
 

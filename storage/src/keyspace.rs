@@ -1,4 +1,4 @@
-/// The sled trees eywa keeps. Primary keyspaces hold values; index keyspaces hold keys
+/// The keyspaces eywa keeps, one fjall partition each. Primary keyspaces hold values; index keyspaces hold keys
 /// only (the value is empty) and are kept consistent with their primary in one batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Keyspace {
@@ -69,7 +69,7 @@ impl Keyspace {
         Keyspace::SessionsByActivity,
     ];
 
-    /// The sled tree name.
+    /// The partition's name (and the sled tree's, in stores of layouts 1 to 3).
     pub fn name(self) -> &'static str {
         match self {
             Keyspace::Nodes => "nodes",

@@ -1,8 +1,8 @@
-//! Keyspaces over sled for eywa: MessagePack values, order-preserving keys and a
+//! Keyspaces over fjall for eywa: MessagePack values, order-preserving keys and a
 //! format-version record checked on open. This crate knows bytes and keys, not graphs.
 //!
-//! Three tiers: LRU caches of decoded values in memory ([`HotCache`]), sled in
-//! `<path>/warm`, and content-addressed zstd blobs in `<path>/cold` ([`BlobStore`]) where
+//! Three tiers: LRU caches of decoded values in memory ([`HotCache`]), a fjall
+//! keyspace in `<path>/keyspaces`, and content-addressed zstd blobs in `<path>/cold` ([`BlobStore`]) where
 //! idle chunks go ([`Store::sweep_chunks`]).
 //!
 //! ```

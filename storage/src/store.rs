@@ -3,11 +3,12 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
+use fjall::{AbstractTree, PartitionCreateOptions, PartitionHandle, PersistMode};
 use serde::de::DeserializeOwned;
-use sled::Transactional;
-use sled::transaction::{ConflictableTransactionError, TransactionError};
 
 use crate::{Batch, BlobStore, Config, Error, Keyspace, Result, codec};
+
+mod migrate;
 
 /// The on-disk layout version this build reads and writes. Bump it with every change to
 /// keys or values that an older reader would misread, and teach [`Store::open`] to bring
@@ -18,27 +19,35 @@ use crate::{Batch, BlobStore, Config, Error, Keyspace, Result, codec};
 ///   the same), and the never-read `edges_by_relation` index is gone.
 /// - 3: an edge's latest version lives in its `edges_by_src` entry, no longer also in
 ///   `edges` (the graph moves them when it opens a store of layout 2).
-pub const FORMAT_VERSION: u32 = 3;
-
-/// Trees of earlier layouts that this one no longer keeps.
-const RETIRED_TREES: [&str; 1] = ["edges_by_relation"];
+/// - 4: the warm tier is a fjall keyspace in `keyspaces/` instead of a sled database in
+///   `warm/` (the same keys and values; a sled store is copied over when opened).
+pub const FORMAT_VERSION: u32 = 4;
 
 const FORMAT_KEY: &[u8] = b"format_version";
+
+/// Entries per batch when the warm tier is copied.
+const COPY_BATCH: usize = 10_000;
+
+/// The longest key the warm tier takes (fjall's limit); the shortest is one byte.
+const MAX_KEY_LEN: usize = 65_536;
 
 /// How often [`Store::open`] retries a locked store.
 const LOCK_RETRY_INTERVAL: Duration = Duration::from_millis(10);
 
-/// The sled database (warm tier), under the store directory.
-const WARM_DIR: &str = "warm";
+/// The warm tier: one fjall partition per [`Keyspace`], under the store directory.
+const KEYSPACES_DIR: &str = "keyspaces";
+/// A warm tier being created, renamed to [`KEYSPACES_DIR`] when whole.
+const NEW_KEYSPACES_DIR: &str = "keyspaces.new";
 /// The content-addressed blob files (cold tier), under the store directory.
 const COLD_DIR: &str = "cold";
+/// The file a process holds an exclusive lock on while it has the store open.
+const LOCK_FILE: &str = "lock";
 
-/// An open store: one sled database with one tree per [`Keyspace`] in `<path>/warm`, and
-/// the blob files of the cold tier in `<path>/cold`.
+/// An open store: one fjall keyspace with one partition per [`Keyspace`] in
+/// `<path>/keyspaces`, and the blob files of the cold tier in `<path>/cold`.
 #[derive(Clone)]
 pub struct Store {
-    db: sled::Db,
-    trees: Vec<sled::Tree>,
+    warm: Arc<Warm>,
     blobs: BlobStore,
     // Held while blobs are written and recorded, and while orphans are removed, so that a
     // blob between its `put` and its record is never taken for an orphan.
@@ -49,6 +58,50 @@ pub struct Store {
     // Keeps a temporary store's directory alive as long as the store.
     _temp_dir: Option<Arc<TempDirGuard>>,
 }
+
+/// The warm tier and the lock that makes it this process's.
+struct Warm {
+    keyspace: fjall::Keyspace,
+    partitions: Vec<PartitionHandle>,
+    /// Held by every write: a guarded batch reads its guard and commits with no write in
+    /// between.
+    writer: Mutex<()>,
+    // Dropped last: the lock outlives the keyspace's files being written.
+    _lock: std::fs::File,
+}
+
+impl Drop for Warm {
+    /// Writes what the memtables hold to the partitions' files, so the next process to
+    /// open the store does not replay the journal first.
+    fn drop(&mut self) {
+        let _ = self.settle();
+    }
+}
+
+impl Warm {
+    /// Hands what the memtables hold to fjall's flush thread, waits up to
+    /// [`SETTLE_WAIT`] for it to land in the partitions' files, and syncs the journal. A
+    /// flush that cannot land (a full disk) is left to the journal, which holds it too.
+    fn settle(&self) -> fjall::Result<()> {
+        for partition in &self.partitions {
+            partition.rotate_memtable()?;
+        }
+        let deadline = Instant::now() + SETTLE_WAIT;
+        while Instant::now() < deadline
+            && self
+                .partitions
+                .iter()
+                .any(|p| p.tree.sealed_memtable_count() > 0)
+        {
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        self.keyspace.persist(PersistMode::SyncAll)
+    }
+}
+
+/// How long closing or flushing the store waits for memtables to reach their files: a
+/// full write buffer (32 MiB) takes well under a second.
+const SETTLE_WAIT: Duration = Duration::from_secs(5);
 
 impl std::fmt::Debug for Store {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -77,54 +130,30 @@ impl Store {
                 });
             }
         };
-        let warm = path.join(WARM_DIR);
-        create_private_dir(&warm)?;
-        let sled_config = sled::Config::new()
-            .path(&warm)
-            .cache_capacity(config.cache_capacity)
-            .flush_every_ms(config.flush_every_ms);
-        // sled releases its file lock from a background thread shortly after the last
-        // handle is dropped (spacejam/sled#1289), so a store closed a moment ago may still
-        // look locked: retry for a while before calling it in use.
-        let deadline = Instant::now() + Duration::from_millis(config.lock_wait_ms);
-        let mut cleared = false;
-        let db = loop {
-            match sled_config.open() {
-                Ok(db) => break db,
-                Err(e) if is_lock_error(&e) => {
-                    if Instant::now() >= deadline {
-                        return Err(Error::Locked { path });
-                    }
-                    std::thread::sleep(LOCK_RETRY_INTERVAL);
-                }
-                // sled 0.34 takes an interrupted `snap.*.generating` (a snapshot cut short
-                // by a full disk or a crash) for the newest snapshot and calls the store
-                // corrupt. Its log is whole: without the partial file, open recovers.
-                Err(sled::Error::Corruption { .. })
-                    if !cleared && remove_interrupted_snapshots(&warm)? > 0 =>
-                {
-                    cleared = true;
-                }
-                Err(other) => {
-                    return Err(crate::error::sled_error(
-                        other,
-                        &path,
-                        config.min_free_bytes,
-                    ));
-                }
-            }
-        };
-        let trees = Keyspace::ALL
+        let lock = lock_store(&path, Duration::from_millis(config.lock_wait_ms))?;
+        // Only now that the lock is held: another process may be writing these.
+        migrate::from_sled(&path)?;
+        let dir = path.join(KEYSPACES_DIR);
+        // A temporary store is gone after a crash anyway.
+        if !dir.exists() && !config.temporary {
+            create_keyspace(&path, config)?;
+        }
+        let keyspace = open_keyspace(&dir, config)
+            .map_err(|e| crate::error::fjall_error(e, &path, config.min_free_bytes))?;
+        let partitions = Keyspace::ALL
             .iter()
-            .map(|ks| db.open_tree(ks.name()))
+            .map(|ks| keyspace.open_partition(ks.name(), PartitionCreateOptions::default()))
             .collect::<Result<Vec<_>, _>>()?;
-        // Only now that sled holds the lock: clearing `cold/tmp` earlier could delete the
-        // half-written blobs of another process that has the store open.
+        private_files(&dir)?;
         let blobs = BlobStore::init(path.join(COLD_DIR), config.min_free_bytes)?;
         let store = Store {
             min_free: config.min_free_bytes,
-            db,
-            trees,
+            warm: Arc::new(Warm {
+                keyspace,
+                partitions,
+                writer: Mutex::new(()),
+                _lock: lock,
+            }),
             blobs,
             blob_gate: Arc::new(Mutex::new(())),
             path,
@@ -135,8 +164,7 @@ impl Store {
     }
 
     fn check_format(&self) -> Result<()> {
-        let settings = self.tree(Keyspace::Settings);
-        match settings.get(FORMAT_KEY)? {
+        match self.get_raw(Keyspace::Settings, FORMAT_KEY)? {
             Some(bytes) => {
                 let found: u32 = codec::decode(Keyspace::Settings, &bytes)?;
                 if found > FORMAT_VERSION {
@@ -152,35 +180,33 @@ impl Store {
                     });
                 }
                 if found < FORMAT_VERSION {
-                    self.upgrade(found)?;
+                    // Layouts 1 to 3 differ from this one in where they live (moved by
+                    // `migrate`) and in what the graph moves itself; values of layout 1
+                    // (named maps) decode as they are.
+                    self.write_format()?;
                 }
                 Ok(())
             }
             None => {
-                if self.trees.iter().any(|t| !t.is_empty()) {
-                    return Err(Error::MissingFormat);
+                for keyspace in Keyspace::ALL {
+                    if !self.is_empty(keyspace) {
+                        return Err(Error::MissingFormat);
+                    }
                 }
-                let bytes = codec::encode(Keyspace::Settings, &FORMAT_VERSION)?;
-                settings.insert(FORMAT_KEY, bytes)?;
-                self.db.flush()?;
-                Ok(())
+                self.write_format()
             }
         }
     }
 
-    /// Brings a store of layout `found` to this one. Each step is idempotent, so a crash
-    /// part-way is finished by the next open; the version is written last.
-    fn upgrade(&self, found: u32) -> Result<()> {
-        if found < 2 {
-            // Values of layout 1 (named maps) decode as they are; only the retired index
-            // goes.
-            for tree in RETIRED_TREES {
-                self.db.drop_tree(tree)?;
-            }
-        }
-        let bytes = codec::encode(Keyspace::Settings, &FORMAT_VERSION)?;
-        self.tree(Keyspace::Settings).insert(FORMAT_KEY, bytes)?;
-        self.db.flush()?;
+    fn write_format(&self) -> Result<()> {
+        let mut batch = Batch::new();
+        batch.put_raw(
+            Keyspace::Settings,
+            FORMAT_KEY.to_vec(),
+            codec::encode(Keyspace::Settings, &FORMAT_VERSION)?,
+        );
+        self.apply(batch)?;
+        self.flush()?;
         Ok(())
     }
 
@@ -201,13 +227,13 @@ impl Store {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    pub(crate) fn tree(&self, keyspace: Keyspace) -> &sled::Tree {
-        &self.trees[keyspace.index()]
+    pub(crate) fn partition(&self, keyspace: Keyspace) -> &PartitionHandle {
+        &self.warm.partitions[keyspace.index()]
     }
 
     /// Reads and decodes one value; a missing key is `Ok(None)`.
     pub fn get<V: DeserializeOwned>(&self, keyspace: Keyspace, key: &[u8]) -> Result<Option<V>> {
-        match self.tree(keyspace).get(key)? {
+        match self.partition(keyspace).get(key)? {
             Some(bytes) => codec::decode(keyspace, &bytes).map(Some),
             None => Ok(None),
         }
@@ -216,18 +242,18 @@ impl Store {
     /// Reads one value's bytes as written (for values that are not MessagePack, such as
     /// vectors); a missing key is `Ok(None)`.
     pub fn get_raw(&self, keyspace: Keyspace, key: &[u8]) -> Result<Option<Vec<u8>>> {
-        Ok(self.tree(keyspace).get(key)?.map(|v| v.to_vec()))
+        Ok(self.partition(keyspace).get(key)?.map(|v| v.to_vec()))
     }
 
     pub fn contains(&self, keyspace: Keyspace, key: &[u8]) -> Result<bool> {
-        Ok(self.tree(keyspace).contains_key(key)?)
+        Ok(self.partition(keyspace).contains_key(key)?)
     }
 
     /// Decoded `(key, value)` pairs whose key starts with `prefix`, in key order.
     pub fn scan<V: DeserializeOwned>(&self, keyspace: Keyspace, prefix: &[u8]) -> Scan<V> {
         Scan {
             keyspace,
-            inner: self.tree(keyspace).scan_prefix(prefix),
+            inner: Box::new(self.partition(keyspace).prefix(prefix.to_vec())),
             _value: PhantomData,
         }
     }
@@ -238,10 +264,9 @@ impl Store {
         keyspace: Keyspace,
         prefix: &[u8],
     ) -> impl DoubleEndedIterator<Item = Result<Vec<u8>>> + use<> {
-        self.tree(keyspace)
-            .scan_prefix(prefix)
-            .keys()
-            .map(|k| k.map(|k| k.to_vec()).map_err(Error::from))
+        self.partition(keyspace)
+            .prefix(prefix.to_vec())
+            .map(|kv| kv.map(|(k, _)| k.to_vec()).map_err(Error::from))
     }
 
     /// Raw `(key, value)` pairs whose key starts with `prefix`, in key order (for index
@@ -251,7 +276,7 @@ impl Store {
         keyspace: Keyspace,
         prefix: &[u8],
     ) -> impl DoubleEndedIterator<Item = Result<(Vec<u8>, Vec<u8>)>> + use<> {
-        self.tree(keyspace).scan_prefix(prefix).map(|kv| {
+        self.partition(keyspace).prefix(prefix.to_vec()).map(|kv| {
             kv.map(|(k, v)| (k.to_vec(), v.to_vec()))
                 .map_err(Error::from)
         })
@@ -264,26 +289,20 @@ impl Store {
         start: &[u8],
         end: &[u8],
     ) -> impl DoubleEndedIterator<Item = Result<Vec<u8>>> + use<> {
-        self.tree(keyspace)
+        self.partition(keyspace)
             .range(start.to_vec()..end.to_vec())
-            .keys()
-            .map(|k| k.map(|k| k.to_vec()).map_err(Error::from))
+            .map(|kv| kv.map(|(k, _)| k.to_vec()).map_err(Error::from))
     }
 
-    /// Number of entries in a keyspace (walks the tree: O(n)). Stops at the first error:
-    /// sled's own count goes on retrying a read that fails for good (a split that cannot
-    /// be written on a full disk), forever.
+    /// Number of entries in a keyspace (walks it: O(n)). Stops at the first error.
     pub fn len(&self, keyspace: Keyspace) -> Result<usize> {
-        let mut n = 0;
-        for key in self.tree(keyspace).iter().keys() {
-            key?;
-            n += 1;
-        }
-        Ok(n)
+        Ok(self.partition(keyspace).len()?)
     }
 
+    /// Whether a keyspace holds no entry (a keyspace that cannot be read counts as not
+    /// empty).
     pub fn is_empty(&self, keyspace: Keyspace) -> bool {
-        self.tree(keyspace).is_empty()
+        self.partition(keyspace).is_empty().unwrap_or(false)
     }
 
     /// Applies every write of `batch` atomically across keyspaces.
@@ -297,7 +316,7 @@ impl Store {
     }
 
     /// Applies `batch` only if the value under `key` in `keyspace` is still `expected`
-    /// (`None`: absent), in the same transaction. `Ok(false)`: it changed, nothing written.
+    /// (`None`: absent), with no write in between. `Ok(false)`: it changed, nothing written.
     pub(crate) fn apply_if_unchanged(
         &self,
         batch: &Batch,
@@ -320,72 +339,126 @@ impl Store {
     }
 
     fn apply_guarded(&self, batch: &Batch, guard: Option<Guard<'_>>) -> Result<bool> {
+        if let Some((keyspace, key, _)) = batch
+            .ops
+            .iter()
+            .find(|(_, key, _)| key.is_empty() || key.len() > MAX_KEY_LEN)
+        {
+            return Err(Error::KeyLength {
+                keyspace: keyspace.name(),
+                len: key.len(),
+            });
+        }
         self.ensure_room()?;
+        let _writer = self
+            .warm
+            .writer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(Guard {
+            keyspace,
+            key,
+            expected,
+        }) = guard
+        {
+            let current = self.partition(keyspace).get(key)?;
+            if current.as_deref() != expected {
+                return Ok(false);
+            }
+        }
         // The last write to each key is the one that lands: a key written many times in a
-        // batch (a shared entity, a marker) costs sled one write. Applied tree by tree in
-        // key order, so neighbouring writes share pages.
+        // batch (a shared entity, a marker) is written once.
         let mut last: std::collections::BTreeMap<(usize, &[u8]), Option<&[u8]>> =
             std::collections::BTreeMap::new();
         for (keyspace, key, value) in &batch.ops {
             last.insert((keyspace.index(), key.as_slice()), value.as_deref());
         }
-        // Only the trees the batch touches take part: a transaction costs per tree.
-        let mut involved: Vec<usize> = last.keys().map(|(tree, _)| *tree).collect();
-        if let Some(g) = &guard {
-            involved.push(g.keyspace.index());
-        }
-        involved.sort_unstable();
-        involved.dedup();
-        let trees: Vec<sled::Tree> = involved.iter().map(|&i| self.trees[i].clone()).collect();
-        let slot = |tree: usize| {
-            involved
-                .binary_search(&tree)
-                .expect("every tree written is involved")
-        };
-        let result: Result<(), TransactionError<()>> = trees.as_slice().transaction(|trees| {
-            if let Some(Guard {
-                keyspace,
-                key,
-                expected,
-            }) = guard
-            {
-                let current = trees[slot(keyspace.index())].get(key)?;
-                if current.as_deref() != expected {
-                    return Err(ConflictableTransactionError::Abort(()));
-                }
-            }
-            for (&(tree, key), value) in &last {
-                let tree = &trees[slot(tree)];
-                match value {
-                    Some(value) => {
-                        tree.insert(key, *value)?;
-                    }
-                    None => {
-                        tree.remove(key)?;
-                    }
-                }
-            }
-            Ok::<(), ConflictableTransactionError<()>>(())
-        });
-        match result {
-            Ok(()) => Ok(true),
-            Err(TransactionError::Abort(())) => Ok(false),
-            Err(TransactionError::Storage(e)) => {
-                Err(crate::error::sled_error(e, &self.path, self.min_free))
+        // Handed to the operating system before `apply` returns: a process that dies
+        // afterwards loses nothing it applied (the periodic sync covers the machine).
+        let mut write = self
+            .warm
+            .keyspace
+            .batch()
+            .durability(Some(PersistMode::Buffer));
+        for (&(partition, key), value) in &last {
+            let partition = &self.warm.partitions[partition];
+            match value {
+                Some(value) => write.insert(partition, key, *value),
+                None => write.remove(partition, key),
             }
         }
+        write
+            .commit()
+            .map_err(|e| crate::error::fjall_error(e, &self.path, self.min_free))?;
+        Ok(true)
     }
 
-    /// Flushes dirty pages to disk; returns the bytes flushed.
+    /// Writes what the warm tier holds in memory to its files and syncs them; returns 0
+    /// (the count callers printed when sled reported its flushed bytes).
     pub fn flush(&self) -> Result<usize> {
-        self.db
-            .flush()
-            .map_err(|e| crate::error::sled_error(e, &self.path, self.min_free))
+        self.warm
+            .settle()
+            .map_err(|e| crate::error::fjall_error(e, &self.path, self.min_free))?;
+        Ok(0)
     }
 
-    /// Bytes sled (the warm tier) uses on disk; blob files are not counted.
+    /// Copies the warm tier, as one snapshot, into a new store directory `to` (its
+    /// `keyspaces/`): a copy of its files could catch a compaction half-way. Returns the
+    /// bytes the copy takes on disk. The cold tier and anything else beside it are the
+    /// caller's to copy (their files are written once and renamed into place).
+    pub fn copy_warm_to(&self, to: &Path) -> Result<u64> {
+        let fjall = |e| crate::error::fjall_error(e, to, self.min_free);
+        create_private_dir(to)?;
+        let dir = to.join(KEYSPACES_DIR);
+        let new = to.join(NEW_KEYSPACES_DIR);
+        let copy = open_keyspace(&new, &Config::default()).map_err(fjall)?;
+        let instant = self.warm.keyspace.instant();
+        for (keyspace, partition) in Keyspace::ALL.iter().zip(&self.warm.partitions) {
+            let target = copy
+                .open_partition(keyspace.name(), PartitionCreateOptions::default())
+                .map_err(fjall)?;
+            let mut batch = copy.batch();
+            let mut held = 0;
+            for entry in partition.snapshot_at(instant).iter() {
+                let (key, value) = entry.map_err(|e| fjall(fjall::Error::Storage(e)))?;
+                batch.insert(&target, key, value);
+                held += 1;
+                if held == COPY_BATCH {
+                    std::mem::replace(&mut batch, copy.batch())
+                        .commit()
+                        .map_err(fjall)?;
+                    held = 0;
+                }
+            }
+            batch.commit().map_err(fjall)?;
+        }
+        copy.persist(PersistMode::SyncAll).map_err(fjall)?;
+        let bytes = copy.disk_space();
+        drop(copy);
+        std::fs::rename(&new, &dir).map_err(|source| Error::Io {
+            path: dir.clone(),
+            source,
+        })?;
+        private_files(&dir)?;
+        Ok(bytes)
+    }
+
+    /// Whether an entry of the store directory belongs to the warm tier (its keyspace, one
+    /// being made, its lock), which [`Store::copy_warm_to`] copies.
+    pub fn is_warm_tier_file(name: &std::ffi::OsStr) -> bool {
+        [
+            KEYSPACES_DIR,
+            NEW_KEYSPACES_DIR,
+            LOCK_FILE,
+            migrate::PARTIAL_DIR,
+        ]
+        .iter()
+        .any(|warm| name == *warm)
+    }
+
+    /// Bytes the warm tier uses on disk; blob files are not counted.
     pub fn size_on_disk(&self) -> Result<u64> {
-        Ok(self.db.size_on_disk()?)
+        Ok(self.warm.keyspace.disk_space())
     }
 }
 
@@ -397,15 +470,17 @@ struct Guard<'a> {
     expected: Option<&'a [u8]>,
 }
 
+type Pairs = Box<dyn DoubleEndedIterator<Item = fjall::Result<fjall::KvPair>>>;
+
 /// Iterator over decoded entries of one keyspace.
 pub struct Scan<V> {
     keyspace: Keyspace,
-    inner: sled::Iter,
+    inner: Pairs,
     _value: PhantomData<fn() -> V>,
 }
 
 impl<V: DeserializeOwned> Scan<V> {
-    fn decode(&self, entry: sled::Result<(sled::IVec, sled::IVec)>) -> Result<(Vec<u8>, V)> {
+    fn decode(&self, entry: fjall::Result<fjall::KvPair>) -> Result<(Vec<u8>, V)> {
         let (key, value) = entry?;
         codec::decode(self.keyspace, &value).map(|v| (key.to_vec(), v))
     }
@@ -427,13 +502,111 @@ impl<V: DeserializeOwned> DoubleEndedIterator for Scan<V> {
     }
 }
 
-fn is_lock_error(error: &sled::Error) -> bool {
-    match error {
-        sled::Error::Io(io) => {
-            io.kind() == std::io::ErrorKind::WouldBlock || io.to_string().contains("lock")
-        }
-        _ => false,
+/// The warm tier's settings: a small block cache and write buffer (eywa's reads go to its
+/// own in-memory indexes), a bounded journal (replayed on open), one flush and one
+/// compaction thread (a 2-core machine also ingests), and a sync every `flush_every_ms`
+/// (at most 250 ms).
+fn open_keyspace(dir: &Path, config: &Config) -> fjall::Result<fjall::Keyspace> {
+    // fjall's syncing thread sleeps this long between syncs, and closing the keyspace waits
+    // for it to wake: at most 250 ms, the interval of fjall's own monitor thread.
+    let sync = config
+        .flush_every_ms
+        .map(|ms| u16::try_from(ms.min(250)).unwrap_or(250));
+    fjall::Config::new(dir)
+        .cache_size(config.cache_capacity)
+        .max_write_buffer_size(32 * 1024 * 1024)
+        .max_journaling_size(64 * 1024 * 1024)
+        .flush_workers(1)
+        .compaction_workers(1)
+        .fsync_ms(sync)
+        .open()
+}
+
+/// Creates the warm tier with every partition beside its place and renames it in when
+/// whole: a process killed while fjall lays out a new keyspace leaves files that do not
+/// open. A leftover of such a kill is removed first.
+fn create_keyspace(store: &Path, config: &Config) -> Result<()> {
+    let dir = store.join(KEYSPACES_DIR);
+    let new = store.join(NEW_KEYSPACES_DIR);
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| Error::Io { path, source }
+    };
+    if new.exists() {
+        std::fs::remove_dir_all(&new).map_err(io(&new))?;
     }
+    let fjall = |e| crate::error::fjall_error(e, store, config.min_free_bytes);
+    let keyspace = open_keyspace(&new, config).map_err(fjall)?;
+    for name in Keyspace::ALL.iter().map(|ks| ks.name()) {
+        keyspace
+            .open_partition(name, PartitionCreateOptions::default())
+            .map_err(fjall)?;
+    }
+    keyspace.persist(PersistMode::SyncAll).map_err(fjall)?;
+    drop(keyspace);
+    std::fs::rename(&new, &dir).map_err(io(&dir))?;
+    Ok(())
+}
+
+/// Takes the store's lock file, retrying for `wait`: [`Error::Locked`] when another
+/// process holds it.
+fn lock_store(path: &Path, wait: Duration) -> Result<std::fs::File> {
+    let lock_path = path.join(LOCK_FILE);
+    let io = |source| Error::Io {
+        path: lock_path.clone(),
+        source,
+    };
+    let mut options = std::fs::OpenOptions::new();
+    options.create(true).truncate(false).write(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    let file = options.open(&lock_path).map_err(io)?;
+    let deadline = Instant::now() + wait;
+    loop {
+        match file.try_lock() {
+            Ok(()) => return Ok(file),
+            Err(std::fs::TryLockError::WouldBlock) => {
+                if Instant::now() >= deadline {
+                    return Err(Error::Locked {
+                        path: path.to_path_buf(),
+                    });
+                }
+                std::thread::sleep(LOCK_RETRY_INTERVAL);
+            }
+            Err(std::fs::TryLockError::Error(e)) => return Err(io(e)),
+        }
+    }
+}
+
+/// Makes the warm tier's files readable by their owner only (fjall creates them with the
+/// process's umask).
+fn private_files(dir: &Path) -> Result<()> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::PermissionsExt;
+        let io = |source| Error::Io {
+            path: dir.to_path_buf(),
+            source,
+        };
+        let mut pending = vec![dir.to_path_buf()];
+        while let Some(dir) = pending.pop() {
+            std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).map_err(io)?;
+            for entry in std::fs::read_dir(&dir).map_err(io)? {
+                let entry = entry.map_err(io)?;
+                let kind = entry.file_type().map_err(io)?;
+                if kind.is_dir() {
+                    pending.push(entry.path());
+                } else if kind.is_file() {
+                    std::fs::set_permissions(entry.path(), std::fs::Permissions::from_mode(0o600))
+                        .map_err(io)?;
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Creates `path` and its parents, and makes `path` itself accessible to its owner only.
@@ -482,23 +655,3 @@ impl Drop for TempDirGuard {
 
 #[cfg(test)]
 mod tests;
-
-/// Removes `snap.*.generating` files from sled's directory: snapshots a full disk or a
-/// crash cut short (sled renames a finished one). Called only when sled, holding the
-/// store's lock, has just refused the store as corrupt. Returns how many it removed.
-fn remove_interrupted_snapshots(warm: &Path) -> Result<usize> {
-    let io = |source| Error::Io {
-        path: warm.to_path_buf(),
-        source,
-    };
-    let mut removed = 0;
-    for entry in std::fs::read_dir(warm).map_err(io)? {
-        let path = entry.map_err(io)?.path();
-        let name = path.file_name().and_then(|n| n.to_str()).unwrap_or("");
-        if name.starts_with("snap.") && name.ends_with(".generating") {
-            std::fs::remove_file(&path).map_err(io)?;
-            removed += 1;
-        }
-    }
-    Ok(removed)
-}

@@ -1,4 +1,4 @@
-//! Chunk tiering: a chunk lives inline in sled (warm) until it sits idle, then as a blob
+//! Chunk tiering: a chunk lives inline in the warm tier until it sits idle, then as a blob
 //! (cold), and comes back warm when it is read.
 
 use serde::{Deserialize, Serialize};
@@ -75,7 +75,7 @@ pub struct TierStats {
     pub blob_raw_bytes: u64,
     /// Bytes of the compressed blob files.
     pub blob_stored_bytes: u64,
-    /// Bytes the whole sled database (every keyspace) uses on disk.
+    /// Bytes the whole warm tier (every keyspace) uses on disk.
     pub warm_disk_bytes: u64,
 }
 
@@ -102,7 +102,7 @@ impl Store {
     /// The bytes of a chunk; `Ok(None)` if there is none. A cold chunk is read from its
     /// blob and written back warm (its blob stays: another chunk may share it).
     pub fn get_chunk(&self, key: &[u8], now_ms: i64) -> Result<Option<Vec<u8>>> {
-        let Some(raw) = self.tree(Keyspace::Chunks).get(key)? else {
+        let Some(raw) = self.partition(Keyspace::Chunks).get(key)? else {
             return Ok(None);
         };
         let (bytes, rewrite) = match codec::decode(Keyspace::Chunks, &raw)? {
@@ -130,7 +130,7 @@ impl Store {
     /// written while it is being moved keeps the new write.
     pub fn sweep_chunks(&self, idle_ms: i64, now_ms: i64) -> Result<SweepReport> {
         let mut report = SweepReport::default();
-        for entry in self.tree(Keyspace::Chunks).iter() {
+        for entry in self.partition(Keyspace::Chunks).iter() {
             let (key, raw) = entry?;
             let ChunkSlot::Warm { bytes, last_access } = codec::decode(Keyspace::Chunks, &raw)?
             else {

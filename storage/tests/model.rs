@@ -29,22 +29,23 @@ enum Op {
     Restart,
 }
 
-/// Keys of 0 to 3 bytes over a four-letter alphabet (with 0x00 and 0xFF, the edges of
-/// byte order), so that ops often hit the same keys and prefixes.
-fn key(max_len: usize) -> impl Strategy<Value = Vec<u8>> {
+/// Keys of `min_len` to `max_len` bytes over a four-letter alphabet (with 0x00 and 0xFF,
+/// the edges of byte order), so that ops often hit the same keys and prefixes. A key is at
+/// least one byte (an empty one is refused); a scan's prefix may be empty.
+fn key(min_len: usize, max_len: usize) -> impl Strategy<Value = Vec<u8>> {
     prop::collection::vec(
         prop::sample::select(vec![0x00u8, b'a', b'b', 0xFF]),
-        0..=max_len,
+        min_len..=max_len,
     )
 }
 
 fn op() -> impl Strategy<Value = Op> {
     let keyspace = 0..KEYSPACES.len();
     prop_oneof![
-        6 => (keyspace.clone(), key(3), "[a-z]{0,6}")
+        6 => (keyspace.clone(), key(1, 3), "[a-z]{0,6}")
             .prop_map(|(keyspace, key, value)| Op::Put { keyspace, key, value }),
-        3 => (keyspace.clone(), key(3)).prop_map(|(keyspace, key)| Op::Delete { keyspace, key }),
-        2 => (keyspace, key(2)).prop_map(|(keyspace, prefix)| Op::Scan { keyspace, prefix }),
+        3 => (keyspace.clone(), key(1, 3)).prop_map(|(keyspace, key)| Op::Delete { keyspace, key }),
+        2 => (keyspace, key(0, 2)).prop_map(|(keyspace, prefix)| Op::Scan { keyspace, prefix }),
         1 => Just(Op::Restart),
     ]
 }

@@ -9,8 +9,8 @@ use crate::extract::SessionFacts;
 use crate::graph::SourceRecord;
 use crate::model::Handoff;
 
-/// Main session files staged to be written in one transaction: sled's cost of a
-/// transaction (a log write and a sync request) is paid once for many small files. What must
+/// Main session files staged to be written in one atomic batch: the cost of a batch (a
+/// journal write) is paid once for many small files. What must
 /// follow a file's commit (counting its queued chunks, removing blobs it replaced, writing
 /// its handoff file) waits here until the group lands; dropped, the group writes nothing.
 #[derive(Default)]

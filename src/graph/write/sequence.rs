@@ -16,9 +16,9 @@ use crate::model::{Edge, EdgeId, NodeId, Relation, Timestamp};
 /// leaves the work queued, not lost.
 pub(super) const SEQUENCE_PREFIX: u8 = b'q';
 
-/// Writes per batch of the sequence pass. sled keeps the leaf copies a transaction
-/// replaces until it ends: at 30,000 writes the 100k import peaked at 753 MiB, at 5,000 at
-/// 630 MiB, no slower (`benches/README.md`, `cli_scale`).
+/// Writes per batch of the sequence pass: a batch is held in memory until it lands (on the
+/// sled store of layout 3, 30,000 writes a batch took the 100k import to 753 MiB, 5,000 to
+/// 630 MiB, no slower; `benches/README.md`, `cli_scale`).
 const SEQUENCE_BATCH: usize = 5_000;
 
 /// Episodes whose wanted and stored edges are compared at a time: the pass holds one

@@ -113,22 +113,32 @@ fn the_store_directory_is_private() {
     use std::os::unix::fs::PermissionsExt;
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("store");
-    let _store = Config::new().path(&path).open().unwrap();
-    for dir in [path.clone(), path.join("warm"), path.join("cold")] {
+    let store = Config::new().path(&path).open().unwrap();
+    put(&store, Keyspace::Nodes, b"n", "node");
+    store.flush().unwrap();
+    for dir in [path.clone(), path.join("keyspaces"), path.join("cold")] {
         let mode = std::fs::metadata(&dir).unwrap().permissions().mode() & 0o777;
         assert_eq!(mode, 0o700, "{}", dir.display());
     }
+    let lock = std::fs::metadata(path.join("lock"))
+        .unwrap()
+        .permissions()
+        .mode()
+        & 0o777;
+    assert_eq!(lock, 0o600);
 }
 
 #[test]
-fn sled_lives_in_warm_and_blobs_in_cold() {
+fn the_warm_tier_lives_in_keyspaces_and_blobs_in_cold() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("store");
     let store = Config::new().path(&path).open().unwrap();
     let info = store.blobs().put_bytes(b"cold bytes").unwrap();
     store.flush().unwrap();
-    assert!(path.join("warm/conf").is_file(), "sled's files are in warm");
-    assert!(path.join("warm/db").is_file(), "sled's files are in warm");
+    assert!(
+        path.join("keyspaces/partitions/nodes").is_dir(),
+        "each keyspace is a partition in keyspaces/"
+    );
     assert_eq!(store.blobs().path(), path.join("cold"));
     let blob = path
         .join("cold")
@@ -140,13 +150,13 @@ fn sled_lives_in_warm_and_blobs_in_cold() {
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .collect();
     top.sort();
-    assert_eq!(top, ["cold", "warm"]);
+    assert_eq!(top, ["cold", "keyspaces", "lock"]);
 }
 
 #[test]
 fn a_temporary_store_has_the_same_layout() {
     let store = Config::new().temporary(true).open().unwrap();
-    assert!(store.path().join("warm").is_dir());
+    assert!(store.path().join("keyspaces").is_dir());
     assert!(store.path().join("cold/tmp").is_dir());
     assert_eq!(store.blobs().path(), store.path().join("cold"));
 }
@@ -206,7 +216,7 @@ fn a_guarded_batch_applies_only_while_the_value_is_unchanged() {
         store.contains(Keyspace::Docs, b"other").unwrap(),
         "nothing was written"
     );
-    let current = store.tree(Keyspace::Nodes).get(b"k").unwrap().unwrap();
+    let current = store.get_raw(Keyspace::Nodes, b"k").unwrap().unwrap();
     assert!(
         store
             .apply_if_unchanged(&batch, Keyspace::Nodes, b"k", Some(&current))
@@ -240,8 +250,8 @@ fn a_newer_format_is_refused_with_a_clear_error() {
     assert!(err.to_string().contains("upgrade eywa"), "{err}");
 }
 
-/// A layout-1 store (named values, an `edges_by_relation` tree) opens as layout 2: its
-/// values read as they are and the retired tree is gone.
+/// A layout-1 store (sled in `warm/`, named values, an `edges_by_relation` tree) opens
+/// as this layout: its values read as they are and the retired tree is gone.
 #[test]
 fn a_layout_1_store_is_upgraded_on_open() {
     #[derive(Debug, PartialEq, serde::Serialize, serde::Deserialize)]
@@ -256,28 +266,29 @@ fn a_layout_1_store_is_upgraded_on_open() {
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("store");
     {
-        let store = Config::new().path(&path).open().unwrap();
-        let old = store.db.open_tree("edges_by_relation").unwrap();
+        let db = sled::Config::new().path(path.join("warm")).open().unwrap();
+        let old = db.open_tree("edges_by_relation").unwrap();
         old.insert(b"\x01edge", b"").unwrap();
-        let settings = store.tree(Keyspace::Settings);
-        settings
+        db.open_tree(Keyspace::Settings.name())
+            .unwrap()
             .insert(FORMAT_KEY, rmp_serde::to_vec_named(&1u32).unwrap())
             .unwrap();
-        store
-            .tree(Keyspace::Nodes)
+        db.open_tree(Keyspace::Nodes.name())
+            .unwrap()
             .insert(b"n", rmp_serde::to_vec_named(&value).unwrap())
             .unwrap();
-        store.flush().unwrap();
+        db.flush().unwrap();
     }
     let store = Config::new().path(&path).open().unwrap();
     let read: Option<Value> = store.get(Keyspace::Nodes, b"n").unwrap();
     assert_eq!(read, Some(value));
     assert!(
         !store
-            .db
-            .tree_names()
+            .warm
+            .keyspace
+            .list_partitions()
             .iter()
-            .any(|t| t.as_ref() == b"edges_by_relation")
+            .any(|t| t.as_ref() == "edges_by_relation")
     );
     let version: Option<u32> = store.get(Keyspace::Settings, FORMAT_KEY).unwrap();
     assert_eq!(version, Some(FORMAT_VERSION));
@@ -306,4 +317,20 @@ fn a_temporary_store_removes_its_directory_on_drop() {
     assert!(path.exists());
     drop(store);
     assert!(!path.exists());
+}
+
+#[test]
+fn an_empty_or_oversized_key_is_refused_and_nothing_is_written() {
+    let store = Config::new().temporary(true).open().unwrap();
+    for key in [Vec::new(), vec![b'k'; 65_537]] {
+        let mut batch = Batch::new();
+        batch.put(Keyspace::Docs, b"fine".to_vec(), &"v").unwrap();
+        batch.put(Keyspace::Nodes, key.clone(), &"v").unwrap();
+        let err = store.apply(batch).unwrap_err();
+        assert!(
+            matches!(err, Error::KeyLength { keyspace: "nodes", len } if len == key.len()),
+            "{err:?}"
+        );
+        assert!(!store.contains(Keyspace::Docs, b"fine").unwrap());
+    }
 }

@@ -226,7 +226,7 @@ fn a_cold_chunk_whose_blob_is_gone_is_an_error() {
 fn a_chunk_changed_after_it_was_read_is_not_overwritten() {
     let store = Config::new().temporary(true).open().unwrap();
     put_chunk(&store, b"k", b"old", 0);
-    let read = store.tree(Keyspace::Chunks).get(b"k").unwrap().unwrap();
+    let read = store.get_raw(Keyspace::Chunks, b"k").unwrap().unwrap();
     put_chunk(&store, b"k", b"new", 0);
 
     let mut batch = Batch::new();
