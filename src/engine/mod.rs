@@ -191,7 +191,15 @@ impl Engine {
             eywa_storage::Config::new().path(data_dir.join("store"))
         }
         .min_free_bytes(config.min_free_bytes);
-        let graph = Graph::open(storage.open()?)?;
+        let store = storage.open()?;
+        if let Some(moved) = store.moved_from_sled() {
+            tracing::info!(
+                entries = moved.entries,
+                seconds = moved.elapsed.as_secs_f64(),
+                "moved the store from sled to fjall (store layout 4)"
+            );
+        }
+        let graph = Graph::open(store)?;
         if let Some(data_dir) = config.data_dir.as_deref().filter(|_| !config.temporary) {
             make_private_once(&graph, data_dir)?;
         }

@@ -10,6 +10,8 @@ use crate::{Batch, BlobStore, Config, Error, Keyspace, Result, codec};
 
 mod migrate;
 
+pub use migrate::Moved;
+
 /// The on-disk layout version this build reads and writes. Bump it with every change to
 /// keys or values that an older reader would misread, and teach [`Store::open`] to bring
 /// the older layout up to it.
@@ -55,6 +57,8 @@ pub struct Store {
     path: PathBuf,
     /// Bytes that must stay free on the disk for a write batch to start.
     min_free: u64,
+    /// What opening copied from a sled store of an earlier layout, if it did.
+    moved: Option<migrate::Moved>,
     // Keeps a temporary store's directory alive as long as the store.
     _temp_dir: Option<Arc<TempDirGuard>>,
 }
@@ -132,7 +136,7 @@ impl Store {
         };
         let lock = lock_store(&path, Duration::from_millis(config.lock_wait_ms))?;
         // Only now that the lock is held: another process may be writing these.
-        migrate::from_sled(&path)?;
+        let moved = migrate::from_sled(&path)?;
         let dir = path.join(KEYSPACES_DIR);
         // A temporary store is gone after a crash anyway.
         if !dir.exists() && !config.temporary {
@@ -157,6 +161,7 @@ impl Store {
             blobs,
             blob_gate: Arc::new(Mutex::new(())),
             path,
+            moved,
             _temp_dir: temp_dir,
         };
         store.check_format()?;
@@ -208,6 +213,12 @@ impl Store {
         self.apply(batch)?;
         self.flush()?;
         Ok(())
+    }
+
+    /// What opening this store copied from a sled store of layouts 1 to 3 (`None` when it
+    /// had nothing to move).
+    pub fn moved_from_sled(&self) -> Option<migrate::Moved> {
+        self.moved
     }
 
     /// The directory the store lives in.

@@ -15,11 +15,19 @@ pub(super) const PARTIAL_DIR: &str = "keyspaces.partial";
 /// Entries per batch of the copy.
 const COPY_BATCH: usize = 10_000;
 
+/// What a move from sled copied.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Moved {
+    /// Keys copied, every keyspace together.
+    pub entries: u64,
+    pub elapsed: std::time::Duration,
+}
+
 /// Copies a sled warm tier into a new fjall keyspace, if the store has one and no keyspace
-/// yet. The copy is built beside and renamed into place when whole, and sled's directory
+/// yet; `Some` when this call copied it. The copy is built beside and renamed into place when whole, and sled's directory
 /// is removed only after that, so a crash at any point leaves either the old store or the
 /// new one, and the next open finishes the move. Called with the store's lock held.
-pub(super) fn from_sled(store: &Path) -> Result<()> {
+pub(super) fn from_sled(store: &Path) -> Result<Option<Moved>> {
     let sled_dir = store.join(SLED_DIR);
     let done = store.join(KEYSPACES_DIR);
     let io = |path: &Path| {
@@ -27,23 +35,31 @@ pub(super) fn from_sled(store: &Path) -> Result<()> {
         move |source| Error::Io { path, source }
     };
     if !sled_dir.join("db").exists() && !sled_dir.join("conf").exists() {
-        return Ok(());
+        return Ok(None);
     }
+    let mut moved = None;
     if !done.exists() {
+        let started = std::time::Instant::now();
         let partial = store.join(PARTIAL_DIR);
         if partial.exists() {
             std::fs::remove_dir_all(&partial).map_err(io(&partial))?;
         }
-        copy(&sled_dir, &partial)?;
+        let entries = copy(&sled_dir, &partial)?;
         std::fs::rename(&partial, &done).map_err(io(&done))?;
+        moved = Some(Moved {
+            entries,
+            elapsed: started.elapsed(),
+        });
     }
     std::fs::remove_dir_all(&sled_dir).map_err(io(&sled_dir))?;
-    Ok(())
+    Ok(moved)
 }
 
-fn copy(sled_dir: &Path, to: &Path) -> Result<()> {
+/// Returns the keys copied.
+fn copy(sled_dir: &Path, to: &Path) -> Result<u64> {
     let db = sled::Config::new().path(sled_dir).open()?;
     let keyspace = fjall::Config::new(to).open()?;
+    let mut entries = 0;
     for name in Keyspace::ALL.iter().map(|ks| ks.name()) {
         if !db
             .tree_names()
@@ -60,6 +76,7 @@ fn copy(sled_dir: &Path, to: &Path) -> Result<()> {
             let (key, value) = entry?;
             batch.insert(&partition, key.to_vec(), value.to_vec());
             held += 1;
+            entries += 1;
             if held == COPY_BATCH {
                 std::mem::replace(&mut batch, keyspace.batch()).commit()?;
                 held = 0;
@@ -70,7 +87,8 @@ fn copy(sled_dir: &Path, to: &Path) -> Result<()> {
     keyspace.persist(PersistMode::SyncAll)?;
     drop(keyspace);
     drop(db);
-    private_files(to)
+    private_files(to)?;
+    Ok(entries)
 }
 
 #[cfg(test)]
@@ -106,6 +124,8 @@ mod tests {
             db.flush().unwrap();
         }
         let store = Config::new().path(&store_dir).open().unwrap();
+        let moved = store.moved_from_sled().expect("this open moved the store");
+        assert_eq!(moved.entries, 25_001, "the nodes and the format record");
         assert_eq!(store.len(Keyspace::Nodes).unwrap(), 25_000);
         assert_eq!(
             store
@@ -123,6 +143,7 @@ mod tests {
         drop(store);
         // Opened again, nothing moves twice.
         let store = Config::new().path(&store_dir).open().unwrap();
+        assert_eq!(store.moved_from_sled(), None);
         assert_eq!(store.len(Keyspace::Nodes).unwrap(), 25_000);
     }
 
