@@ -136,11 +136,11 @@ impl Store {
         };
         let lock = lock_store(&path, Duration::from_millis(config.lock_wait_ms))?;
         // Only now that the lock is held: another process may be writing these.
-        let moved = migrate::from_sled(&path)?;
+        let moved = migrate::from_sled(&path, config)?;
         let dir = path.join(KEYSPACES_DIR);
         // A temporary store is gone after a crash anyway.
         if !dir.exists() && !config.temporary {
-            create_keyspace(&path, config)?;
+            build_keyspace(&path, config, |_, _| Ok(()))?;
         }
         let keyspace = open_keyspace(&dir, config)
             .map_err(|e| crate::error::fjall_error(e, &path, config.min_free_bytes))?;
@@ -148,7 +148,6 @@ impl Store {
             .iter()
             .map(|ks| keyspace.open_partition(ks.name(), PartitionCreateOptions::default()))
             .collect::<Result<Vec<_>, _>>()?;
-        private_files(&dir)?;
         let blobs = BlobStore::init(path.join(COLD_DIR), config.min_free_bytes)?;
         let store = Store {
             min_free: config.min_free_bytes,
@@ -418,53 +417,31 @@ impl Store {
     /// bytes the copy takes on disk. The cold tier and anything else beside it are the
     /// caller's to copy (their files are written once and renamed into place).
     pub fn copy_warm_to(&self, to: &Path) -> Result<u64> {
-        let fjall = |e| crate::error::fjall_error(e, to, self.min_free);
         create_private_dir(to)?;
-        let dir = to.join(KEYSPACES_DIR);
-        let new = to.join(NEW_KEYSPACES_DIR);
-        let copy = open_keyspace(&new, &Config::default()).map_err(fjall)?;
         let instant = self.warm.keyspace.instant();
-        for (keyspace, partition) in Keyspace::ALL.iter().zip(&self.warm.partitions) {
-            let target = copy
-                .open_partition(keyspace.name(), PartitionCreateOptions::default())
-                .map_err(fjall)?;
-            let mut batch = copy.batch();
-            let mut held = 0;
-            for entry in partition.snapshot_at(instant).iter() {
-                let (key, value) = entry.map_err(|e| fjall(fjall::Error::Storage(e)))?;
-                batch.insert(&target, key, value);
-                held += 1;
-                if held == COPY_BATCH {
-                    std::mem::replace(&mut batch, copy.batch())
-                        .commit()
-                        .map_err(fjall)?;
-                    held = 0;
-                }
+        let config = Config {
+            min_free_bytes: self.min_free,
+            ..Config::default()
+        };
+        build_keyspace(to, &config, |copy, targets| {
+            for (partition, target) in self.warm.partitions.iter().zip(targets) {
+                let entries = partition.snapshot_at(instant).iter().map(|entry| {
+                    entry.map_err(|e| {
+                        crate::error::fjall_error(fjall::Error::Storage(e), to, self.min_free)
+                    })
+                });
+                copy_entries(copy, target, entries)?;
             }
-            batch.commit().map_err(fjall)?;
-        }
-        copy.persist(PersistMode::SyncAll).map_err(fjall)?;
-        let bytes = copy.disk_space();
-        drop(copy);
-        std::fs::rename(&new, &dir).map_err(|source| Error::Io {
-            path: dir.clone(),
-            source,
-        })?;
-        private_files(&dir)?;
-        Ok(bytes)
+            Ok(())
+        })
     }
 
     /// Whether an entry of the store directory belongs to the warm tier (its keyspace, one
     /// being made, its lock), which [`Store::copy_warm_to`] copies.
     pub fn is_warm_tier_file(name: &std::ffi::OsStr) -> bool {
-        [
-            KEYSPACES_DIR,
-            NEW_KEYSPACES_DIR,
-            LOCK_FILE,
-            migrate::PARTIAL_DIR,
-        ]
-        .iter()
-        .any(|warm| name == *warm)
+        [KEYSPACES_DIR, NEW_KEYSPACES_DIR, LOCK_FILE]
+            .iter()
+            .any(|warm| name == *warm)
     }
 
     /// Bytes the warm tier uses on disk; blob files are not counted.
@@ -533,10 +510,16 @@ fn open_keyspace(dir: &Path, config: &Config) -> fjall::Result<fjall::Keyspace> 
         .open()
 }
 
-/// Creates the warm tier with every partition beside its place and renames it in when
-/// whole: a process killed while fjall lays out a new keyspace leaves files that do not
-/// open. A leftover of such a kill is removed first.
-fn create_keyspace(store: &Path, config: &Config) -> Result<()> {
+/// Builds the warm tier of the store in `store` beside its place: every partition is
+/// created, `fill` writes into them (in the order of [`Keyspace::ALL`]), and the whole is
+/// synced and renamed in. A process killed while fjall lays out a new keyspace leaves files
+/// that do not open; a leftover of such a kill is removed first. Returns the bytes the
+/// new keyspace takes on disk.
+fn build_keyspace(
+    store: &Path,
+    config: &Config,
+    fill: impl FnOnce(&fjall::Keyspace, &[PartitionHandle]) -> Result<()>,
+) -> Result<u64> {
     let dir = store.join(KEYSPACES_DIR);
     let new = store.join(NEW_KEYSPACES_DIR);
     let io = |path: &Path| {
@@ -546,17 +529,46 @@ fn create_keyspace(store: &Path, config: &Config) -> Result<()> {
     if new.exists() {
         std::fs::remove_dir_all(&new).map_err(io(&new))?;
     }
+    // Made private before fjall writes into it; the rename keeps its mode.
+    create_private_dir(&new)?;
     let fjall = |e| crate::error::fjall_error(e, store, config.min_free_bytes);
     let keyspace = open_keyspace(&new, config).map_err(fjall)?;
-    for name in Keyspace::ALL.iter().map(|ks| ks.name()) {
-        keyspace
-            .open_partition(name, PartitionCreateOptions::default())
-            .map_err(fjall)?;
-    }
+    let partitions = Keyspace::ALL
+        .iter()
+        .map(|ks| keyspace.open_partition(ks.name(), PartitionCreateOptions::default()))
+        .collect::<Result<Vec<_>, _>>()
+        .map_err(fjall)?;
+    fill(&keyspace, &partitions)?;
     keyspace.persist(PersistMode::SyncAll).map_err(fjall)?;
+    let bytes = keyspace.disk_space();
+    drop(partitions);
     drop(keyspace);
     std::fs::rename(&new, &dir).map_err(io(&dir))?;
-    Ok(())
+    Ok(bytes)
+}
+
+/// Writes `entries` into `target` in batches of [`COPY_BATCH`]; returns how many.
+fn copy_entries<K, V>(
+    keyspace: &fjall::Keyspace,
+    target: &PartitionHandle,
+    entries: impl Iterator<Item = Result<(K, V)>>,
+) -> Result<u64>
+where
+    K: Into<fjall::UserKey>,
+    V: Into<fjall::UserValue>,
+{
+    let mut copied = 0;
+    let mut batch = keyspace.batch();
+    for entry in entries {
+        let (key, value) = entry?;
+        batch.insert(target, key, value);
+        copied += 1;
+        if batch.len() == COPY_BATCH {
+            std::mem::replace(&mut batch, keyspace.batch()).commit()?;
+        }
+    }
+    batch.commit()?;
+    Ok(copied)
 }
 
 /// Takes the store's lock file, retrying for `wait`: [`Error::Locked`] when another
@@ -590,34 +602,6 @@ fn lock_store(path: &Path, wait: Duration) -> Result<std::fs::File> {
             Err(std::fs::TryLockError::Error(e)) => return Err(io(e)),
         }
     }
-}
-
-/// Makes the warm tier's files readable by their owner only (fjall creates them with the
-/// process's umask).
-fn private_files(dir: &Path) -> Result<()> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        let io = |source| Error::Io {
-            path: dir.to_path_buf(),
-            source,
-        };
-        let mut pending = vec![dir.to_path_buf()];
-        while let Some(dir) = pending.pop() {
-            std::fs::set_permissions(&dir, std::fs::Permissions::from_mode(0o700)).map_err(io)?;
-            for entry in std::fs::read_dir(&dir).map_err(io)? {
-                let entry = entry.map_err(io)?;
-                let kind = entry.file_type().map_err(io)?;
-                if kind.is_dir() {
-                    pending.push(entry.path());
-                } else if kind.is_file() {
-                    std::fs::set_permissions(entry.path(), std::fs::Permissions::from_mode(0o600))
-                        .map_err(io)?;
-                }
-            }
-        }
-    }
-    Ok(())
 }
 
 /// Creates `path` and its parents, and makes `path` itself accessible to its owner only.

@@ -3,17 +3,11 @@
 
 use std::path::Path;
 
-use fjall::{PartitionCreateOptions, PersistMode};
-
-use super::{KEYSPACES_DIR, private_files};
-use crate::{Error, Keyspace, Result};
+use super::{KEYSPACES_DIR, build_keyspace, copy_entries};
+use crate::{Config, Error, Keyspace, Result};
 
 /// Where sled kept the warm tier before layout 4.
 const SLED_DIR: &str = "warm";
-/// The keyspace being filled from sled: renamed to `keyspaces/` once whole.
-pub(super) const PARTIAL_DIR: &str = "keyspaces.partial";
-/// Entries per batch of the copy.
-const COPY_BATCH: usize = 10_000;
 
 /// What a move from sled copied.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -24,77 +18,70 @@ pub struct Moved {
 }
 
 /// Copies a sled warm tier into a new fjall keyspace, if the store has one and no keyspace
-/// yet; `Some` when this call copied it. The copy is built beside and renamed into place when whole, and sled's directory
-/// is removed only after that, so a crash at any point leaves either the old store or the
-/// new one, and the next open finishes the move. Called with the store's lock held.
-pub(super) fn from_sled(store: &Path) -> Result<Option<Moved>> {
+/// yet; `Some` when this call copied it. The keyspace is built beside its place and
+/// renamed in when whole ([`build_keyspace`]), and sled's directory is removed only after
+/// that, so a crash at any point leaves either the old store or the new one, and the next
+/// open finishes the move. Called with the store's lock held.
+pub(super) fn from_sled(store: &Path, config: &Config) -> Result<Option<Moved>> {
     let sled_dir = store.join(SLED_DIR);
-    let done = store.join(KEYSPACES_DIR);
-    let io = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| Error::Io { path, source }
-    };
     if !sled_dir.join("db").exists() && !sled_dir.join("conf").exists() {
         return Ok(None);
     }
     let mut moved = None;
-    if !done.exists() {
+    if !store.join(KEYSPACES_DIR).exists() {
         let started = std::time::Instant::now();
-        let partial = store.join(PARTIAL_DIR);
-        if partial.exists() {
-            std::fs::remove_dir_all(&partial).map_err(io(&partial))?;
-        }
-        let entries = copy(&sled_dir, &partial)?;
-        std::fs::rename(&partial, &done).map_err(io(&done))?;
+        let db = sled::Config::new().path(&sled_dir).open()?;
+        let mut entries = 0;
+        build_keyspace(store, config, |keyspace, partitions| {
+            for (ks, partition) in Keyspace::ALL.iter().zip(partitions) {
+                if !db
+                    .tree_names()
+                    .iter()
+                    .any(|n| n.as_ref() == ks.name().as_bytes())
+                {
+                    continue;
+                }
+                let tree = db.open_tree(ks.name())?;
+                let pairs = tree.iter().map(|entry| {
+                    let (key, value) = entry?;
+                    Ok((key.to_vec(), value.to_vec()))
+                });
+                entries += copy_entries(keyspace, partition, pairs)?;
+            }
+            Ok(())
+        })?;
         moved = Some(Moved {
             entries,
             elapsed: started.elapsed(),
         });
     }
-    std::fs::remove_dir_all(&sled_dir).map_err(io(&sled_dir))?;
+    std::fs::remove_dir_all(&sled_dir).map_err(|source| Error::Io {
+        path: sled_dir.clone(),
+        source,
+    })?;
     Ok(moved)
-}
-
-/// Returns the keys copied.
-fn copy(sled_dir: &Path, to: &Path) -> Result<u64> {
-    let db = sled::Config::new().path(sled_dir).open()?;
-    let keyspace = fjall::Config::new(to).open()?;
-    let mut entries = 0;
-    for name in Keyspace::ALL.iter().map(|ks| ks.name()) {
-        if !db
-            .tree_names()
-            .iter()
-            .any(|n| n.as_ref() == name.as_bytes())
-        {
-            continue;
-        }
-        let tree = db.open_tree(name)?;
-        let partition = keyspace.open_partition(name, PartitionCreateOptions::default())?;
-        let mut batch = keyspace.batch();
-        let mut held = 0;
-        for entry in tree.iter() {
-            let (key, value) = entry?;
-            batch.insert(&partition, key.to_vec(), value.to_vec());
-            held += 1;
-            entries += 1;
-            if held == COPY_BATCH {
-                std::mem::replace(&mut batch, keyspace.batch()).commit()?;
-                held = 0;
-            }
-        }
-        batch.commit()?;
-    }
-    keyspace.persist(PersistMode::SyncAll)?;
-    drop(keyspace);
-    drop(db);
-    private_files(to)?;
-    Ok(entries)
 }
 
 #[cfg(test)]
 mod tests {
+    use fjall::{PartitionCreateOptions, PersistMode};
+
+    use super::super::NEW_KEYSPACES_DIR;
     use super::*;
-    use crate::Config;
+
+    /// A sled store of layout 3 in `store_dir`, its format record written, its trees
+    /// filled by `fill`.
+    fn sled_store(store_dir: &Path, fill: impl FnOnce(&sled::Db)) {
+        let db = sled::Config::new()
+            .path(store_dir.join(SLED_DIR))
+            .open()
+            .unwrap();
+        let settings = db.open_tree(Keyspace::Settings.name()).unwrap();
+        let version = crate::codec::encode(Keyspace::Settings, &3u32).unwrap();
+        settings.insert(super::super::FORMAT_KEY, version).unwrap();
+        fill(&db);
+        db.flush().unwrap();
+    }
 
     /// A store of layout 3 (sled in `warm/`) opens with every entry, and sled's directory
     /// is gone.
@@ -102,14 +89,7 @@ mod tests {
     fn a_sled_store_moves_into_the_keyspace_whole() {
         let dir = tempfile::tempdir().unwrap();
         let store_dir = dir.path().join("store");
-        {
-            let db = sled::Config::new()
-                .path(store_dir.join(SLED_DIR))
-                .open()
-                .unwrap();
-            let settings = db.open_tree(Keyspace::Settings.name()).unwrap();
-            let version = crate::codec::encode(Keyspace::Settings, &3u32).unwrap();
-            settings.insert(super::super::FORMAT_KEY, version).unwrap();
+        sled_store(&store_dir, |db| {
             let nodes = db.open_tree(Keyspace::Nodes.name()).unwrap();
             for i in 0..25_000u32 {
                 nodes
@@ -121,8 +101,7 @@ mod tests {
                 .unwrap()
                 .insert(b"k", b"v".as_slice())
                 .unwrap();
-            db.flush().unwrap();
-        }
+        });
         let store = Config::new().path(&store_dir).open().unwrap();
         let moved = store.moved_from_sled().expect("this open moved the store");
         assert_eq!(moved.entries, 25_001, "the nodes and the format record");
@@ -139,7 +118,7 @@ mod tests {
             .unwrap();
         assert_eq!(version, super::super::FORMAT_VERSION);
         assert!(!store_dir.join(SLED_DIR).exists());
-        assert!(!store_dir.join(PARTIAL_DIR).exists());
+        assert!(!store_dir.join(NEW_KEYSPACES_DIR).exists());
         drop(store);
         // Opened again, nothing moves twice.
         let store = Config::new().path(&store_dir).open().unwrap();
@@ -153,23 +132,15 @@ mod tests {
     fn a_move_cut_short_is_finished_by_the_next_open() {
         let dir = tempfile::tempdir().unwrap();
         let store_dir = dir.path().join("store");
-        {
-            let db = sled::Config::new()
-                .path(store_dir.join(SLED_DIR))
-                .open()
-                .unwrap();
-            let settings = db.open_tree(Keyspace::Settings.name()).unwrap();
-            let version = crate::codec::encode(Keyspace::Settings, &3u32).unwrap();
-            settings.insert(super::super::FORMAT_KEY, version).unwrap();
+        sled_store(&store_dir, |db| {
             db.open_tree(Keyspace::Docs.name())
                 .unwrap()
                 .insert(b"d", b"doc".as_slice())
                 .unwrap();
-            db.flush().unwrap();
-        }
+        });
         // A partial copy holding a stray entry.
         {
-            let partial = fjall::Config::new(store_dir.join(PARTIAL_DIR))
+            let partial = fjall::Config::new(store_dir.join(NEW_KEYSPACES_DIR))
                 .open()
                 .unwrap();
             let docs = partial
