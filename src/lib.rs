@@ -32,6 +32,8 @@ pub mod extract;
 pub mod fs;
 pub mod graph;
 pub mod index;
+mod ingest;
+mod library;
 pub mod model;
 pub mod retrieve;
 mod semantic;

@@ -12,6 +12,7 @@
 //! the archive, and what it no longer holds is kept ahead of it — lines it lacks in the
 //! archive, lines it holds in another form (the same uuid) apart, as superseded.
 
+mod owners;
 mod versions;
 use std::io::{Read, Seek, SeekFrom, Write};
 use std::path::Path;
@@ -24,6 +25,8 @@ use crate::extract::scrub_read_point;
 use crate::graph::{Graph, SourceRecord, SourceVersion};
 use crate::model::Timestamp;
 use crate::{Error, Result};
+
+pub(crate) use self::owners::Authors;
 
 /// Bytes at the end of what was read kept to recognize an appended file.
 const TAIL_BYTES: usize = 4096;

@@ -118,7 +118,7 @@ impl Engine {
                 ),
             );
         }
-        if self.text_index_lags()? {
+        if self.writer().text_index_lags()? {
             CheckReport::note(
                 &mut report.text,
                 &mut report.problems,
@@ -180,13 +180,13 @@ impl Engine {
             if !report.semantic.is_empty() {
                 let semantic = self.semantic()?;
                 let lost = semantic.rebuild_if_stale(store)? + semantic.repair_listing(store)?;
-                self.mark_text_dirty()?;
+                crate::ingest::mark_text_dirty(self.graph.store())?;
                 report
                     .repaired
                     .push(format!("{lost} chunks queued again for embedding"));
             }
             if !report.text.is_empty() || !report.semantic.is_empty() {
-                let docs = self.reindex_locked()?;
+                let docs = self.writer().reindex()?;
                 report
                     .repaired
                     .push(format!("rebuilt the text index ({docs} documents)"));

@@ -61,7 +61,7 @@ impl Engine {
         mode: ContextMode,
         now: Timestamp,
     ) -> Result<(ContextSession, Candidates)> {
-        let record = self.session_source(reference)?;
+        let record = self.library().session_source(reference)?;
         let node = self
             .graph
             .node(crate::model::NodeId::episode(&record.session_id))?
@@ -165,18 +165,17 @@ impl Engine {
         &self,
         record: &crate::graph::SourceRecord,
     ) -> Result<crate::claude::Transcript> {
-        let reader = self.archive_reader(record)?.ok_or_else(|| {
-            Error::NotFound(format!(
-                "the transcript of session `{}` was not archived",
-                record.session_id
-            ))
-        })?;
-        self.load_owners()?;
+        let reader = crate::archive::Archive::new(&self.graph)
+            .archive_reader(record)?
+            .ok_or_else(|| {
+                Error::NotFound(format!(
+                    "the transcript of session `{}` was not archived",
+                    record.session_id
+                ))
+            })?;
+        self.authors.load(&self.graph)?;
         let labels = self.graph.labels()?;
-        let history = super::ingest::RunHistory {
-            owners: &self.owners,
-            labels: &labels,
-        };
+        let history = self.authors.history(&labels);
         let mut t = read_transcript_with(reader, &record.session_id, Mode::Main, &history)
             .map_err(Error::io(&record.path))?;
         crate::extract::scrub(&mut t);

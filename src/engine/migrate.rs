@@ -81,7 +81,7 @@ impl Engine {
         destination: &str,
         mode: MigrateMode,
     ) -> Result<PathBuf> {
-        let record = self.session_source(reference)?;
+        let record = self.library().session_source(reference)?;
         let node = self
             .graph
             .node(NodeId::episode(&record.session_id))?

@@ -2,36 +2,29 @@
 
 mod check;
 mod context;
-mod import;
-mod ingest;
 mod library;
 mod migrate;
-mod owners;
 mod query;
 mod search;
 mod semantic;
-mod sessions;
-mod source;
 mod stats;
-mod text;
+mod write;
 
 pub use self::check::{
     BackupManifest, BackupReport, CheckReport, MANIFEST as BACKUP_MANIFEST, copy_tree,
     ensure_store_free, restore,
 };
-pub use self::import::ImportReport;
-pub use self::ingest::{IngestReport, Progress, SKIPPED_FILES_LISTED, SkippedFile};
-pub use self::library::{
-    ExportFormat, MAX_CONTEXT_LINES, MAX_MATCHES, MAX_PAGE, MatchPage, SearchMatch, SessionPage,
-    SessionSearch, SessionSummary,
-};
 pub use self::migrate::{MigrateError, MigrateResult};
 pub use self::query::{
     GetOutcome, HandoffHit, MAX_DAYS_BACK, MAX_DEPTH, MAX_LIMIT, parse_relations,
 };
-pub use self::sessions::Session;
 pub use self::stats::Stats;
 pub use crate::claude::migrate::{MigrateMode, encode_project_dir};
+pub use crate::ingest::{ImportReport, IngestReport, Progress, SKIPPED_FILES_LISTED, SkippedFile};
+pub use crate::library::{
+    ExportFormat, MAX_CONTEXT_LINES, MAX_MATCHES, MAX_PAGE, MatchPage, SearchMatch, Session,
+    SessionPage, SessionSearch, SessionSummary,
+};
 pub use crate::retrieve::context::{
     Context, ContextItem, ContextMode, ContextSession, DEFAULT_MAX_TOKENS, MAX_CONTEXT_SESSIONS,
     estimate_tokens,
@@ -122,7 +115,7 @@ pub struct Engine {
     /// One ingest at a time.
     ingest_lock: Mutex<()>,
     /// Who wrote each message uuid; loaded on first use.
-    owners: RwLock<Option<owners::Owners>>,
+    authors: crate::archive::Authors,
     /// The full-text index (index tier), opened on first use.
     text: std::sync::OnceLock<crate::index::TextIndex>,
     /// Semantic memory: embedder, queue, vector index; opened on first use.
@@ -173,7 +166,11 @@ fn requeue_once(graph: &Graph) -> Result<()> {
     }
     let mut batch = eywa_storage::Batch::new();
     if !store.is_empty(Keyspace::Sources) {
-        batch.put(Keyspace::Settings, text::DIRTY.to_vec(), &true)?;
+        batch.put(
+            Keyspace::Settings,
+            crate::ingest::TEXT_DIRTY.to_vec(),
+            &true,
+        )?;
     }
     batch.put(Keyspace::Settings, CHUNKS_LISTED.to_vec(), &true)?;
     Ok(store.apply(batch)?)
@@ -219,7 +216,7 @@ impl Engine {
                 NonZeroUsize::new(RESULT_CACHE_ENTRIES).expect("positive"),
             ),
             ingest_lock: Mutex::new(()),
-            owners: RwLock::new(None),
+            authors: crate::archive::Authors::default(),
             text: std::sync::OnceLock::new(),
             semantic: std::sync::OnceLock::new(),
             opening: Mutex::new(()),
@@ -249,27 +246,30 @@ impl Engine {
             && store.is_empty(eywa_storage::Keyspace::Vectors)
             && store.is_empty(eywa_storage::Keyspace::EmbedQueue);
         if (vectors_reset || unembedded) && !store.is_empty(eywa_storage::Keyspace::Sources) {
-            self.mark_text_dirty()?;
+            crate::ingest::mark_text_dirty(store)?;
         }
         Ok(self.semantic.get_or_init(|| semantic))
     }
 
-    /// Loads who wrote each message uuid, once.
-    fn load_owners(&self) -> Result<()> {
-        if self
-            .owners
-            .read()
-            .unwrap_or_else(|p| p.into_inner())
-            .is_some()
-        {
-            return Ok(());
+    /// The full-text index, opened on first use. A new index beside a store that already
+    /// holds sources (an index removed, or a store from before it) is rebuilt.
+    pub fn text_index(&self) -> Result<&crate::index::TextIndex> {
+        self.text()
+    }
+
+    fn text(&self) -> Result<&crate::index::TextIndex> {
+        if let Some(text) = self.text.get() {
+            return Ok(text);
         }
-        let loaded = owners::Owners::load(&self.graph)?;
-        let mut slot = self.owners.write().unwrap_or_else(|p| p.into_inner());
-        if slot.is_none() {
-            *slot = Some(loaded);
+        let _opening = self.opening.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(text) = self.text.get() {
+            return Ok(text);
         }
-        Ok(())
+        let (text, created) = crate::index::TextIndex::open(&self.index_dir().join("text"))?;
+        if created && !self.graph.store().is_empty(Keyspace::Sources) {
+            crate::ingest::mark_text_dirty(self.graph.store())?;
+        }
+        Ok(self.text.get_or_init(|| text))
     }
 
     pub fn graph(&self) -> &Graph {

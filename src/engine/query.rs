@@ -120,7 +120,7 @@ impl Engine {
             ));
         }
         if let Some(session) = reference.strip_prefix("session:") {
-            let source = self.session_source(session)?;
+            let source = self.library().session_source(session)?;
             let id = source
                 .episode
                 .unwrap_or_else(|| NodeId::episode(&source.session_id));

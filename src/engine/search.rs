@@ -151,11 +151,11 @@ impl Engine {
     fn lexical(&self, request: &SearchRequest, limit: usize) -> Result<Vec<(String, Found)>> {
         // An index left behind by a stopped ingest is rebuilt first; one that lags only
         // because an ingest is running now is searched as committed.
-        if self.text_index_lags()?
+        if self.writer().text_index_lags()?
             && let Ok(_ingest) = self.ingest_lock.try_lock()
-            && self.text_index_lags()?
+            && self.writer().text_index_lags()?
         {
-            self.reindex_locked()?;
+            self.writer().reindex()?;
         }
         let hits = self.text()?.search_passages(&TextQuery {
             query: request.query.clone(),

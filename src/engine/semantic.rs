@@ -122,7 +122,7 @@ impl Engine {
             // Some documents lost their vectors or their place in the queue: the text
             // index's rebuild (at the next ingest) queues them again from the store.
             tracing::info!(chunks = lost, "chunks to queue again for embedding");
-            self.mark_text_dirty()?;
+            crate::ingest::mark_text_dirty(self.graph.store())?;
         }
         Ok(())
     }

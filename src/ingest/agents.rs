@@ -1,6 +1,7 @@
 //! Subagent files: a subagent's own transcript, read into an episode under its parent
 //! session, described by its meta file and its parent's `Task` call.
 
+use super::Writer;
 use std::path::Path;
 
 use eywa_storage::Batch;
@@ -10,13 +11,12 @@ use super::{Changed, FileOutcome, Run};
 use crate::Result;
 use crate::archive::Archived;
 use crate::claude::{AgentFile, Mode, Transcript};
-use crate::engine::Engine;
 use crate::extract::{Origin, SessionFacts, episode_facts, redact, scrub, spawned};
 use crate::graph::SourceRecord;
 use crate::index::docs::IndexInput;
 use crate::model::{AgentInfo, AgentLayout, NodeId};
 
-impl Engine {
+impl Writer<'_> {
     /// A subagent's own transcript: its parent is the session folder it sits in (2.1+) or
     /// the `sessionId` its lines carry (2.0.x), confirmed and described by the parent's
     /// `Task` call when the parent was read.

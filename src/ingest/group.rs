@@ -2,9 +2,9 @@
 //! them to land.
 
 use super::Run;
+use super::Writer;
 use crate::Result;
 use crate::archive::Archived;
-use crate::engine::Engine;
 use crate::extract::SessionFacts;
 use crate::graph::SourceRecord;
 use crate::model::Handoff;
@@ -28,10 +28,10 @@ impl<'e> Group<'e> {
     /// The chunk queue writes of the group, under the embedder's write lock from the first.
     pub(super) fn staged(
         &mut self,
-        engine: &'e Engine,
+        writer: &Writer<'e>,
     ) -> Result<&mut crate::semantic::Staged<'e>> {
         if self.staged.is_none() {
-            self.staged = Some(engine.semantic()?.begin());
+            self.staged = Some(writer.semantic()?.begin());
         }
         Ok(self.staged.as_mut().expect("just set"))
     }
@@ -49,7 +49,7 @@ impl<'e> Group<'e> {
     }
 }
 
-impl<'e> Engine {
+impl<'e> Writer<'_> {
     /// Lands what `group` holds, in one transaction, then what waited for it.
     pub(super) fn commit_group(&'e self, group: &mut Group<'e>, run: &mut Run) -> Result<()> {
         if let Some(writes) = group.writes.take() {

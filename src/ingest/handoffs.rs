@@ -1,17 +1,17 @@
 //! Handoff files: each handoff a run writes as Eywa markdown under the data directory, and
 //! the handoff index beside them.
 
+use super::Writer;
 use std::path::Path;
 
 use rayon::prelude::*;
 
 use super::Run;
-use crate::engine::Engine;
 use crate::extract::{build_index, handoff_path, render_markdown};
 use crate::model::Handoff;
 use crate::{Error, Result};
 
-impl Engine {
+impl Writer<'_> {
     /// Writes the handoffs written so far as Eywa markdown files,
     /// `<data>/handoffs/YYYY/MM/DD/<id8>.md`: handed to the run's file thread while it has
     /// one, else written here on both cores (stores without a data directory keep handoffs
@@ -35,7 +35,7 @@ impl Engine {
     }
 
     pub(super) fn write_handoff_file(&self, handoff: &Handoff) -> Result<()> {
-        let Some(root) = &self.config.data_dir else {
+        let Some(root) = &self.data_dir else {
             return Ok(());
         };
         write_atomically(
@@ -46,10 +46,10 @@ impl Engine {
 
     /// Rewrites `<data>/handoff-index.json` in the shape Eywa's reader takes.
     pub(super) fn write_handoff_index(&self) -> Result<()> {
-        let Some(root) = &self.config.data_dir else {
+        let Some(root) = &self.data_dir else {
             return Ok(());
         };
-        let handoffs: Vec<Handoff> = self.handoff_index()?.handoffs().collect();
+        let handoffs: Vec<Handoff> = self.sinks.handoff_index()?.handoffs().collect();
         let index = build_index(&handoffs, chrono::Utc::now());
         let bytes = serde_json::to_vec_pretty(&index).expect("a JSON value serializes");
         write_atomically(&root.join("handoff-index.json"), &bytes)

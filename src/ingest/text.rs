@@ -1,9 +1,9 @@
 //! What ingest puts in the text index and queues for semantic memory, and how both are
 //! rebuilt from the store.
 
+use super::Writer;
 use eywa_storage::{Batch, Keyspace};
 
-use super::Engine;
 use crate::claude::{Mode, NoHistory, read_transcript_with};
 use crate::index::docs::{IndexInput, document_docs, passage_docs, session_docs};
 use crate::model::{Node, NodeId, NodeKind, Timestamp};
@@ -12,36 +12,15 @@ use crate::{Error, Result};
 /// Settings key set while the text index may lack what the warm tier holds (an ingest
 /// wrote sessions and has not committed the index yet); found set at open, the index is
 /// rebuilt.
-pub(super) const DIRTY: &[u8] = b"text_index_dirty";
+pub(crate) const DIRTY: &[u8] = b"text_index_dirty";
 
-impl Engine {
-    /// The full-text index, opened on first use. A new index beside a store that already
-    /// holds sources (an index removed, or a store from before it) is rebuilt.
-    pub fn text_index(&self) -> Result<&crate::index::TextIndex> {
-        self.text()
-    }
-
-    pub(super) fn text(&self) -> Result<&crate::index::TextIndex> {
-        if let Some(text) = self.text.get() {
-            return Ok(text);
-        }
-        let _opening = self.opening.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(text) = self.text.get() {
-            return Ok(text);
-        }
-        let (text, created) = crate::index::TextIndex::open(&self.index_dir().join("text"))?;
-        if created && !self.graph.store().is_empty(Keyspace::Sources) {
-            self.mark_text_dirty()?;
-        }
-        Ok(self.text.get_or_init(|| text))
-    }
-
+impl Writer<'_> {
     /// Puts the passages a read of a source produced, and the session-level documents of the
     /// session and the runs read from it, into the text index (committed at the end of the
     /// ingest run), and queues their chunks in `batch`: applied with the session's graph
     /// writes, a crash leaves both or neither. The first input's `whole` (the source was
     /// read from its start) drops what the source had before.
-    pub(super) fn index_sessions_into(
+    pub(crate) fn index_sessions_into(
         &self,
         inputs: &[IndexInput<'_>],
         batch: &mut Batch,
@@ -74,7 +53,7 @@ impl Engine {
 
     /// Drops what a source put in the text index and, in `batch`, in semantic memory (it
     /// was read from its start and holds nothing now).
-    pub(super) fn drop_source_into(
+    pub(crate) fn drop_source_into(
         &self,
         source: &str,
         batch: &mut Batch,
@@ -87,7 +66,7 @@ impl Engine {
     }
 
     /// Puts a plan or memory Document into the text index, and its chunks in `batch`.
-    pub(super) fn index_document_into(
+    pub(crate) fn index_document_into(
         &self,
         source: &str,
         node: &Node,
@@ -103,17 +82,12 @@ impl Engine {
             .stage_more(staged, self.graph.store(), source, &docs, true, batch)
     }
 
-    pub(super) fn mark_text_dirty(&self) -> Result<()> {
-        if !self.graph.store().contains(Keyspace::Settings, DIRTY)? {
-            let mut batch = Batch::new();
-            batch.put(Keyspace::Settings, DIRTY.to_vec(), &true)?;
-            self.graph.store().apply(batch)?;
-        }
-        Ok(())
+    pub(crate) fn mark_text_dirty(&self) -> Result<()> {
+        mark_text_dirty(self.graph.store())
     }
 
     /// Commits the text index and clears the mark that says it may lag the store.
-    pub(super) fn commit_text(&self) -> Result<()> {
+    pub(crate) fn commit_text(&self) -> Result<()> {
         self.text()?.commit()?;
         if self.graph.store().contains(Keyspace::Settings, DIRTY)? {
             let mut batch = Batch::new();
@@ -124,25 +98,15 @@ impl Engine {
     }
 
     /// Whether the text index must be rebuilt: an ingest stopped before committing it.
-    pub(super) fn text_index_lags(&self) -> Result<bool> {
+    pub(crate) fn text_index_lags(&self) -> Result<bool> {
         // Opening the index first: one created now, beside sources, marks itself.
         self.text()?;
         Ok(self.graph.store().contains(Keyspace::Settings, DIRTY)?)
     }
 
     /// Rebuilds the text index from the store: every transcript from its archive, every
-    /// session's handoff and labels, every plan and memory file. Waits for a running ingest.
-    /// Returns the documents.
-    pub fn reindex(&self) -> Result<u64> {
-        let _ingest = self
-            .ingest_lock
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        self.reindex_locked()
-    }
-
-    /// [`Engine::reindex`], the caller holding the ingest lock.
-    pub(super) fn reindex_locked(&self) -> Result<u64> {
+    /// session's handoff and labels, every plan and memory file. Returns the documents.
+    pub(crate) fn reindex(&self) -> Result<u64> {
         self.mark_text_dirty()?;
         self.text()?.clear()?;
         let store = self.graph.store();
@@ -237,7 +201,7 @@ impl Engine {
     }
 
     /// The session a plan leads to: the latest with its slug (memory files lead to none).
-    pub(super) fn document_session(&self, node: &Node) -> Result<String> {
+    pub(crate) fn document_session(&self, node: &Node) -> Result<String> {
         let Some(slug) = node.properties.get("slug") else {
             return Ok(String::new());
         };
@@ -252,4 +216,14 @@ impl Engine {
         }
         Ok(latest.map(|(_, s)| s).unwrap_or_default())
     }
+}
+
+/// Marks the text index as possibly behind the store (found set at open, it is rebuilt).
+pub(crate) fn mark_text_dirty(store: &eywa_storage::Store) -> Result<()> {
+    if !store.contains(Keyspace::Settings, DIRTY)? {
+        let mut batch = Batch::new();
+        batch.put(Keyspace::Settings, DIRTY.to_vec(), &true)?;
+        store.apply(batch)?;
+    }
+    Ok(())
 }

@@ -1,20 +1,19 @@
-//! The engine's hand on the archive (`crate::archive`): reading a source into it with what
-//! the engine knows of other sessions, reading it back, retiring what it no longer needs.
+//! A write run's hand on the archive (`crate::archive`): reading a source into it with what
+//! the store and the run know of other sessions, reading it back, retiring what it no longer needs.
 
 use std::collections::HashMap;
 use std::io::Read;
 use std::path::Path;
 
-use super::Engine;
-use super::ingest::RunHistory;
+use super::Writer;
 use crate::Result;
 use crate::archive::{Archive, Archived};
 use crate::claude::{Mode, Transcript};
 use crate::graph::SourceRecord;
 
-impl Engine {
+impl Writer<'_> {
     fn archive(&self) -> Archive<'_> {
-        Archive::new(&self.graph)
+        Archive::new(self.graph)
     }
 
     /// Reads a transcript into the archive (see [`Archive::read_source`]), with the lines
@@ -29,10 +28,7 @@ impl Engine {
         force: bool,
         labels: &HashMap<u128, String>,
     ) -> Result<(Transcript, Archived)> {
-        let history = RunHistory {
-            owners: &self.owners,
-            labels,
-        };
+        let history = self.authors.history(labels);
         self.archive()
             .read_source(path, name, mode, known, force, &history)
     }

@@ -9,17 +9,16 @@ use rayon::prelude::*;
 
 use super::documents::has_plan;
 use super::group::Group;
-use super::{Changed, FileOutcome, IngestReport, Run, RunHistory, Ticker, skip_unreadable};
+use super::{Changed, FileOutcome, IngestReport, Run, Ticker, Writer, skip_unreadable};
 use crate::archive::Archived;
 use crate::claude::{IndexEntry, Mode, SessionFile, Transcript, read_transcript_with, uuid_key};
-use crate::engine::Engine;
 use crate::extract::{Origin, SessionFacts, episode_facts, scrub, spawned};
 use crate::graph::{Graph, SourceRecord};
 use crate::index::docs::IndexInput;
 use crate::model::{AgentInfo, AgentLayout, Handoff, NodeId};
 use crate::{Error, Result};
 
-impl Engine {
+impl Writer<'_> {
     /// Reads the main session files into the store, in their order. Files are read
     /// (parsed, archived) ahead, on both cores, and written here in order.
     pub(super) fn ingest_sessions<'e>(
@@ -225,7 +224,7 @@ impl Engine {
         session: &str,
         labelled: &HashSet<u128>,
     ) -> bool {
-        let owners = self.owners.read().unwrap_or_else(|p| p.into_inner());
+        let owners = self.authors.owners();
         transcript.uuids.iter().any(|uuid| {
             labelled.contains(uuid)
                 || owners
@@ -260,10 +259,7 @@ impl Engine {
             return Ok(());
         };
         let archived = Archived::kept(&record);
-        let history = RunHistory {
-            owners: &self.owners,
-            labels: &run.labels,
-        };
+        let history = self.authors.history(&run.labels);
         let transcript = read_transcript_with(reader, session, Mode::Main, &history)
             .map_err(Error::io(&record.path))?;
         let changed = Changed {
@@ -324,7 +320,7 @@ impl Engine {
         )?;
         let handoffs = facts.iter().filter_map(|f| f.handoff.as_ref());
         if handoffs.clone().next().is_some() {
-            self.handoffs_will_change()?;
+            self.sinks.handoffs_will_change()?;
         }
         group
             .writes
@@ -336,15 +332,8 @@ impl Engine {
         }));
         group.files += 1;
         // Known at once, so a later file of the group that replays these lines is read
-        // again (an ingest that fails forgets the map: see `Engine::ingest_with_progress`).
-        if let Some(owners) = self
-            .owners
-            .write()
-            .unwrap_or_else(|p| p.into_inner())
-            .as_mut()
-        {
-            owners.record(session, &transcript.uuids);
-        }
+        // again (an ingest that fails forgets the map: see `Authors::forget`).
+        self.authors.record(session, &transcript.uuids);
         if let Some(handoff) = facts.first().and_then(|f| f.handoff.as_ref()) {
             group.handoff_files.push(handoff.clone());
         }
@@ -420,7 +409,7 @@ impl Engine {
             Graph::put_label(&mut batch, leaf, label)?;
             run.labels.insert(key, label.clone());
             run.labels_added.insert(key);
-            let owners = self.owners.read().unwrap_or_else(|p| p.into_inner());
+            let owners = self.authors.owners();
             if let Some(owner) = owners.as_ref().and_then(|o| o.owner(key))
                 && owner != session
             {

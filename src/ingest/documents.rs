@@ -1,18 +1,18 @@
 //! Documents read whole from a file: plans and project memory files, each a Document node
 //! with its text redacted and its bytes archived.
 
+use super::Writer;
 use eywa_storage::Batch;
 
 use super::{Changed, FileOutcome, Run};
 use crate::archive::Archived;
 use crate::claude::{MemoryFile, PlanFile, SessionFile};
-use crate::engine::Engine;
 use crate::extract::{SessionFacts, redact};
 use crate::graph::SourceRecord;
 use crate::model::{Document, Edge, Node, NodeId, NodeKind, Relation, Timestamp};
 use crate::{Error, Result};
 
-impl Engine {
+impl Writer<'_> {
     /// A plan file: a Document (its text redacted, its bytes archived) with HAS_PLAN from
     /// every session — or, for `<slug>-agent-<id>.md`, the subagent — that carries its slug.
     pub(super) fn ingest_plan(&self, plan: &PlanFile, run: &mut Run) -> Result<FileOutcome> {

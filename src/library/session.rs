@@ -3,8 +3,8 @@
 
 use std::sync::Arc;
 
-use super::Engine;
-use super::ingest::RunHistory;
+use super::Library;
+use crate::archive::Archive;
 use crate::claude::{Message, Mode, NoHistory, read_messages_with};
 use crate::extract::{RedactionCounts, redact_in_place};
 use crate::graph::SourceRecord;
@@ -26,9 +26,9 @@ pub struct Session {
     pub agents: Vec<Arc<Node>>,
 }
 
-impl Engine {
+impl Library<'_> {
     /// The source record of a session, by full id or unique prefix (at least 4 chars).
-    pub(super) fn session_source(&self, reference: &str) -> Result<SourceRecord> {
+    pub(crate) fn session_source(&self, reference: &str) -> Result<SourceRecord> {
         let reference = reference.trim();
         if reference.len() < 4 {
             return Err(Error::InvalidArgument(format!(
@@ -62,7 +62,7 @@ impl Engine {
 
     /// A session by full id or by a unique prefix of at least 4 characters (e.g. the 8-char
     /// short id).
-    pub fn session(&self, reference: &str) -> Result<Session> {
+    pub(crate) fn session(&self, reference: &str) -> Result<Session> {
         let reference = reference.trim();
         let source = self.session_source(reference)?;
         let episode_id = source
@@ -78,12 +78,9 @@ impl Engine {
         let live = std::fs::metadata(&source.path)
             .ok()
             .filter(|m| crate::archive::Stamp::of(m).matches(&source) && source.shift == 0);
-        self.load_owners()?;
+        self.authors.load(self.graph)?;
         let no_labels = std::collections::HashMap::new();
-        let history = RunHistory {
-            owners: &self.owners,
-            labels: &no_labels,
-        };
+        let history = self.authors.history(&no_labels);
         let session = source.session_id.as_str();
         let read = |reader: Box<dyn std::io::Read>| {
             read_messages_with(reader, session, Mode::Main, &history)
@@ -97,9 +94,11 @@ impl Engine {
                 )
             }
             (None, Some(_)) => {
-                let reader = self.archive_reader(&source)?.ok_or_else(|| {
-                    Error::NotFound(format!("the archive of session `{reference}` is missing"))
-                })?;
+                let reader = Archive::new(self.graph)
+                    .archive_reader(&source)?
+                    .ok_or_else(|| {
+                        Error::NotFound(format!("the archive of session `{reference}` is missing"))
+                    })?;
                 (read(reader).map_err(Error::io(&source.path))?, true)
             }
             (None, None) => {

@@ -5,23 +5,29 @@ mod agents;
 mod documents;
 mod group;
 mod handoffs;
+mod import;
 mod sessions;
+mod source;
+mod text;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;
-use std::sync::RwLock;
+use std::sync::Arc;
 use std::time::{Duration, Instant, UNIX_EPOCH};
 
 use serde::Serialize;
 
 use self::group::Group;
-use super::Engine;
-use super::owners::Owners;
-use crate::archive::Stamp;
-use crate::claude::{AgentFile, History, IndexEntry, SessionFile, Transcript};
+pub use self::import::ImportReport;
+pub(crate) use self::text::{DIRTY as TEXT_DIRTY, mark_text_dirty};
+use crate::archive::{Authors, Stamp};
+use crate::claude::{AgentFile, ClaudeDir, IndexEntry, SessionFile, Transcript};
 use crate::extract::RedactionCounts;
-use crate::graph::{Counts, SourceRecord};
+use crate::graph::{Counts, Graph, SourceRecord};
+use crate::index::TextIndex;
 use crate::model::{Handoff, Timestamp};
+use crate::retrieve::HandoffIndex;
+use crate::semantic::Semantic;
 use crate::{Error, Result};
 
 /// What one ingest run did, and what the store holds after it.
@@ -137,31 +143,46 @@ impl Ticker<'_> {
     }
 }
 
-impl Engine {
+/// What a write run writes into beside the graph, kept by the engine: the indexes it
+/// opens on first use, and the `get` index it keeps in step with the store.
+pub(crate) trait Sinks: Sync {
+    /// The full-text index.
+    fn text(&self) -> Result<&TextIndex>;
+    /// Semantic memory (its queue takes every chunk written).
+    fn semantic(&self) -> Result<&Semantic>;
+    /// Called before a handoff is written: the `get` index files fall behind the store.
+    fn handoffs_will_change(&self) -> Result<()>;
+    /// Called once the writes are flushed, with every handoff written.
+    fn handoffs_changed(&self, handoffs: &[Handoff]) -> Result<()>;
+    /// The `get` index as it is now.
+    fn handoff_index(&self) -> Result<Arc<HandoffIndex>>;
+}
+
+/// A write run: what it reads from, and what it writes into. The caller holds the one
+/// ingest lock for as long as it lives.
+pub(crate) struct Writer<'e> {
+    pub(crate) graph: &'e Graph,
+    pub(crate) claude: &'e ClaudeDir,
+    pub(crate) authors: &'e Authors,
+    pub(crate) sinks: &'e dyn Sinks,
+    /// Where handoff markdown files go; `None` keeps them in the graph only.
+    pub(crate) data_dir: Option<&'e Path>,
+    /// Chunks not read for this many days move to the cold tier at the end of a run.
+    pub(crate) chunk_idle_days: u32,
+}
+
+impl<'e> Writer<'e> {
+    fn text(&self) -> Result<&'e TextIndex> {
+        self.sinks.text()
+    }
+
+    fn semantic(&self) -> Result<&'e Semantic> {
+        self.sinks.semantic()
+    }
+
     /// Reads every new or changed session under the Claude dir into the graph, archiving
-    /// each transcript's bytes in the cold tier as it goes. Malformed lines are skipped and
-    /// counted; a file that cannot be read is logged and counted; a missing projects
-    /// folder is an error. Sessions whose file is gone stay as they were.
-    pub fn ingest(&self) -> Result<IngestReport> {
-        self.ingest_with_progress(&mut |_| {})
-    }
-
-    /// [`Engine::ingest`], calling `progress` after every file.
-    pub fn ingest_with_progress(&self, progress: &mut dyn FnMut(Progress)) -> Result<IngestReport> {
-        let _guard = self
-            .ingest_lock
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
-        let result = self.ingest_locked(progress);
-        if result.is_err() {
-            self.handoffs_lost();
-            // It may know lines of files whose group never landed: loaded again next run.
-            *self.owners.write().unwrap_or_else(|p| p.into_inner()) = None;
-        }
-        result
-    }
-
-    fn ingest_locked(&self, progress: &mut dyn FnMut(Progress)) -> Result<IngestReport> {
+    /// each transcript's bytes in the cold tier as it goes (see `Engine::ingest`).
+    pub(crate) fn run(&self, progress: &mut dyn FnMut(Progress)) -> Result<IngestReport> {
         let started = Instant::now();
         // Counters loaded before writing are kept in step by every batch.
         self.graph.counts()?;
@@ -176,9 +197,9 @@ impl Engine {
         let mut report = IngestReport::empty(files.len() as u64);
         // Links refused by scans before this run (`eywa stats` lists nothing): not ours.
         self.claude.take_refused();
-        self.load_owners()?;
+        self.authors.load(self.graph)?;
         if self.text_index_lags()? {
-            let docs = self.reindex_locked()?;
+            let docs = self.reindex()?;
             tracing::info!(docs, "rebuilt the text index");
         }
         let mut run = Run {
@@ -305,11 +326,11 @@ impl Engine {
         if self.graph.save_view()? {
             tracing::debug!("saved the graph view snapshot");
         }
-        self.handoffs_changed(handoffs)?;
+        self.sinks.handoffs_changed(handoffs)?;
         if !handoffs.is_empty() {
             self.write_handoff_index()?;
         }
-        let idle = i64::from(self.config.chunk_idle_days) * 24 * 3600 * 1000;
+        let idle = i64::from(self.chunk_idle_days) * 24 * 3600 * 1000;
         let swept = self.graph.store().sweep_chunks(idle, Timestamp::now().0)?;
         if swept.moved > 0 {
             tracing::info!(
@@ -384,27 +405,6 @@ impl Run {
             lines: 0,
             reason: format!("unreadable: {error}"),
         });
-    }
-}
-
-/// What other transcripts said, as the store and this run know it.
-pub(super) struct RunHistory<'a> {
-    pub(super) owners: &'a RwLock<Option<Owners>>,
-    pub(super) labels: &'a HashMap<u128, String>,
-}
-
-impl History for RunHistory<'_> {
-    fn owner(&self, uuid: u128, reading: &str) -> Option<String> {
-        let owners = self.owners.read().unwrap_or_else(|p| p.into_inner());
-        owners
-            .as_ref()?
-            .owner(uuid)
-            .filter(|o| *o != reading)
-            .map(str::to_owned)
-    }
-
-    fn label(&self, uuid: u128) -> Option<String> {
-        self.labels.get(&uuid).cloned()
     }
 }
 

@@ -1,11 +1,11 @@
 //! Importing a Python Eywa data folder: `handoff-index.json` and `handoffs/**/*.md`.
 
+use super::Writer;
 use std::collections::HashSet;
 use std::path::Path;
 
 use serde::Serialize;
 
-use super::Engine;
 use crate::extract::{
     HandoffFrontmatter, RedactionCounts, SessionFacts, imported_facts, markdown_files,
     parse_markdown, read_index,
@@ -28,21 +28,9 @@ pub struct ImportReport {
     pub failed: Vec<(String, String)>,
 }
 
-impl Engine {
-    /// Imports the handoffs of an Eywa data folder. Each becomes an Episode (`eywa:<id8>`)
-    /// that TOUCHED its projects, with its handoff, so `get` ranks it with the rest.
-    /// Sessions already read from transcripts are left as they are; importing again
-    /// changes nothing.
-    pub fn import_eywa(&self, dir: &Path) -> Result<ImportReport> {
-        let _guard = self.ingest_lock.lock().unwrap_or_else(|p| p.into_inner());
-        let result = self.import_locked(dir);
-        if result.is_err() {
-            self.handoffs_lost();
-        }
-        result
-    }
-
-    fn import_locked(&self, dir: &Path) -> Result<ImportReport> {
+impl Writer<'_> {
+    /// Imports the handoffs of an Eywa data folder (see `Engine::import_eywa`).
+    pub(crate) fn import(&self, dir: &Path) -> Result<ImportReport> {
         if !dir.is_dir() {
             return Err(Error::NotFound(format!(
                 "no Eywa folder at {}",
@@ -65,7 +53,7 @@ impl Engine {
             }
         }
         let mut import = Import {
-            engine: self,
+            writer: self,
             report: ImportReport::default(),
             known,
             stored,
@@ -131,7 +119,7 @@ impl Engine {
         } = import;
         // The `get` index first, so the handoffs it is built from are let go before the
         // sequence pass (it writes no handoff, so the index stays current).
-        self.handoffs_changed(&written)?;
+        self.sinks.handoffs_changed(&written)?;
         drop(written);
         self.graph.derive_sequences()?;
         self.graph.store().flush()?;
@@ -146,7 +134,7 @@ const IMPORT_BATCH: usize = 128;
 
 /// An import under way: what it found, and what waits to be written.
 struct Import<'a> {
-    engine: &'a Engine,
+    writer: &'a Writer<'a>,
     report: ImportReport,
     /// Session ids read from transcripts, sorted: an import never overrides one.
     known: Vec<String>,
@@ -206,13 +194,13 @@ impl Import<'_> {
         if self.pending.is_empty() {
             return Ok(());
         }
-        self.engine.handoffs_will_change()?;
+        self.writer.sinks.handoffs_will_change()?;
         let sources: Vec<(&[SessionFacts], &SourceRecord)> = self
             .pending
             .iter()
             .map(|(facts, record)| (std::slice::from_ref(facts), record))
             .collect();
-        self.engine.graph.write_new_sources(&sources)?;
+        self.writer.graph.write_new_sources(&sources)?;
         for (facts, _) in self.pending.drain(..) {
             if let Some(handoff) = facts.handoff {
                 self.written.push(Handoff {

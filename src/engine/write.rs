@@ -1,0 +1,96 @@
+//! Writing through the engine: ingest, import and reindex runs, one at a time, and the
+//! `get` index kept in step with what they wrote (see `crate::ingest`).
+
+use std::path::Path;
+use std::sync::Arc;
+
+use super::Engine;
+use crate::Result;
+use crate::index::TextIndex;
+use crate::ingest::{ImportReport, IngestReport, Progress, Sinks, Writer};
+use crate::model::Handoff;
+use crate::retrieve::HandoffIndex;
+use crate::semantic::Semantic;
+
+impl Engine {
+    /// Reads every new or changed session under the Claude dir into the graph, archiving
+    /// each transcript's bytes in the cold tier as it goes. Malformed lines are skipped and
+    /// counted; a file that cannot be read is logged and counted; a missing projects
+    /// folder is an error. Sessions whose file is gone stay as they were.
+    pub fn ingest(&self) -> Result<IngestReport> {
+        self.ingest_with_progress(&mut |_| {})
+    }
+
+    /// [`Engine::ingest`], calling `progress` after every file.
+    pub fn ingest_with_progress(&self, progress: &mut dyn FnMut(Progress)) -> Result<IngestReport> {
+        self.write(|writer| writer.run(progress))
+    }
+
+    /// Imports the handoffs of an Eywa data folder. Each becomes an Episode (`eywa:<id8>`)
+    /// that TOUCHED its projects, with its handoff, so `get` ranks it with the rest.
+    /// Sessions already read from transcripts are left as they are; importing again
+    /// changes nothing.
+    pub fn import_eywa(&self, dir: &Path) -> Result<ImportReport> {
+        self.write(|writer| writer.import(dir))
+    }
+
+    /// Rebuilds the text index from the store: every transcript from its archive, every
+    /// session's handoff and labels, every plan and memory file. Waits for a running ingest.
+    /// Returns the documents.
+    pub fn reindex(&self) -> Result<u64> {
+        self.write(|writer| writer.reindex())
+    }
+
+    /// Runs `job` under the one ingest lock. When it fails, what it may have written is
+    /// forgotten: the `get` index is rebuilt from the store next time, and who wrote each
+    /// message is loaded again.
+    fn write<T>(&self, job: impl for<'w> FnOnce(&'w Writer<'w>) -> Result<T>) -> Result<T> {
+        let _guard = self
+            .ingest_lock
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let result = job(&self.writer());
+        if result.is_err() {
+            self.handoffs_lost();
+            self.authors.forget();
+        }
+        result
+    }
+}
+
+impl Engine {
+    /// What writes into this engine's store and indexes. Hold the ingest lock while it
+    /// writes.
+    pub(super) fn writer(&self) -> Writer<'_> {
+        Writer {
+            graph: &self.graph,
+            claude: &self.claude,
+            authors: &self.authors,
+            sinks: self,
+            data_dir: self.config.data_dir.as_deref(),
+            chunk_idle_days: self.config.chunk_idle_days,
+        }
+    }
+}
+
+impl Sinks for Engine {
+    fn text(&self) -> Result<&TextIndex> {
+        Engine::text(self)
+    }
+
+    fn semantic(&self) -> Result<&Semantic> {
+        Engine::semantic(self)
+    }
+
+    fn handoffs_will_change(&self) -> Result<()> {
+        Engine::handoffs_will_change(self)
+    }
+
+    fn handoffs_changed(&self, handoffs: &[Handoff]) -> Result<()> {
+        Engine::handoffs_changed(self, handoffs)
+    }
+
+    fn handoff_index(&self) -> Result<Arc<HandoffIndex>> {
+        Engine::handoff_index(self)
+    }
+}

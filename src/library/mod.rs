@@ -1,0 +1,432 @@
+//! The session library (seed 003): sessions listed by last activity with pagination, and a
+//! session exported as Markdown or JSON.
+
+use serde_json::json;
+
+use crate::archive::Authors;
+use crate::claude::{MessageKind, Role};
+use crate::graph::Graph;
+use crate::model::{Node, NodeId, Relation, Timestamp};
+use crate::{Error, Result};
+
+pub use self::session::Session;
+
+mod session;
+
+/// The session library over a store: what it lists, shows, exports and searches.
+pub(crate) struct Library<'e> {
+    pub(crate) graph: &'e Graph,
+    /// Who wrote each message, to tell a resumed session's own lines from those it replays.
+    pub(crate) authors: &'e Authors,
+}
+
+/// Sessions a page holds at most.
+pub const MAX_PAGE: usize = 1_000;
+
+/// A session without its messages, for listing.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct SessionSummary {
+    pub session_id: String,
+    pub title: String,
+    pub project: String,
+    pub project_path: String,
+    pub cwd: String,
+    pub started_at: Timestamp,
+    pub last_activity_at: Timestamp,
+    /// User and assistant messages (lines of type `user`, distinct assistant responses).
+    pub message_count: u32,
+    /// Subagents the session started (their agent ids).
+    pub agent_ids: Vec<String>,
+    pub version: Option<String>,
+    pub git_branch: Option<String>,
+}
+
+/// One page of sessions, and where it sits in the whole list.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct SessionPage {
+    pub sessions: Vec<SessionSummary>,
+    /// Sessions matching, over all pages.
+    pub total: u64,
+    pub limit: usize,
+    pub offset: usize,
+    pub has_more: bool,
+}
+
+/// How to export a session.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ExportFormat {
+    Markdown,
+    Json,
+}
+
+impl ExportFormat {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ExportFormat::Markdown => "markdown",
+            ExportFormat::Json => "json",
+        }
+    }
+
+    pub fn parse(s: &str) -> Result<ExportFormat> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "md" | "markdown" => Ok(ExportFormat::Markdown),
+            "json" => Ok(ExportFormat::Json),
+            other => Err(Error::InvalidArgument(format!(
+                "unknown export format `{other}`: use markdown or json"
+            ))),
+        }
+    }
+}
+
+impl Library<'_> {
+    /// Main sessions (not subagent runs), most recently active first; `workspace` keeps
+    /// those whose project is that path (or a folder inside it) or has that name.
+    pub(crate) fn list_sessions(
+        &self,
+        workspace: Option<&str>,
+        limit: usize,
+        offset: usize,
+    ) -> Result<SessionPage> {
+        if limit == 0 || limit > MAX_PAGE {
+            return Err(Error::InvalidArgument(format!(
+                "limit must be between 1 and {MAX_PAGE}, got {limit}"
+            )));
+        }
+        let workspace = workspace.map(str::trim).filter(|w| !w.is_empty());
+        let summary = |node: &Node| {
+            let e = node.episode()?;
+            Some(SessionSummary {
+                session_id: e.session_id.clone(),
+                title: e.title.clone(),
+                project: e.project.clone(),
+                project_path: e.project_path.clone(),
+                cwd: e.cwd.clone(),
+                started_at: e.start,
+                last_activity_at: e.end,
+                message_count: e.user_messages + e.assistant_messages,
+                agent_ids: Vec::new(),
+                version: e.version.clone(),
+                git_branch: e.git_branch.clone(),
+            })
+        };
+        // (session, its node id), in the library's order: most recently active first.
+        let (rows, total): (Vec<(SessionSummary, NodeId)>, usize) = match workspace {
+            // Everything: the page alone is read.
+            None => {
+                let (nodes, total) = self.graph.sessions_by_activity(offset, limit)?;
+                let rows = nodes
+                    .iter()
+                    .filter_map(|n| summary(n).map(|s| (s, n.id)))
+                    .collect();
+                (rows, total as usize)
+            }
+            // A workspace: every session is looked at, to count the matches.
+            Some(w) => {
+                let w = w.trim_end_matches(['/', '\\']);
+                let mut rows = Vec::new();
+                let mut total = 0;
+                for node in self.graph.sessions_newest_first()? {
+                    let node = node?;
+                    let Some(e) = node.episode() else { continue };
+                    let inside = e.project_path == w
+                        || e.project_path
+                            .strip_prefix(w)
+                            .is_some_and(|rest| rest.starts_with('/') || rest.starts_with('\\'));
+                    if !inside && !e.project.eq_ignore_ascii_case(w) {
+                        continue;
+                    }
+                    if total >= offset && rows.len() < limit {
+                        rows.extend(summary(&node).map(|s| (s, node.id)));
+                    }
+                    total += 1;
+                }
+                if total == 0 {
+                    return Err(Error::NotFound(format!(
+                        "no workspace `{w}`: no session worked in a project of that path or name"
+                    )));
+                }
+                (rows, total)
+            }
+        };
+        let mut page = Vec::with_capacity(rows.len());
+        for (mut summary, id) in rows {
+            // From the adjacency index: a page never needs the whole graph in memory.
+            summary.agent_ids = self
+                .graph
+                .current_targets(id, Relation::Spawned)?
+                .iter()
+                .filter_map(|n| n.episode().and_then(|e| e.agent.clone()))
+                .map(|a| a.agent_id)
+                .collect();
+            summary.agent_ids.sort();
+            page.push(summary);
+        }
+        Ok(SessionPage {
+            has_more: offset.saturating_add(page.len()) < total,
+            sessions: page,
+            total: total as u64,
+            limit,
+            offset,
+        })
+    }
+
+    /// A session as Markdown (a readable transcript) or JSON (its episode and messages).
+    pub(crate) fn export_session(&self, reference: &str, format: ExportFormat) -> Result<String> {
+        let session = self.session(reference)?;
+        let e = session
+            .episode
+            .episode()
+            .expect("a session's node is an episode");
+        match format {
+            ExportFormat::Json => {
+                let value = json!({
+                    "session_id": e.session_id,
+                    "title": e.title,
+                    "project": e.project,
+                    "project_path": e.project_path,
+                    "cwd": e.cwd,
+                    "started_at": e.start.to_rfc3339(),
+                    "last_activity_at": e.end.to_rfc3339(),
+                    "models": e.models,
+                    "tokens": {
+                        "input": e.tokens.input,
+                        "output": e.tokens.output,
+                        "cache_creation": e.tokens.cache_creation,
+                        "cache_read": e.tokens.cache_read,
+                    },
+                    "from_archive": session.from_archive,
+                    "versions": session.versions,
+                    "messages": session.messages,
+                });
+                Ok(serde_json::to_string_pretty(&value).expect("JSON values serialize"))
+            }
+            ExportFormat::Markdown => {
+                let mut out = format!("# {}\n\n", e.title);
+                out.push_str(&format!(
+                    "- Session: `{}`\n- Project: {} (`{}`)\n- From {} to {}\n- Resume: `cd {} && claude --resume {}`\n",
+                    e.session_id,
+                    e.project,
+                    e.project_path,
+                    e.start.to_rfc3339(),
+                    e.end.to_rfc3339(),
+                    e.cwd,
+                    e.session_id
+                ));
+                if session.versions > 1 {
+                    out.push_str(&format!(
+                        "- Versions: {} (the file shrank or was rewritten; what earlier versions said is kept, marked superseded where the file now says otherwise)\n",
+                        session.versions
+                    ));
+                }
+                for m in &session.messages {
+                    let who = match (m.role, m.kind) {
+                        (_, MessageKind::CompactSummary) => "Compact summary",
+                        (Role::User, _) => "User",
+                        (Role::Assistant, _) => "Assistant",
+                    };
+                    let when = m.timestamp.map(|t| t.to_rfc3339()).unwrap_or_default();
+                    let superseded = if m.superseded { " (superseded)" } else { "" };
+                    out.push_str(&format!("\n## {who}{superseded}  {when}\n\n"));
+                    if !m.text.is_empty() {
+                        out.push_str(m.text.trim());
+                        out.push('\n');
+                    }
+                    for call in &m.tool_calls {
+                        let status = if call.is_error { " (error)" } else { "" };
+                        out.push_str(&format!(
+                            "\n**{}**{status}\n\n```json\n{}\n```\n",
+                            call.name, call.input
+                        ));
+                        if let Some(result) = &call.result {
+                            out.push_str(&format!("\n```\n{}\n```\n", fence_safe(result)));
+                        }
+                    }
+                }
+                Ok(out)
+            }
+        }
+    }
+}
+
+/// Text that cannot close a fenced block early.
+fn fence_safe(text: &str) -> String {
+    text.replace("```", "`\u{200b}``")
+}
+
+/// Most matches a session search returns in one page.
+pub const MAX_MATCHES: usize = 1_000;
+/// Context lines a match carries at most, each side.
+pub const MAX_CONTEXT_LINES: usize = 20;
+
+/// What to grep for in sessions' messages.
+#[derive(Debug, Clone)]
+pub struct SessionSearch {
+    pub pattern: String,
+    /// `pattern` is a regular expression (else a literal substring).
+    pub regex: bool,
+    pub case_sensitive: bool,
+    pub workspace: Option<String>,
+    /// Lines of context each side of a matching line.
+    pub context: usize,
+    pub limit: usize,
+    pub offset: usize,
+}
+
+/// A line of a message that matches, with the lines around it (seed 003's SearchMatch).
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct SearchMatch {
+    pub session_id: String,
+    pub message_uuid: String,
+    /// `user` or `assistant`.
+    pub message_type: String,
+    /// The matching line.
+    #[serde(rename = "match")]
+    pub line: String,
+    /// The lines before and after it (the matching line excluded), in order.
+    pub context: Vec<String>,
+    /// 1-based line number within the message's text.
+    pub line_number: u32,
+}
+
+/// Longest pattern `search_sessions` takes, in characters.
+pub const MAX_PATTERN_CHARS: usize = 2_000;
+/// Longest line a match shows whole, in bytes: a longer one (a 50 MB pasted log) is shown
+/// around the match, half of this each side, with `…` where it was cut; `GetSession`
+/// serves the whole text.
+pub const MAX_MATCH_LINE_BYTES: usize = 2_000;
+/// A page of matches stops once it holds this many bytes of lines; `has_more` says so.
+pub const MAX_MATCH_PAGE_BYTES: usize = 1 << 20;
+
+/// `line` whole, or the [`MAX_MATCH_LINE_BYTES`] around byte `at`, cut at char
+/// boundaries and marked `…`.
+fn around(line: &str, at: usize) -> String {
+    if line.len() <= MAX_MATCH_LINE_BYTES {
+        return line.to_owned();
+    }
+    let half = MAX_MATCH_LINE_BYTES / 2;
+    let mut start = at.saturating_sub(half);
+    while !line.is_char_boundary(start) {
+        start -= 1;
+    }
+    let mut end = (start + MAX_MATCH_LINE_BYTES).min(line.len());
+    while !line.is_char_boundary(end) {
+        end -= 1;
+    }
+    let mut out = String::with_capacity(end - start + 8);
+    if start > 0 {
+        out.push('…');
+    }
+    out.push_str(&line[start..end]);
+    if end < line.len() {
+        out.push('…');
+    }
+    out
+}
+
+/// A page of matches.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct MatchPage {
+    pub matches: Vec<SearchMatch>,
+    pub total: u64,
+    pub limit: usize,
+    pub offset: usize,
+    pub has_more: bool,
+}
+
+impl Library<'_> {
+    /// Every line of every message (prompts, responses, compact summaries; redacted as
+    /// served) that matches a substring or a regular expression, sessions newest first.
+    pub(crate) fn search_sessions(&self, search: &SessionSearch) -> Result<MatchPage> {
+        if search.pattern.is_empty() {
+            return Err(Error::InvalidArgument(
+                "give a pattern to search for".into(),
+            ));
+        }
+        let chars = search.pattern.chars().count();
+        if chars > MAX_PATTERN_CHARS {
+            return Err(Error::InvalidArgument(format!(
+                "the pattern has {chars} characters; at most {MAX_PATTERN_CHARS}"
+            )));
+        }
+        if search.limit == 0 || search.limit > MAX_MATCHES {
+            return Err(Error::InvalidArgument(format!(
+                "limit must be between 1 and {MAX_MATCHES}, got {}",
+                search.limit
+            )));
+        }
+        if search.context > MAX_CONTEXT_LINES {
+            return Err(Error::InvalidArgument(format!(
+                "context must be at most {MAX_CONTEXT_LINES} lines, got {}",
+                search.context
+            )));
+        }
+        let source = if search.regex {
+            search.pattern.clone()
+        } else {
+            regex::escape(&search.pattern)
+        };
+        let matcher = regex::RegexBuilder::new(&source)
+            .case_insensitive(!search.case_sensitive)
+            .size_limit(1 << 20)
+            .build()
+            .map_err(|e| Error::InvalidArgument(format!("bad pattern: {e}")))?;
+        let mut sessions = Vec::new();
+        let mut offset = 0;
+        loop {
+            let page = self.list_sessions(search.workspace.as_deref(), MAX_PAGE, offset)?;
+            offset += page.sessions.len();
+            sessions.extend(page.sessions.into_iter().map(|s| s.session_id));
+            if !page.has_more {
+                break;
+            }
+        }
+        let mut total = 0u64;
+        let mut out = Vec::new();
+        let mut bytes = 0;
+        for id in sessions {
+            let session = match self.session(&id) {
+                Ok(s) => s,
+                // Gone and never archived: nothing to grep.
+                Err(Error::NotFound(_)) => continue,
+                Err(e) => return Err(e),
+            };
+            for m in &session.messages {
+                let lines: Vec<&str> = m.text.lines().collect();
+                for (i, line) in lines.iter().enumerate() {
+                    if !matcher.is_match(line) {
+                        continue;
+                    }
+                    total += 1;
+                    let full = out.len() >= search.limit || bytes >= MAX_MATCH_PAGE_BYTES;
+                    if total as usize <= search.offset || full {
+                        continue;
+                    }
+                    let from = i.saturating_sub(search.context);
+                    let to = (i + search.context + 1).min(lines.len());
+                    let at = matcher.find(line).map_or(0, |m| m.start());
+                    let found = SearchMatch {
+                        session_id: id.clone(),
+                        message_uuid: m.uuid.clone().unwrap_or_default(),
+                        message_type: m.role.as_str().to_owned(),
+                        line: around(line, at),
+                        context: (from..to)
+                            .filter(|&j| j != i)
+                            .map(|j| around(lines[j], 0))
+                            .collect(),
+                        line_number: u32::try_from(i + 1).unwrap_or(u32::MAX),
+                    };
+                    bytes +=
+                        found.line.len() + found.context.iter().map(String::len).sum::<usize>();
+                    out.push(found);
+                }
+            }
+        }
+        Ok(MatchPage {
+            has_more: (search.offset + out.len()) < total as usize,
+            matches: out,
+            total,
+            limit: search.limit,
+            offset: search.offset,
+        })
+    }
+}
