@@ -174,7 +174,11 @@ impl RemoteClient {
             mode: request.mode.as_str().to_owned(),
             focus: request.focus.clone().unwrap_or_default(),
         };
-        Ok(self.retrieval.search(request).await?.into_inner().into())
+        self.retrieval
+            .search(request)
+            .await?
+            .into_inner()
+            .try_into()
     }
 
     pub async fn context(
@@ -191,7 +195,7 @@ impl RemoteClient {
             dry_run,
         };
         let response = self.retrieval.retrieve_context(request).await?.into_inner();
-        Ok(response.into())
+        response.try_into()
     }
 
     /// A node and, for a session, its handoff.
@@ -339,7 +343,7 @@ impl RemoteClient {
             offset: u32::try_from(offset).unwrap_or(u32::MAX),
         };
         let response = self.sessions.list_sessions(request).await?.into_inner();
-        Ok(response.into())
+        response.try_into()
     }
 
     pub async fn export_session(
@@ -380,7 +384,7 @@ impl RemoteClient {
             offset: u32::try_from(search.offset).unwrap_or(u32::MAX),
         };
         let response = self.sessions.search_sessions(request).await?.into_inner();
-        Ok(response.into())
+        response.try_into()
     }
 
     pub async fn migrate_sessions(
@@ -395,13 +399,13 @@ impl RemoteClient {
             mode: mode.as_str().to_owned(),
         };
         let response = self.sessions.migrate_sessions(request).await?.into_inner();
-        Ok(response.into())
+        response.try_into()
     }
 
     /// Asks the server to ingest its Claude dir.
     pub async fn ingest(&mut self) -> Result<IngestReport, tonic::Status> {
         let response = self.ingest.ingest(pb::IngestRequest {}).await?.into_inner();
-        Ok(response.into())
+        response.try_into()
     }
 
     /// Asks the server to import an Eywa folder it can read.
@@ -409,34 +413,31 @@ impl RemoteClient {
         let request = pb::ImportRequest {
             path: dir.display().to_string(),
         };
-        Ok(self.ingest.import(request).await?.into_inner().into())
+        self.ingest.import(request).await?.into_inner().try_into()
     }
 
     /// Asks the server to embed its backlog now.
     pub async fn embed(&mut self) -> Result<EmbedReport, tonic::Status> {
-        Ok(self
-            .ingest
+        self.ingest
             .embed(pb::EmbedRequest {})
             .await?
             .into_inner()
-            .into())
+            .try_into()
     }
 
     /// The server's counts, tiers, caches and embedding backlog.
     pub async fn stats(&mut self) -> Result<Stats, tonic::Status> {
         let response = self.admin.stats(pb::StatsRequest {}).await?.into_inner();
-        Ok(response.into())
+        response.try_into()
     }
 
-    /// The embedding model installed in the server's data directory.
     /// The server's check of its store (never a repair: that needs the store alone).
     pub async fn check(&mut self) -> Result<crate::engine::CheckReport, tonic::Status> {
-        Ok(self
-            .admin
+        self.admin
             .check(pb::CheckRequest {})
             .await?
             .into_inner()
-            .into())
+            .try_into()
     }
 
     /// A backup of the server's store into `directory`, on the server's machine.
@@ -447,15 +448,16 @@ impl RemoteClient {
         let request = pb::BackupRequest {
             directory: directory.to_owned(),
         };
-        Ok(self.admin.backup(request).await?.into_inner().into())
+        self.admin.backup(request).await?.into_inner().try_into()
     }
 
+    /// The embedding model installed in the server's data directory.
     pub async fn model_status(&mut self) -> Result<ModelStatus, tonic::Status> {
         let response = self
             .admin
             .model_status(pb::ModelStatusRequest {})
             .await?
             .into_inner();
-        Ok(response.into())
+        response.try_into()
     }
 }

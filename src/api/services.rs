@@ -9,13 +9,12 @@ use super::convert::graph::{
     FindQuery, NeighborsQuery, PathQuery, RelatedQuery, TouchedQuery, WalkQuery,
 };
 use super::convert::ingest::ImportQuery;
-use super::convert::retrieval::{ContextQuery, GetQuery, search_to_wire};
+use super::convert::retrieval::{ContextQuery, GetQuery};
 use super::convert::sessions::{
     ExportQuery, ListQuery, MigrateQuery, PartQuery, export_part, session_part,
 };
 use super::pb;
 use crate::engine::{Engine, SearchRequest, SessionSearch};
-use crate::model::Timestamp;
 
 /// What a handler answers.
 type Answer<T> = Result<Response<T>, Status>;
@@ -84,7 +83,7 @@ impl pb::retrieval_server::Retrieval for Retrieval {
     async fn search(&self, r: Request<pb::SearchRequest>) -> Answer<pb::SearchResponse> {
         let search: SearchRequest = r.into_inner().try_into()?;
         let results = blocking(&self.0, move |e| e.search(&search)).await?;
-        Ok(Response::new(search_to_wire(results, Timestamp::now())))
+        Ok(Response::new(results.into()))
     }
 }
 

@@ -2,321 +2,84 @@
 
 use crate::engine::{CacheStats, TierStats};
 
-use super::some;
+use super::wire::wire;
 use crate::api::pb;
 use crate::embed::{Installed, ModelStatus};
 use crate::engine::{BackupManifest, BackupReport, CheckReport, SemanticStatus, Stats};
 use crate::graph::Counts;
 
-impl From<Stats> for pb::StatsResponse {
-    fn from(stats: Stats) -> Self {
-        let Stats {
-            counts,
-            kinds,
-            relations,
-            tiers,
-            caches,
-            semantic,
-        } = stats;
-        let Counts {
-            sessions,
-            agents,
-            episodes,
-            entities,
-            edges,
-            sources,
-            skipped_lines,
-        } = counts;
-        pb::StatsResponse {
-            sessions,
-            agents,
-            episodes,
-            entities,
-            edges,
-            sources,
-            skipped_lines,
-            nodes_by_kind: kinds.into_iter().collect(),
-            edges_by_relation: relations.into_iter().collect(),
-            tiers: Some(tiers.into()),
-            caches: caches
-                .into_iter()
-                .map(|c| pb::CacheStats {
-                    hit_rate: c.hit_rate(),
-                    name: c.name.into_owned(),
-                    capacity: c.capacity as u64,
-                    len: c.len as u64,
-                    hits: c.hits,
-                    misses: c.misses,
-                    evictions: c.evictions,
-                })
-                .collect(),
-            semantic: Some(semantic.into()),
-        }
+wire! {
+    Stats <=> pb::StatsResponse {
+        kinds = nodes_by_kind: collect, relations = edges_by_relation: collect,
+        tiers: required, caches: messages, semantic: required,
+    }
+    to_wire(s) {
+        sessions: s.counts.sessions, agents: s.counts.agents, episodes: s.counts.episodes,
+        entities: s.counts.entities, edges: s.counts.edges, sources: s.counts.sources,
+        skipped_lines: s.counts.skipped_lines,
+    }
+    from_wire(r) {
+        counts: Counts {
+            sessions: r.sessions, agents: r.agents, episodes: r.episodes, entities: r.entities,
+            edges: r.edges, sources: r.sources, skipped_lines: r.skipped_lines,
+        },
     }
 }
 
-/// A server's stats, as `eywa stats` shows them while `eywa serve` holds the store.
-impl From<pb::StatsResponse> for Stats {
-    fn from(stats: pb::StatsResponse) -> Self {
-        let pb::StatsResponse {
-            sessions,
-            agents,
-            episodes,
-            entities,
-            edges,
-            sources,
-            skipped_lines,
-            nodes_by_kind,
-            edges_by_relation,
-            tiers,
-            caches,
-            semantic,
-        } = stats;
-        Stats {
-            counts: Counts {
-                sessions,
-                agents,
-                episodes,
-                entities,
-                edges,
-                sources,
-                skipped_lines,
-            },
-            kinds: nodes_by_kind.into_iter().collect(),
-            relations: edges_by_relation.into_iter().collect(),
-            tiers: tiers.map(Into::into).unwrap_or_default(),
-            caches: caches
-                .into_iter()
-                .map(|c| CacheStats {
-                    name: c.name.into(),
-                    capacity: usize::try_from(c.capacity).unwrap_or(usize::MAX),
-                    len: usize::try_from(c.len).unwrap_or(usize::MAX),
-                    hits: c.hits,
-                    misses: c.misses,
-                    // Not sent: nothing shows it.
-                    inserts: 0,
-                    evictions: c.evictions,
-                })
-                .collect(),
-            semantic: semantic.map(Into::into).unwrap_or_default(),
-        }
+wire! {
+    CacheStats <=> pb::CacheStats {
+        name: into, capacity: size, len: size, hits, misses, evictions,
+    }
+    to_wire(c) { hit_rate: c.hit_rate() }
+    // Not sent: nothing shows it.
+    from_wire(_c) { inserts: 0 }
+}
+
+wire! {
+    SemanticStatus <=> pb::Semantic {
+        model: text, unavailable: text, vectors, backlog, rebuilding,
     }
 }
 
-impl From<pb::Semantic> for SemanticStatus {
-    fn from(semantic: pb::Semantic) -> Self {
-        let pb::Semantic {
-            model,
-            unavailable,
-            vectors,
-            backlog,
-            rebuilding,
-        } = semantic;
-        SemanticStatus {
-            model: (!model.is_empty()).then_some(model),
-            unavailable: (!unavailable.is_empty()).then_some(unavailable),
-            vectors,
-            backlog,
-            rebuilding,
-        }
+wire! {
+    TierStats <=> pb::TierStats {
+        warm_chunks, warm_bytes = warm_chunk_bytes, cold_chunks,
+        cold_raw_bytes = cold_chunk_bytes, blobs, blob_raw_bytes, blob_stored_bytes,
+        warm_disk_bytes = warm_bytes,
+    }
+    to_wire(t) { compression_ratio: t.compression_ratio() }
+}
+
+wire! {
+    ModelStatus <=> pb::ModelStatusResponse { path: path, installed: maybe, model_id: text }
+}
+
+wire! {
+    Installed <=> pb::InstalledModel {
+        model, weights_sha256, source, from, installed_at, bytes,
     }
 }
 
-impl From<SemanticStatus> for pb::Semantic {
-    fn from(status: SemanticStatus) -> Self {
-        let SemanticStatus {
-            model,
-            unavailable,
-            vectors,
-            backlog,
-            rebuilding,
-        } = status;
-        pb::Semantic {
-            model: model.unwrap_or_default(),
-            unavailable: unavailable.unwrap_or_default(),
-            vectors,
-            backlog,
-            rebuilding,
-        }
+// A server's check is never a repair: that needs the store alone.
+wire! {
+    CheckReport <=> pb::CheckResponse {
+        graph, archive, semantic, text, problems, blobs_checked, seconds,
     }
+    from_wire(_r) { repaired: Vec::new(), unrepaired: 0 }
 }
 
-impl From<TierStats> for pb::TierStats {
-    fn from(tiers: TierStats) -> Self {
-        let compression_ratio = tiers.compression_ratio();
-        let TierStats {
-            warm_chunks,
-            warm_bytes,
-            cold_chunks,
-            cold_raw_bytes,
-            blobs,
-            blob_raw_bytes,
-            blob_stored_bytes,
-            warm_disk_bytes,
-        } = tiers;
-        pb::TierStats {
-            warm_bytes: warm_disk_bytes,
-            warm_chunks,
-            warm_chunk_bytes: warm_bytes,
-            cold_chunks,
-            cold_chunk_bytes: cold_raw_bytes,
-            blobs,
-            blob_raw_bytes,
-            blob_stored_bytes,
-            compression_ratio,
-        }
+// A server's backup is on the server's machine.
+wire! {
+    BackupReport <=> pb::BackupResponse { dir = directory, seconds }
+    to_wire(r) {
+        sessions: r.manifest.sessions, episodes: r.manifest.episodes,
+        bytes: r.manifest.bytes, created: r.manifest.created.clone(),
     }
-}
-
-impl From<pb::TierStats> for TierStats {
-    fn from(tiers: pb::TierStats) -> Self {
-        let pb::TierStats {
-            warm_bytes,
-            warm_chunks,
-            warm_chunk_bytes,
-            cold_chunks,
-            cold_chunk_bytes,
-            blobs,
-            blob_raw_bytes,
-            blob_stored_bytes,
-            // Computed from the rest.
-            compression_ratio: _,
-        } = tiers;
-        TierStats {
-            warm_chunks,
-            warm_bytes: warm_chunk_bytes,
-            cold_chunks,
-            cold_raw_bytes: cold_chunk_bytes,
-            blobs,
-            blob_raw_bytes,
-            blob_stored_bytes,
-            warm_disk_bytes: warm_bytes,
-        }
-    }
-}
-
-impl From<ModelStatus> for pb::ModelStatusResponse {
-    fn from(status: ModelStatus) -> Self {
-        let ModelStatus {
-            path,
-            installed,
-            model_id,
-        } = status;
-        pb::ModelStatusResponse {
-            path: path.display().to_string(),
-            installed: installed.map(
-                |Installed {
-                     model,
-                     weights_sha256,
-                     source,
-                     from,
-                     installed_at,
-                     bytes,
-                 }| pb::InstalledModel {
-                    model,
-                    weights_sha256,
-                    source,
-                    from,
-                    installed_at,
-                    bytes,
-                },
-            ),
-            model_id: model_id.unwrap_or_default(),
-        }
-    }
-}
-
-impl From<pb::ModelStatusResponse> for ModelStatus {
-    fn from(r: pb::ModelStatusResponse) -> Self {
-        let pb::ModelStatusResponse {
-            path,
-            installed,
-            model_id,
-        } = r;
-        ModelStatus {
-            path: path.into(),
-            installed: installed.map(
-                |pb::InstalledModel {
-                     model,
-                     weights_sha256,
-                     source,
-                     from,
-                     installed_at,
-                     bytes,
-                 }| Installed {
-                    model,
-                    weights_sha256,
-                    source,
-                    from,
-                    installed_at,
-                    bytes,
-                },
-            ),
-            model_id: some(model_id),
-        }
-    }
-}
-
-impl From<CheckReport> for pb::CheckResponse {
-    fn from(r: CheckReport) -> Self {
-        pb::CheckResponse {
-            graph: r.graph,
-            archive: r.archive,
-            semantic: r.semantic,
-            text: r.text,
-            problems: r.problems,
-            blobs_checked: r.blobs_checked,
-            seconds: r.seconds,
-        }
-    }
-}
-
-/// A server's check (never a repair: that needs the store alone).
-impl From<pb::CheckResponse> for CheckReport {
-    fn from(r: pb::CheckResponse) -> Self {
-        CheckReport {
-            graph: r.graph,
-            archive: r.archive,
-            semantic: r.semantic,
-            text: r.text,
-            problems: r.problems,
-            blobs_checked: r.blobs_checked,
-            repaired: Vec::new(),
-            unrepaired: 0,
-            seconds: r.seconds,
-        }
-    }
-}
-
-impl From<BackupReport> for pb::BackupResponse {
-    fn from(r: BackupReport) -> Self {
-        pb::BackupResponse {
-            directory: r.dir,
-            sessions: r.manifest.sessions,
-            episodes: r.manifest.episodes,
-            bytes: r.manifest.bytes,
-            created: r.manifest.created,
-            seconds: r.seconds,
-        }
-    }
-}
-
-/// A server's backup, on the server's machine.
-impl From<pb::BackupResponse> for BackupReport {
-    fn from(r: pb::BackupResponse) -> Self {
-        BackupReport {
-            dir: r.directory,
-            manifest: BackupManifest {
-                version: String::new(),
-                format: 0,
-                created: r.created,
-                from: String::new(),
-                sessions: r.sessions,
-                episodes: r.episodes,
-                bytes: r.bytes,
-            },
-            seconds: r.seconds,
-        }
+    from_wire(r) {
+        manifest: BackupManifest {
+            version: String::new(), format: 0, created: r.created.clone(), from: String::new(),
+            sessions: r.sessions, episodes: r.episodes, bytes: r.bytes,
+        },
     }
 }
 
@@ -366,14 +129,14 @@ mod tests {
             },
         };
         let wire = pb::StatsResponse::from(stats.clone());
-        assert_eq!(Stats::from(wire), stats);
+        assert_eq!(Stats::try_from(wire).unwrap(), stats);
         let off = crate::engine::SemanticStatus {
             model: None,
             unavailable: Some("no embedding model".to_owned()),
             ..Default::default()
         };
         assert_eq!(
-            crate::engine::SemanticStatus::from(pb::Semantic::from(off.clone())),
+            crate::engine::SemanticStatus::try_from(pb::Semantic::from(off.clone())).unwrap(),
             off
         );
     }

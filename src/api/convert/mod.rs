@@ -9,6 +9,7 @@ pub mod ingest;
 pub mod model;
 pub mod retrieval;
 pub mod sessions;
+pub mod wire;
 
 use tonic::Status;
 

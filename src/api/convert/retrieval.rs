@@ -2,13 +2,14 @@
 
 use tonic::Status;
 
-use super::{count, n32, optional_time, resume_command, some, time, timestamp};
+use super::wire::wire;
+use super::{count, n32, optional_time, resume_command};
 use crate::api::pb;
 use crate::engine::{
     Context, ContextItem, ContextMode, ContextSession, DEFAULT_MAX_TOKENS, GetOutcome, HandoffHit,
     MAX_DAYS_BACK, MAX_LIMIT, MAX_SEARCH_LIMIT, SearchHit, SearchRequest, SearchResults,
 };
-use crate::model::{SearchFilter, Timestamp};
+use crate::model::{SearchFilter, Timestamp, age};
 use crate::retrieve::{DEFAULT_DAYS_BACK, DEFAULT_LIMIT, GetOptions, Ranked, SearchMode, Signals};
 
 /// A `GetHandoffs` request, validated.
@@ -126,313 +127,60 @@ impl TryFrom<pb::RetrieveContextRequest> for ContextQuery {
     }
 }
 
-impl From<GetOutcome> for pb::GetHandoffsResponse {
-    fn from(outcome: GetOutcome) -> Self {
-        let GetOutcome {
-            tokens,
-            hits,
-            fallback_recent,
-        } = outcome;
-        pb::GetHandoffsResponse {
-            handoffs: hits
-                .into_iter()
-                .map(|HandoffHit { handoff, score }| pb::ScoredHandoff {
-                    handoff: Some(handoff.into()),
-                    score,
-                })
-                .collect(),
-            tokens,
-            fallback_recent,
-        }
-    }
+wire! {
+    GetOutcome <=> pb::GetHandoffsResponse { tokens, hits = handoffs: messages, fallback_recent }
 }
 
-impl TryFrom<pb::GetHandoffsResponse> for GetOutcome {
-    type Error = Status;
-
-    fn try_from(response: pb::GetHandoffsResponse) -> Result<Self, Status> {
-        let pb::GetHandoffsResponse {
-            handoffs,
-            tokens,
-            fallback_recent,
-        } = response;
-        let hits = handoffs
-            .into_iter()
-            .map(|pb::ScoredHandoff { handoff, score }| {
-                let handoff = handoff.ok_or_else(|| Status::internal("hit without a handoff"))?;
-                Ok(HandoffHit {
-                    handoff: handoff.try_into()?,
-                    score,
-                })
-            })
-            .collect::<Result<_, Status>>()?;
-        Ok(GetOutcome {
-            tokens,
-            hits,
-            fallback_recent,
-        })
-    }
+wire! {
+    HandoffHit <=> pb::ScoredHandoff { handoff: present, score }
 }
 
-/// Search results for the wire, each hit's age told against `now`.
-pub fn search_to_wire(results: SearchResults, now: Timestamp) -> pb::SearchResponse {
-    let SearchResults {
-        hits,
-        mode,
-        notices,
-    } = results;
-    pb::SearchResponse {
-        hits: hits.into_iter().map(|h| search_hit(h, now)).collect(),
-        mode: mode.as_str().to_owned(),
-        notices,
-    }
+wire! {
+    SearchResults <=> pb::SearchResponse { hits: messages, mode: search_mode, notices }
 }
 
-/// A search hit for the wire, its age told against `now`.
-fn search_hit(hit: SearchHit, now: Timestamp) -> pb::SearchHit {
-    let SearchHit {
-        session_id,
-        title,
-        project,
-        score,
-        kind,
-        snippet,
-        timestamp: at,
-        agent,
-        matches,
-        signals,
-    } = hit;
-    pb::SearchHit {
-        short_id: session_id.chars().take(8).collect(),
-        resume_command: if session_id.is_empty() {
+// A hit's age is told against the moment it is sent.
+wire! {
+    SearchHit <=> pb::SearchHit {
+        title, project, score: float, kind = r#type, snippet, timestamp: time, agent: text,
+        matches, signals: required, session_id,
+    }
+    to_wire(h) {
+        short_id: h.session_id.chars().take(8).collect(),
+        resume_command: if h.session_id.is_empty() {
             String::new()
         } else {
-            resume_command(&session_id)
+            resume_command(&h.session_id)
         },
-        session_id,
-        title,
-        project,
-        score: f64::from(score),
-        r#type: kind,
-        snippet,
-        timestamp: Some(timestamp(at)),
-        age: crate::model::age(at, now),
-        agent: agent.unwrap_or_default(),
-        matches,
-        signals: Some(signals.into()),
+        age: age(h.timestamp, Timestamp::now()),
     }
 }
 
-/// A server's search results.
-impl From<pb::SearchResponse> for SearchResults {
-    fn from(response: pb::SearchResponse) -> Self {
-        let pb::SearchResponse {
-            hits,
-            mode,
-            notices,
-        } = response;
-        let hits = hits
-            .into_iter()
-            .map(
-                |pb::SearchHit {
-                     session_id,
-                     short_id: _,
-                     title,
-                     project,
-                     score,
-                     r#type,
-                     snippet,
-                     timestamp,
-                     age: _,
-                     resume_command: _,
-                     agent,
-                     matches,
-                     signals,
-                 }| SearchHit {
-                    session_id,
-                    title,
-                    project,
-                    score: score as f32,
-                    kind: r#type,
-                    snippet,
-                    timestamp: time(timestamp),
-                    agent: some(agent),
-                    matches,
-                    signals: signals.map(Into::into).unwrap_or_default(),
-                },
-            )
-            .collect();
-        SearchResults {
-            hits,
-            mode: SearchMode::parse(&mode).unwrap_or_default(),
-            notices,
-        }
+wire! {
+    Signals <=> pb::Signals {
+        lexical: maybe, semantic: maybe, retrieval, same_project, shared, distance,
+        proximity, recency, total,
     }
 }
 
-impl From<Signals> for pb::Signals {
-    fn from(signals: Signals) -> Self {
-        let Signals {
-            lexical,
-            semantic,
-            retrieval,
-            same_project,
-            shared,
-            distance,
-            proximity,
-            recency,
-            total,
-        } = signals;
-        let ranked = |r: Option<Ranked>| {
-            r.map(|r| pb::RankedSignal {
-                rank: r.rank,
-                score: f64::from(r.score),
-            })
-        };
-        pb::Signals {
-            lexical: ranked(lexical),
-            semantic: ranked(semantic),
-            retrieval,
-            same_project,
-            shared,
-            distance,
-            proximity,
-            recency,
-            total,
-        }
+wire! {
+    Ranked <=> pb::RankedSignal { rank, score: float }
+}
+
+wire! {
+    Context <=> pb::RetrieveContextResponse {
+        budget: size32, used: size32, sessions: messages, warnings, text,
+    }
+    to_wire(c) { remaining: n32(c.budget.saturating_sub(c.used)) }
+}
+
+wire! {
+    ContextSession <=> pb::ContextSession {
+        session_id, title, project, age_days, staleness: text, dropped, tokens: size32,
+        items: messages,
     }
 }
 
-impl From<pb::Signals> for Signals {
-    fn from(signals: pb::Signals) -> Self {
-        let pb::Signals {
-            lexical,
-            semantic,
-            retrieval,
-            same_project,
-            shared,
-            distance,
-            proximity,
-            recency,
-            total,
-        } = signals;
-        let ranked = |r: Option<pb::RankedSignal>| {
-            r.map(|r| Ranked {
-                rank: r.rank,
-                score: r.score as f32,
-            })
-        };
-        Signals {
-            lexical: ranked(lexical),
-            semantic: ranked(semantic),
-            retrieval,
-            same_project,
-            shared,
-            distance,
-            proximity,
-            recency,
-            total,
-        }
-    }
-}
-
-impl From<Context> for pb::RetrieveContextResponse {
-    fn from(c: Context) -> Self {
-        let Context {
-            budget,
-            used,
-            sessions,
-            warnings,
-            text,
-        } = c;
-        pb::RetrieveContextResponse {
-            budget: n32(budget),
-            used: n32(used),
-            remaining: n32(budget.saturating_sub(used)),
-            warnings,
-            text,
-            sessions: sessions
-                .into_iter()
-                .map(|s| pb::ContextSession {
-                    session_id: s.session_id,
-                    title: s.title,
-                    project: s.project,
-                    age_days: s.age_days,
-                    staleness: s.staleness.unwrap_or_default(),
-                    dropped: s.dropped,
-                    tokens: n32(s.tokens),
-                    items: s
-                        .items
-                        .into_iter()
-                        .map(|i| pb::ContextItem {
-                            r#type: i.kind,
-                            tokens: n32(i.tokens),
-                            included: i.included,
-                            text: i.text,
-                        })
-                        .collect(),
-                })
-                .collect(),
-        }
-    }
-}
-
-/// A server's context.
-impl From<pb::RetrieveContextResponse> for Context {
-    fn from(c: pb::RetrieveContextResponse) -> Context {
-        let pb::RetrieveContextResponse {
-            budget,
-            used,
-            // Computed from the two above.
-            remaining: _,
-            sessions,
-            warnings,
-            text,
-        } = c;
-        Context {
-            budget: budget as usize,
-            used: used as usize,
-            warnings,
-            text,
-            sessions: sessions
-                .into_iter()
-                .map(
-                    |pb::ContextSession {
-                         session_id,
-                         title,
-                         project,
-                         age_days,
-                         staleness,
-                         dropped,
-                         tokens,
-                         items,
-                     }| ContextSession {
-                        session_id,
-                        title,
-                        project,
-                        age_days,
-                        staleness: some(staleness),
-                        dropped,
-                        tokens: tokens as usize,
-                        items: items
-                            .into_iter()
-                            .map(
-                                |pb::ContextItem {
-                                     r#type,
-                                     tokens,
-                                     included,
-                                     text,
-                                 }| ContextItem {
-                                    kind: r#type,
-                                    tokens: tokens as usize,
-                                    included,
-                                    text,
-                                },
-                            )
-                            .collect(),
-                    },
-                )
-                .collect(),
-        }
-    }
+wire! {
+    ContextItem <=> pb::ContextItem { kind = r#type, tokens: size32, included, text }
 }

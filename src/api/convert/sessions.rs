@@ -3,7 +3,8 @@
 
 use tonic::Status;
 
-use super::{bounded, count, n32, page_of, pagination, resume_command, some, time, timestamp};
+use super::wire::wire;
+use super::{bounded, count, n32, page_of, pagination, resume_command, timestamp};
 use crate::api::pb;
 use crate::claude::Message;
 use crate::engine::{
@@ -345,189 +346,44 @@ pub fn export_part(
     })
 }
 
-impl From<SessionPage> for pb::ListSessionsResponse {
-    fn from(page: SessionPage) -> Self {
-        let SessionPage {
-            sessions,
-            total,
-            limit,
-            offset,
-            has_more,
-        } = page;
-        pb::ListSessionsResponse {
-            sessions: sessions
-                .into_iter()
-                .map(|s| pb::SessionSummary {
-                    resume_command: resume_command(&s.session_id),
-                    session_id: s.session_id,
-                    title: s.title,
-                    project: s.project,
-                    project_path: s.project_path,
-                    cwd: s.cwd,
-                    started_at: Some(timestamp(s.started_at)),
-                    last_activity_at: Some(timestamp(s.last_activity_at)),
-                    message_count: s.message_count,
-                    agent_ids: s.agent_ids,
-                    version: s.version.unwrap_or_default(),
-                    git_branch: s.git_branch.unwrap_or_default(),
-                })
-                .collect(),
-            pagination: Some(pagination(total, limit, offset, has_more)),
-        }
+wire! {
+    SessionPage <=> pb::ListSessionsResponse { sessions: messages }
+    to_wire(p) { pagination: Some(pagination(p.total, p.limit, p.offset, p.has_more)) }
+    from_wire(p) {
+        total: page_of(p.pagination).0, limit: page_of(p.pagination).1,
+        offset: page_of(p.pagination).2, has_more: page_of(p.pagination).3,
     }
 }
 
-impl From<MatchPage> for pb::SearchSessionsResponse {
-    fn from(page: MatchPage) -> Self {
-        pb::SearchSessionsResponse {
-            pagination: Some(pagination(
-                page.total,
-                page.limit,
-                page.offset,
-                page.has_more,
-            )),
-            matches: page
-                .matches
-                .into_iter()
-                .map(|m| pb::SearchMatch {
-                    session_id: m.session_id,
-                    message_uuid: m.message_uuid,
-                    message_type: m.message_type,
-                    r#match: m.line,
-                    context: m.context,
-                    line_number: m.line_number,
-                })
-                .collect(),
-        }
+wire! {
+    SessionSummary <=> pb::SessionSummary {
+        session_id, title, project, project_path, cwd, started_at: time,
+        last_activity_at: time, message_count, agent_ids, version: text, git_branch: text,
+    }
+    to_wire(s) { resume_command: resume_command(&s.session_id) }
+}
+
+wire! {
+    MatchPage <=> pb::SearchSessionsResponse { matches: messages }
+    to_wire(p) { pagination: Some(pagination(p.total, p.limit, p.offset, p.has_more)) }
+    from_wire(p) {
+        total: page_of(p.pagination).0, limit: page_of(p.pagination).1,
+        offset: page_of(p.pagination).2, has_more: page_of(p.pagination).3,
     }
 }
 
-impl From<MigrateResult> for pb::MigrateSessionsResponse {
-    fn from(r: MigrateResult) -> Self {
-        pb::MigrateSessionsResponse {
-            success_count: r.success_count,
-            failed_count: r.failed_count,
-            errors: r
-                .errors
-                .into_iter()
-                .map(|e| pb::MigrateError {
-                    session: e.session,
-                    message: e.message,
-                })
-                .collect(),
-            written: r.written,
-            target_dir: r.target_dir,
-            created_dir: r.created_dir,
-        }
+wire! {
+    SearchMatch <=> pb::SearchMatch {
+        session_id, message_uuid, message_type, line = r#match, context, line_number,
     }
 }
 
-/// A server's page of sessions.
-impl From<pb::ListSessionsResponse> for SessionPage {
-    fn from(page: pb::ListSessionsResponse) -> Self {
-        let pb::ListSessionsResponse {
-            sessions,
-            pagination,
-        } = page;
-        let (total, limit, offset, has_more) = page_of(pagination);
-        SessionPage {
-            sessions: sessions
-                .into_iter()
-                .map(
-                    |pb::SessionSummary {
-                         session_id,
-                         title,
-                         project,
-                         project_path,
-                         cwd,
-                         started_at,
-                         last_activity_at,
-                         message_count,
-                         agent_ids,
-                         version,
-                         git_branch,
-                         resume_command: _,
-                     }| SessionSummary {
-                        session_id,
-                        title,
-                        project,
-                        project_path,
-                        cwd,
-                        started_at: time(started_at),
-                        last_activity_at: time(last_activity_at),
-                        message_count,
-                        agent_ids,
-                        version: some(version),
-                        git_branch: some(git_branch),
-                    },
-                )
-                .collect(),
-            total,
-            limit,
-            offset,
-            has_more,
-        }
+wire! {
+    MigrateResult <=> pb::MigrateSessionsResponse {
+        success_count, failed_count, errors: messages, written, target_dir, created_dir,
     }
 }
 
-/// A server's page of matches.
-impl From<pb::SearchSessionsResponse> for MatchPage {
-    fn from(page: pb::SearchSessionsResponse) -> Self {
-        let pb::SearchSessionsResponse {
-            matches,
-            pagination,
-        } = page;
-        let (total, limit, offset, has_more) = page_of(pagination);
-        MatchPage {
-            matches: matches
-                .into_iter()
-                .map(
-                    |pb::SearchMatch {
-                         session_id,
-                         message_uuid,
-                         message_type,
-                         r#match,
-                         context,
-                         line_number,
-                     }| SearchMatch {
-                        session_id,
-                        message_uuid,
-                        message_type,
-                        line: r#match,
-                        context,
-                        line_number,
-                    },
-                )
-                .collect(),
-            total,
-            limit,
-            offset,
-            has_more,
-        }
-    }
-}
-
-/// What a server migrated.
-impl From<pb::MigrateSessionsResponse> for MigrateResult {
-    fn from(r: pb::MigrateSessionsResponse) -> Self {
-        let pb::MigrateSessionsResponse {
-            success_count,
-            failed_count,
-            errors,
-            written,
-            target_dir,
-            created_dir,
-        } = r;
-        MigrateResult {
-            target_dir,
-            created_dir,
-            success_count,
-            failed_count,
-            errors: errors
-                .into_iter()
-                .map(|pb::MigrateError { session, message }| MigrateError { session, message })
-                .collect(),
-            written,
-        }
-    }
+wire! {
+    MigrateError <=> pb::MigrateError { session, message }
 }
