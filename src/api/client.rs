@@ -3,8 +3,13 @@
 
 use tonic::transport::Channel;
 
-use super::convert::graph::path_from_wire;
+use super::convert::graph::{
+    FindQuery, NodeQuery, PathQuery, RelatedQuery, WalkQuery, path_from_wire,
+};
+use super::convert::ingest::ImportQuery;
 use super::convert::model::node_from_wire;
+use super::convert::retrieval::{ContextQuery, GetQuery};
+use super::convert::sessions::{ExportQuery, ListQuery, MigrateQuery};
 use super::pb;
 use crate::embed::ModelStatus;
 use crate::engine::{
@@ -12,7 +17,7 @@ use crate::engine::{
     MatchPage, MigrateMode, MigrateResult, SearchRequest, SearchResults, SessionPage,
     SessionSearch, Stats,
 };
-use crate::graph::{Direction, EdgeFilter, Neighbor, PathStep, Related, Touch, Walk};
+use crate::graph::{EdgeFilter, Neighbor, PathStep, Related, Touch, Walk};
 use crate::model::{Handoff, Node};
 use crate::retrieve::GetOptions;
 
@@ -60,40 +65,6 @@ impl tower::Service<http::Request<tonic::body::Body>> for Authed {
         }
         tower::Service::call(&mut self.inner, request)
     }
-}
-
-/// A count for an `optional int32` field; out of range is for the server to refuse.
-fn n(v: usize) -> Option<i32> {
-    Some(i32::try_from(v).unwrap_or(i32::MAX))
-}
-
-fn direction(d: Direction) -> i32 {
-    let wire = match d {
-        Direction::Both => pb::Direction::Both,
-        Direction::Out => pb::Direction::Out,
-        Direction::In => pb::Direction::In,
-    };
-    wire as i32
-}
-
-fn time(t: Option<crate::model::Timestamp>) -> Option<prost_types::Timestamp> {
-    t.map(super::convert::timestamp)
-}
-
-fn as_of(filter: &EdgeFilter) -> Option<pb::AsOf> {
-    let a = filter.as_of;
-    (!a.is_current()).then(|| pb::AsOf {
-        valid: time(a.valid),
-        recorded: time(a.recorded),
-    })
-}
-
-fn relations(filter: &EdgeFilter) -> Vec<String> {
-    filter
-        .relations
-        .iter()
-        .map(|r| r.as_str().to_owned())
-        .collect()
 }
 
 impl RemoteClient {
@@ -147,12 +118,10 @@ impl RemoteClient {
         query: &str,
         options: &GetOptions,
     ) -> Result<GetOutcome, tonic::Status> {
-        let request = pb::GetHandoffsRequest {
+        let request = pb::GetHandoffsRequest::from(GetQuery {
             query: query.to_owned(),
-            days_back: Some(i32::try_from(options.days_back).unwrap_or(i32::MAX)),
-            limit: n(options.limit),
-            projects: options.projects.clone(),
-        };
+            options: options.clone(),
+        });
         let response = self.retrieval.get_handoffs(request).await?.into_inner();
         response.try_into()
     }
@@ -162,18 +131,7 @@ impl RemoteClient {
         &mut self,
         request: &SearchRequest,
     ) -> Result<SearchResults, tonic::Status> {
-        let filter = &request.filter;
-        let request = pb::SearchRequest {
-            query: request.query.clone(),
-            types: filter.kinds.clone(),
-            projects: filter.projects.clone(),
-            since: time(filter.since),
-            until: time(filter.until),
-            limit: n(request.limit),
-            agent_types: filter.agent_types.clone(),
-            mode: request.mode.as_str().to_owned(),
-            focus: request.focus.clone().unwrap_or_default(),
-        };
+        let request = pb::SearchRequest::from(request.clone());
         self.retrieval
             .search(request)
             .await?
@@ -188,12 +146,12 @@ impl RemoteClient {
         max_tokens: usize,
         dry_run: bool,
     ) -> Result<Context, tonic::Status> {
-        let request = pb::RetrieveContextRequest {
+        let request = pb::RetrieveContextRequest::from(ContextQuery {
             sessions: sessions.to_vec(),
-            mode: mode.as_str().to_owned(),
-            max_tokens: n(max_tokens),
+            mode,
+            max_tokens,
             dry_run,
-        };
+        });
         let response = self.retrieval.retrieve_context(request).await?.into_inner();
         response.try_into()
     }
@@ -221,12 +179,12 @@ impl RemoteClient {
         prefix: bool,
         limit: usize,
     ) -> Result<Vec<Node>, tonic::Status> {
-        let request = pb::FindEntitiesRequest {
+        let request = pb::FindEntitiesRequest::from(FindQuery {
             name: name.to_owned(),
             entity_type: entity_type.unwrap_or_default().to_owned(),
             prefix,
-            limit: n(limit),
-        };
+            limit,
+        });
         let pb::FindEntitiesResponse { entities } =
             self.graph.find_entities(request).await?.into_inner();
         entities.into_iter().map(Node::try_from).collect()
@@ -238,15 +196,11 @@ impl RemoteClient {
         filter: &EdgeFilter,
         limit: usize,
     ) -> Result<(Node, Vec<Neighbor>), tonic::Status> {
-        let request = pb::NeighborsRequest {
+        let request = pb::NeighborsRequest::from(NodeQuery {
             node: reference.to_owned(),
-            relations: relations(filter),
-            direction: direction(filter.direction),
-            limit: n(limit),
-            since: time(filter.from),
-            until: time(filter.until),
-            as_of: as_of(filter),
-        };
+            filter: filter.clone(),
+            limit,
+        });
         let pb::NeighborsResponse { node, neighbors } =
             self.graph.neighbors(request).await?.into_inner();
         Ok((
@@ -264,15 +218,11 @@ impl RemoteClient {
         filter: &EdgeFilter,
         limit: usize,
     ) -> Result<Vec<Touch>, tonic::Status> {
-        let request = pb::WhatTouchedRequest {
-            entity: entity.to_owned(),
-            since: time(filter.from),
-            until: time(filter.until),
-            limit: n(limit),
-            as_of: as_of(filter),
-            relations: relations(filter),
-            direction: direction(filter.direction),
-        };
+        let request = pb::WhatTouchedRequest::from(NodeQuery {
+            node: entity.to_owned(),
+            filter: filter.clone(),
+            limit,
+        });
         let pb::WhatTouchedResponse { touches } =
             self.graph.what_touched(request).await?.into_inner();
         touches.into_iter().map(Touch::try_from).collect()
@@ -285,16 +235,12 @@ impl RemoteClient {
         max_nodes: usize,
         filter: &EdgeFilter,
     ) -> Result<Walk, tonic::Status> {
-        let request = pb::WalkRequest {
+        let request = pb::WalkRequest::from(WalkQuery {
             node: reference.to_owned(),
-            depth: n(depth as usize),
-            max_nodes: n(max_nodes),
-            relations: relations(filter),
-            direction: direction(filter.direction),
-            since: time(filter.from),
-            until: time(filter.until),
-            as_of: as_of(filter),
-        };
+            depth,
+            max_nodes,
+            filter: filter.clone(),
+        });
         self.graph.walk(request).await?.into_inner().try_into()
     }
 
@@ -305,16 +251,12 @@ impl RemoteClient {
         max_depth: u32,
         filter: &EdgeFilter,
     ) -> Result<Option<Vec<PathStep>>, tonic::Status> {
-        let request = pb::PathRequest {
+        let request = pb::PathRequest::from(PathQuery {
             from: from.to_owned(),
             to: to.to_owned(),
-            max_depth: n(max_depth as usize),
-            relations: relations(filter),
-            as_of: as_of(filter),
-            direction: direction(filter.direction),
-            since: time(filter.from),
-            until: time(filter.until),
-        };
+            max_depth,
+            filter: filter.clone(),
+        });
         path_from_wire(self.graph.path(request).await?.into_inner())
     }
 
@@ -323,10 +265,10 @@ impl RemoteClient {
         session: &str,
         limit: usize,
     ) -> Result<Vec<Related>, tonic::Status> {
-        let request = pb::RelatedRequest {
+        let request = pb::RelatedRequest::from(RelatedQuery {
             session: session.to_owned(),
-            limit: n(limit),
-        };
+            limit,
+        });
         let pb::RelatedResponse { related } = self.graph.related(request).await?.into_inner();
         related.into_iter().map(Related::try_from).collect()
     }
@@ -337,11 +279,11 @@ impl RemoteClient {
         limit: usize,
         offset: usize,
     ) -> Result<SessionPage, tonic::Status> {
-        let request = pb::ListSessionsRequest {
-            workspace: workspace.unwrap_or_default().to_owned(),
-            limit: n(limit),
-            offset: u32::try_from(offset).unwrap_or(u32::MAX),
-        };
+        let request = pb::ListSessionsRequest::from(ListQuery {
+            workspace: workspace.map(str::to_owned),
+            limit,
+            offset,
+        });
         let response = self.sessions.list_sessions(request).await?.into_inner();
         response.try_into()
     }
@@ -355,12 +297,12 @@ impl RemoteClient {
         let mut content = String::new();
         let mut offset = 0;
         loop {
-            let request = pb::ExportSessionRequest {
+            let request = pb::ExportSessionRequest::from(ExportQuery {
                 session: session.to_owned(),
-                format: format.as_str().to_owned(),
+                format,
                 offset,
                 max_bytes: 0,
-            };
+            });
             let part = self.sessions.export_session(request).await?.into_inner();
             content.push_str(&part.content);
             if !part.has_more || part.next_offset <= offset {
@@ -374,15 +316,7 @@ impl RemoteClient {
         &mut self,
         search: &SessionSearch,
     ) -> Result<MatchPage, tonic::Status> {
-        let request = pb::SearchSessionsRequest {
-            pattern: search.pattern.clone(),
-            regex: search.regex,
-            case_sensitive: search.case_sensitive,
-            workspace: search.workspace.clone().unwrap_or_default(),
-            context: n(search.context),
-            limit: n(search.limit),
-            offset: u32::try_from(search.offset).unwrap_or(u32::MAX),
-        };
+        let request = pb::SearchSessionsRequest::from(search.clone());
         let response = self.sessions.search_sessions(request).await?.into_inner();
         response.try_into()
     }
@@ -393,11 +327,11 @@ impl RemoteClient {
         destination: &str,
         mode: MigrateMode,
     ) -> Result<MigrateResult, tonic::Status> {
-        let request = pb::MigrateSessionsRequest {
+        let request = pb::MigrateSessionsRequest::from(MigrateQuery {
             sessions: sessions.to_vec(),
             destination: destination.to_owned(),
-            mode: mode.as_str().to_owned(),
-        };
+            mode,
+        });
         let response = self.sessions.migrate_sessions(request).await?.into_inner();
         response.try_into()
     }
@@ -410,9 +344,9 @@ impl RemoteClient {
 
     /// Asks the server to import an Eywa folder it can read.
     pub async fn import(&mut self, dir: &std::path::Path) -> Result<ImportReport, tonic::Status> {
-        let request = pb::ImportRequest {
-            path: dir.display().to_string(),
-        };
+        let request = pb::ImportRequest::from(ImportQuery {
+            path: dir.to_owned(),
+        });
         self.ingest.import(request).await?.into_inner().try_into()
     }
 

@@ -5,9 +5,7 @@ use std::sync::Arc;
 use tonic::transport::server::Router;
 use tonic::{Request, Response, Status};
 
-use super::convert::graph::{
-    FindQuery, NeighborsQuery, PathQuery, RelatedQuery, TouchedQuery, WalkQuery,
-};
+use super::convert::graph::{FindQuery, NodeQuery, PathQuery, RelatedQuery, WalkQuery};
 use super::convert::ingest::ImportQuery;
 use super::convert::retrieval::{ContextQuery, GetQuery};
 use super::convert::sessions::{
@@ -21,17 +19,18 @@ type Answer<T> = Result<Response<T>, Status>;
 
 /// Adds eywa's `eywa.v1` services to a server.
 pub fn add_services<L>(router: Router<L>, engine: Arc<Engine>) -> Router<L> {
+    let services = Services(engine);
     router
-        .add_service(pb::retrieval_server::RetrievalServer::new(Retrieval(
-            engine.clone(),
-        )))
-        .add_service(pb::graph_server::GraphServer::new(Graph(engine.clone())))
-        .add_service(pb::ingest_server::IngestServer::new(Ingest(engine.clone())))
-        .add_service(pb::sessions_server::SessionsServer::new(Sessions(
-            engine.clone(),
-        )))
-        .add_service(pb::admin_server::AdminServer::new(Admin(engine)))
+        .add_service(pb::retrieval_server::RetrievalServer::new(services.clone()))
+        .add_service(pb::graph_server::GraphServer::new(services.clone()))
+        .add_service(pb::ingest_server::IngestServer::new(services.clone()))
+        .add_service(pb::sessions_server::SessionsServer::new(services.clone()))
+        .add_service(pb::admin_server::AdminServer::new(services))
 }
+
+/// Every service of `eywa.v1`, over one engine.
+#[derive(Clone)]
+struct Services(Arc<Engine>);
 
 /// Runs a synchronous engine call (sled, file I/O) off the async workers.
 async fn blocking<T, F>(engine: &Arc<Engine>, f: F) -> Result<T, Status>
@@ -56,10 +55,8 @@ where
     Ok(Response::new(blocking(engine, f).await?.into()))
 }
 
-struct Retrieval(Arc<Engine>);
-
 #[tonic::async_trait]
-impl pb::retrieval_server::Retrieval for Retrieval {
+impl pb::retrieval_server::Retrieval for Services {
     async fn get_handoffs(
         &self,
         r: Request<pb::GetHandoffsRequest>,
@@ -87,10 +84,8 @@ impl pb::retrieval_server::Retrieval for Retrieval {
     }
 }
 
-struct Graph(Arc<Engine>);
-
 #[tonic::async_trait]
-impl pb::graph_server::Graph for Graph {
+impl pb::graph_server::Graph for Services {
     async fn get_node(&self, r: Request<pb::GetNodeRequest>) -> Answer<pb::GetNodeResponse> {
         let pb::GetNodeRequest { node } = r.into_inner();
         answer(&self.0, move |e| {
@@ -116,7 +111,7 @@ impl pb::graph_server::Graph for Graph {
     }
 
     async fn neighbors(&self, r: Request<pb::NeighborsRequest>) -> Answer<pb::NeighborsResponse> {
-        let q: NeighborsQuery = r.into_inner().try_into()?;
+        let q: NodeQuery = r.into_inner().try_into()?;
         answer(&self.0, move |e| e.neighbors(&q.node, &q.filter, q.limit)).await
     }
 
@@ -124,9 +119,9 @@ impl pb::graph_server::Graph for Graph {
         &self,
         r: Request<pb::WhatTouchedRequest>,
     ) -> Answer<pb::WhatTouchedResponse> {
-        let q: TouchedQuery = r.into_inner().try_into()?;
+        let q: NodeQuery = r.into_inner().try_into()?;
         answer(&self.0, move |e| {
-            e.what_touched(&q.entity, &q.filter, q.limit)
+            e.what_touched(&q.node, &q.filter, q.limit)
         })
         .await
     }
@@ -153,10 +148,8 @@ impl pb::graph_server::Graph for Graph {
     }
 }
 
-struct Ingest(Arc<Engine>);
-
 #[tonic::async_trait]
-impl pb::ingest_server::Ingest for Ingest {
+impl pb::ingest_server::Ingest for Services {
     async fn ingest(&self, r: Request<pb::IngestRequest>) -> Answer<pb::IngestResponse> {
         let pb::IngestRequest {} = r.into_inner();
         answer(&self.0, Engine::ingest).await
@@ -173,10 +166,8 @@ impl pb::ingest_server::Ingest for Ingest {
     }
 }
 
-struct Sessions(Arc<Engine>);
-
 #[tonic::async_trait]
-impl pb::sessions_server::Sessions for Sessions {
+impl pb::sessions_server::Sessions for Services {
     async fn get_session(
         &self,
         r: Request<pb::GetSessionRequest>,
@@ -233,10 +224,8 @@ impl pb::sessions_server::Sessions for Sessions {
     }
 }
 
-struct Admin(Arc<Engine>);
-
 #[tonic::async_trait]
-impl pb::admin_server::Admin for Admin {
+impl pb::admin_server::Admin for Services {
     async fn stats(&self, r: Request<pb::StatsRequest>) -> Answer<pb::StatsResponse> {
         let pb::StatsRequest {} = r.into_inner();
         answer(&self.0, Engine::stats).await

@@ -228,27 +228,39 @@ impl Engine {
         self.graph.store().path().join("index")
     }
 
+    /// What `slot` holds, opened by `open` on first use: one part opens at a time, once.
+    fn opened<'a, T>(
+        &self,
+        slot: &'a std::sync::OnceLock<T>,
+        open: impl FnOnce() -> Result<T>,
+    ) -> Result<&'a T> {
+        if let Some(part) = slot.get() {
+            return Ok(part);
+        }
+        let _opening = self.opening.lock().unwrap_or_else(|p| p.into_inner());
+        if let Some(part) = slot.get() {
+            return Ok(part);
+        }
+        let part = open()?;
+        Ok(slot.get_or_init(|| part))
+    }
+
     /// Semantic memory, opened on first use (the model's weights wait for the first
     /// embedding). Vectors of another model, or none beside a store that holds sources,
     /// mark the text index for a rebuild, which queues every document again.
     fn semantic(&self) -> Result<&crate::semantic::Semantic> {
-        if let Some(semantic) = self.semantic.get() {
-            return Ok(semantic);
-        }
-        let _opening = self.opening.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(semantic) = self.semantic.get() {
-            return Ok(semantic);
-        }
-        let store = self.graph.store();
-        let (semantic, vectors_reset) =
-            crate::semantic::Semantic::open(&self.config.embedding, store, &self.index_dir())?;
-        let unembedded = semantic.embedder().is_some()
-            && store.is_empty(eywa_storage::Keyspace::Vectors)
-            && store.is_empty(eywa_storage::Keyspace::EmbedQueue);
-        if (vectors_reset || unembedded) && !store.is_empty(eywa_storage::Keyspace::Sources) {
-            crate::ingest::mark_text_dirty(store)?;
-        }
-        Ok(self.semantic.get_or_init(|| semantic))
+        self.opened(&self.semantic, || {
+            let store = self.graph.store();
+            let (semantic, vectors_reset) =
+                crate::semantic::Semantic::open(&self.config.embedding, store, &self.index_dir())?;
+            let unembedded = semantic.embedder().is_some()
+                && store.is_empty(Keyspace::Vectors)
+                && store.is_empty(Keyspace::EmbedQueue);
+            if (vectors_reset || unembedded) && !store.is_empty(Keyspace::Sources) {
+                crate::ingest::mark_text_dirty(store)?;
+            }
+            Ok(semantic)
+        })
     }
 
     /// The full-text index, opened on first use. A new index beside a store that already
@@ -258,18 +270,13 @@ impl Engine {
     }
 
     fn text(&self) -> Result<&crate::index::TextIndex> {
-        if let Some(text) = self.text.get() {
-            return Ok(text);
-        }
-        let _opening = self.opening.lock().unwrap_or_else(|p| p.into_inner());
-        if let Some(text) = self.text.get() {
-            return Ok(text);
-        }
-        let (text, created) = crate::index::TextIndex::open(&self.index_dir().join("text"))?;
-        if created && !self.graph.store().is_empty(Keyspace::Sources) {
-            crate::ingest::mark_text_dirty(self.graph.store())?;
-        }
-        Ok(self.text.get_or_init(|| text))
+        self.opened(&self.text, || {
+            let (text, created) = crate::index::TextIndex::open(&self.index_dir().join("text"))?;
+            if created && !self.graph.store().is_empty(Keyspace::Sources) {
+                crate::ingest::mark_text_dirty(self.graph.store())?;
+            }
+            Ok(text)
+        })
     }
 
     pub fn graph(&self) -> &Graph {

@@ -67,9 +67,10 @@ impl ExportFormat {
         }
     }
 
+    /// A format by name; blank is Markdown.
     pub fn parse(s: &str) -> Result<ExportFormat> {
         match s.trim().to_ascii_lowercase().as_str() {
-            "md" | "markdown" => Ok(ExportFormat::Markdown),
+            "" | "md" | "markdown" => Ok(ExportFormat::Markdown),
             "json" => Ok(ExportFormat::Json),
             other => Err(Error::InvalidArgument(format!(
                 "unknown export format `{other}`: use markdown or json"

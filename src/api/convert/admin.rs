@@ -6,23 +6,12 @@ use super::wire::wire;
 use crate::api::pb;
 use crate::embed::{Installed, ModelStatus};
 use crate::engine::{BackupManifest, BackupReport, CheckReport, SemanticStatus, Stats};
-use crate::graph::Counts;
 
 wire! {
     Stats <=> pb::StatsResponse {
+        counts => { sessions, agents, episodes, entities, edges, sources, skipped_lines }: counts,
         kinds = nodes_by_kind: collect, relations = edges_by_relation: collect,
         tiers: required, caches: messages, semantic: required,
-    }
-    to_wire(s) {
-        sessions: s.counts.sessions, agents: s.counts.agents, episodes: s.counts.episodes,
-        entities: s.counts.entities, edges: s.counts.edges, sources: s.counts.sources,
-        skipped_lines: s.counts.skipped_lines,
-    }
-    from_wire(r) {
-        counts: Counts {
-            sessions: r.sessions, agents: r.agents, episodes: r.episodes, entities: r.entities,
-            edges: r.edges, sources: r.sources, skipped_lines: r.skipped_lines,
-        },
     }
 }
 
@@ -86,6 +75,7 @@ wire! {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::graph::Counts;
 
     #[test]
     fn stats_cross_the_wire_unchanged() {
@@ -129,6 +119,15 @@ mod tests {
             },
         };
         let wire = pb::StatsResponse::from(stats.clone());
+        let counted = (
+            wire.sessions,
+            wire.agents,
+            wire.episodes,
+            wire.entities,
+            wire.edges,
+        );
+        assert_eq!(counted, (1, 2, 3, 4, 5));
+        assert_eq!((wire.sources, wire.skipped_lines), (6, 7));
         assert_eq!(Stats::try_from(wire).unwrap(), stats);
         let off = crate::engine::SemanticStatus {
             model: None,

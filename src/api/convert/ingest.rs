@@ -10,25 +10,14 @@ use super::wire::wire;
 use crate::api::pb;
 use crate::engine::{EmbedReport, ImportReport, IngestReport, SkippedFile};
 use crate::extract::RedactionCounts;
-use crate::graph::Counts;
 
 /// An `Import` request, validated.
 pub struct ImportQuery {
     pub path: PathBuf,
 }
 
-impl TryFrom<pb::ImportRequest> for ImportQuery {
-    type Error = Status;
-
-    fn try_from(request: pb::ImportRequest) -> Result<Self, Status> {
-        let pb::ImportRequest { path } = request;
-        if path.trim().is_empty() {
-            return Err(Status::invalid_argument(
-                "path: give the Eywa folder to import",
-            ));
-        }
-        Ok(ImportQuery { path: path.into() })
-    }
+wire! {
+    ImportQuery <=> pb::ImportRequest { path: folder }
 }
 
 wire! {
@@ -36,18 +25,8 @@ wire! {
         files_scanned, files_read, files_unchanged, files_failed, files_without_messages,
         agent_files_scanned, agent_files_read, redacted: into, plans, memory_files,
         bytes_read, files_versioned, skipped_files: messages, files_skipped,
+        counts => { sessions, agents, episodes, entities, edges, sources, skipped_lines }: counts,
         elapsed = seconds: seconds,
-    }
-    to_wire(r) {
-        sessions: r.counts.sessions, agents: r.counts.agents, episodes: r.counts.episodes,
-        entities: r.counts.entities, edges: r.counts.edges, sources: r.counts.sources,
-        skipped_lines: r.counts.skipped_lines,
-    }
-    from_wire(r) {
-        counts: Counts {
-            sessions: r.sessions, agents: r.agents, episodes: r.episodes, entities: r.entities,
-            edges: r.edges, sources: r.sources, skipped_lines: r.skipped_lines,
-        },
     }
 }
 

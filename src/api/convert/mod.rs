@@ -4,6 +4,7 @@
 //! field added to the proto is either carried or named as left out.
 
 pub mod admin;
+pub mod codec;
 pub mod graph;
 pub mod ingest;
 pub mod model;
@@ -49,11 +50,6 @@ pub fn optional_time(
             .ok_or_else(|| Status::invalid_argument(format!("{field}: timestamp out of range")))
     })
     .transpose()
-}
-
-/// `optional int32` → a count within `1..=max`, or `default` when absent.
-pub fn count(field: &str, value: Option<i32>, default: usize, max: usize) -> Result<usize, Status> {
-    bounded(field, value, default, 1, max)
 }
 
 /// `optional int32` → a number within `min..=max`, or `default` when absent.

@@ -10,7 +10,7 @@ use super::{bad, resume_command};
 use crate::api::pb;
 use crate::extract::render_markdown;
 use crate::model::{
-    AgentInfo, Compaction, Edge, Episode, Handoff, HandoffSections, Node, Timestamp, TokenUsage,
+    AgentInfo, Compaction, Edge, Episode, Handoff, HandoffSections, Node, Timestamp,
 };
 
 wire! {
@@ -29,18 +29,11 @@ wire! {
         models, version: text, start: time, end: time, active_minutes, user_messages,
         assistant_messages, prompts, tool_calls, title, substance: small, agent: maybe,
         slug: text, compactions: messages, resumes,
+        tokens => { input_tokens, output_tokens, cache_creation_tokens, cache_read_tokens }: tokens,
     }
     to_wire(e) {
         duration_minutes: e.duration_minutes(),
         resume_command: resume_command(&e.session_id),
-        input_tokens: e.tokens.input, output_tokens: e.tokens.output,
-        cache_creation_tokens: e.tokens.cache_creation, cache_read_tokens: e.tokens.cache_read,
-    }
-    from_wire(e) {
-        tokens: TokenUsage {
-            input: e.input_tokens, output: e.output_tokens,
-            cache_creation: e.cache_creation_tokens, cache_read: e.cache_read_tokens,
-        },
     }
 }
 
@@ -96,11 +89,5 @@ wire! {
 /// A node a server sent, where its answer must hold one.
 pub fn node_from_wire(node: Option<pb::Node>) -> Result<Node, Status> {
     node.ok_or_else(|| bad("answer without its node"))?
-        .try_into()
-}
-
-/// An edge a server sent, where its answer must hold one.
-pub fn edge_from_wire(edge: Option<pb::Edge>) -> Result<Edge, Status> {
-    edge.ok_or_else(|| bad("answer without its edge"))?
         .try_into()
 }

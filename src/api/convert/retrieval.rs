@@ -1,16 +1,14 @@
 //! The Retrieval service's messages: handoffs for a query, search, and context to inject.
 
-use tonic::Status;
-
 use super::wire::wire;
-use super::{count, n32, optional_time, resume_command};
+use super::{n32, resume_command};
 use crate::api::pb;
 use crate::engine::{
     Context, ContextItem, ContextMode, ContextSession, DEFAULT_MAX_TOKENS, GetOutcome, HandoffHit,
-    MAX_DAYS_BACK, MAX_LIMIT, MAX_SEARCH_LIMIT, SearchHit, SearchRequest, SearchResults,
+    MAX_SEARCH_LIMIT, SearchHit, SearchRequest, SearchResults,
 };
-use crate::model::{SearchFilter, Timestamp, age};
-use crate::retrieve::{DEFAULT_DAYS_BACK, DEFAULT_LIMIT, GetOptions, Ranked, SearchMode, Signals};
+use crate::model::{Timestamp, age};
+use crate::retrieve::{GetOptions, Ranked, Signals};
 
 /// A `GetHandoffs` request, validated.
 pub struct GetQuery {
@@ -18,80 +16,16 @@ pub struct GetQuery {
     pub options: GetOptions,
 }
 
-impl TryFrom<pb::GetHandoffsRequest> for GetQuery {
-    type Error = Status;
-
-    fn try_from(request: pb::GetHandoffsRequest) -> Result<Self, Status> {
-        let pb::GetHandoffsRequest {
-            query,
-            days_back,
-            limit,
-            projects,
-        } = request;
-        let days_back = count(
-            "days_back",
-            days_back,
-            DEFAULT_DAYS_BACK as usize,
-            MAX_DAYS_BACK as usize,
-        )? as u32;
-        let limit = count("limit", limit, DEFAULT_LIMIT, MAX_LIMIT)?;
-        if projects.iter().any(|p| p.trim().is_empty()) {
-            return Err(Status::invalid_argument("projects: empty project name"));
-        }
-        Ok(GetQuery {
-            query,
-            options: GetOptions {
-                days_back,
-                limit,
-                projects,
-            },
-        })
+wire! {
+    GetQuery <=> pb::GetHandoffsRequest {
+        query, options => { days_back, limit, projects }: get_options,
     }
 }
 
-impl TryFrom<pb::SearchRequest> for SearchRequest {
-    type Error = Status;
-
-    fn try_from(request: pb::SearchRequest) -> Result<Self, Status> {
-        let pb::SearchRequest {
-            query,
-            types,
-            projects,
-            since,
-            until,
-            limit,
-            agent_types,
-            mode,
-            focus,
-        } = request;
-        if query.trim().is_empty() {
-            return Err(Status::invalid_argument("query: give words to search for"));
-        }
-        let mode = if mode.trim().is_empty() {
-            SearchMode::default()
-        } else {
-            SearchMode::parse(&mode).ok_or_else(|| {
-                Status::invalid_argument(format!(
-                    "mode: `{mode}` is not lexical, semantic or hybrid"
-                ))
-            })?
-        };
-        if projects.iter().any(|p| p.trim().is_empty()) {
-            return Err(Status::invalid_argument("projects: empty project name"));
-        }
-        Ok(SearchRequest {
-            query,
-            filter: SearchFilter {
-                kinds: types,
-                projects,
-                agent_types,
-                since: optional_time("since", since)?,
-                until: optional_time("until", until)?,
-            },
-            limit: count("limit", limit, 10, MAX_SEARCH_LIMIT)?,
-            mode,
-            focus: Some(focus.trim().to_owned()).filter(|f| !f.is_empty()),
-        })
+wire! {
+    SearchRequest <=> pb::SearchRequest {
+        query: words, limit: count(10, MAX_SEARCH_LIMIT), mode: strict_mode, focus: trimmed,
+        filter => { types, projects, agent_types, since, until }: search_filter,
     }
 }
 
@@ -103,27 +37,10 @@ pub struct ContextQuery {
     pub dry_run: bool,
 }
 
-impl TryFrom<pb::RetrieveContextRequest> for ContextQuery {
-    type Error = Status;
-
-    fn try_from(request: pb::RetrieveContextRequest) -> Result<Self, Status> {
-        let pb::RetrieveContextRequest {
-            sessions,
-            mode,
-            max_tokens,
-            dry_run,
-        } = request;
-        Ok(ContextQuery {
-            sessions,
-            mode: ContextMode::parse(&mode)?,
-            max_tokens: count(
-                "max_tokens",
-                max_tokens,
-                DEFAULT_MAX_TOKENS,
-                i32::MAX as usize,
-            )?,
-            dry_run,
-        })
+wire! {
+    ContextQuery <=> pb::RetrieveContextRequest {
+        sessions, mode: named, max_tokens: count(DEFAULT_MAX_TOKENS, i32::MAX as usize),
+        dry_run,
     }
 }
 

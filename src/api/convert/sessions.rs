@@ -4,29 +4,13 @@
 use tonic::Status;
 
 use super::wire::wire;
-use super::{bounded, count, n32, page_of, pagination, resume_command, timestamp};
+use super::{n32, resume_command, timestamp};
 use crate::api::pb;
 use crate::claude::Message;
 use crate::engine::{
     ExportFormat, MAX_CONTEXT_LINES, MAX_MATCHES, MAX_PAGE, MatchPage, MigrateError, MigrateMode,
     MigrateResult, SearchMatch, Session, SessionPage, SessionSearch, SessionSummary,
 };
-
-/// Bytes of a session part by default, and at most: under the 4 MiB a gRPC client
-/// takes by default.
-const PART_BYTES: usize = 1 << 20;
-const MAX_PART_BYTES: usize = 3 << 20;
-
-/// A request's `max_bytes`: 0 for the default.
-fn part_bytes(max_bytes: u32) -> Result<usize, Status> {
-    match max_bytes as usize {
-        0 => Ok(PART_BYTES),
-        n if n <= MAX_PART_BYTES => Ok(n.max(1)),
-        n => Err(Status::invalid_argument(format!(
-            "max_bytes {n} is over the maximum of {MAX_PART_BYTES}"
-        ))),
-    }
-}
 
 /// A `GetSession` request, validated.
 pub struct PartQuery {
@@ -35,24 +19,9 @@ pub struct PartQuery {
     pub max_bytes: usize,
 }
 
-impl TryFrom<pb::GetSessionRequest> for PartQuery {
-    type Error = Status;
-
-    fn try_from(request: pb::GetSessionRequest) -> Result<Self, Status> {
-        let pb::GetSessionRequest {
-            session,
-            max_bytes,
-            from_message,
-            from_offset,
-        } = request;
-        Ok(PartQuery {
-            max_bytes: part_bytes(max_bytes)?,
-            session,
-            from: SessionCursor {
-                message: from_message as usize,
-                offset: usize::try_from(from_offset).unwrap_or(usize::MAX),
-            },
-        })
+wire! {
+    PartQuery <=> pb::GetSessionRequest {
+        session, max_bytes: part_bytes, from => { from_message, from_offset }: cursor,
     }
 }
 
@@ -63,20 +32,9 @@ pub struct ListQuery {
     pub offset: usize,
 }
 
-impl TryFrom<pb::ListSessionsRequest> for ListQuery {
-    type Error = Status;
-
-    fn try_from(request: pb::ListSessionsRequest) -> Result<Self, Status> {
-        let pb::ListSessionsRequest {
-            workspace,
-            limit,
-            offset,
-        } = request;
-        Ok(ListQuery {
-            limit: count("limit", limit, 50, MAX_PAGE)?,
-            workspace: (!workspace.trim().is_empty()).then_some(workspace),
-            offset: offset as usize,
-        })
+wire! {
+    ListQuery <=> pb::ListSessionsRequest {
+        limit: count(50, MAX_PAGE), workspace: blank, offset: size32,
     }
 }
 
@@ -88,51 +46,17 @@ pub struct ExportQuery {
     pub max_bytes: usize,
 }
 
-impl TryFrom<pb::ExportSessionRequest> for ExportQuery {
-    type Error = Status;
-
-    fn try_from(request: pb::ExportSessionRequest) -> Result<Self, Status> {
-        let pb::ExportSessionRequest {
-            session,
-            format,
-            offset,
-            max_bytes,
-        } = request;
-        Ok(ExportQuery {
-            max_bytes: part_bytes(max_bytes)?,
-            format: if format.trim().is_empty() {
-                ExportFormat::Markdown
-            } else {
-                ExportFormat::parse(&format)?
-            },
-            session,
-            offset,
-        })
+wire! {
+    ExportQuery <=> pb::ExportSessionRequest {
+        session, format: named, offset, max_bytes: part_bytes,
     }
 }
 
-impl TryFrom<pb::SearchSessionsRequest> for SessionSearch {
-    type Error = Status;
-
-    fn try_from(request: pb::SearchSessionsRequest) -> Result<Self, Status> {
-        let pb::SearchSessionsRequest {
-            pattern,
-            regex,
-            case_sensitive,
-            workspace,
-            context,
-            limit,
-            offset,
-        } = request;
-        Ok(SessionSearch {
-            pattern,
-            regex,
-            case_sensitive,
-            workspace: (!workspace.trim().is_empty()).then_some(workspace),
-            context: bounded("context", context, 2, 0, MAX_CONTEXT_LINES)?,
-            limit: count("limit", limit, 50, MAX_MATCHES)?,
-            offset: offset as usize,
-        })
+wire! {
+    SessionSearch <=> pb::SearchSessionsRequest {
+        pattern, regex, case_sensitive, workspace: blank,
+        context: bounded(2, 0, MAX_CONTEXT_LINES), limit: count(50, MAX_MATCHES),
+        offset: size32,
     }
 }
 
@@ -143,21 +67,8 @@ pub struct MigrateQuery {
     pub mode: MigrateMode,
 }
 
-impl TryFrom<pb::MigrateSessionsRequest> for MigrateQuery {
-    type Error = Status;
-
-    fn try_from(request: pb::MigrateSessionsRequest) -> Result<Self, Status> {
-        let pb::MigrateSessionsRequest {
-            sessions,
-            destination,
-            mode,
-        } = request;
-        Ok(MigrateQuery {
-            mode: MigrateMode::parse(&mode)?,
-            sessions,
-            destination,
-        })
-    }
+wire! {
+    MigrateQuery <=> pb::MigrateSessionsRequest { sessions, destination, mode: named }
 }
 
 impl From<Message> for pb::Message {
@@ -347,11 +258,8 @@ pub fn export_part(
 }
 
 wire! {
-    SessionPage <=> pb::ListSessionsResponse { sessions: messages }
-    to_wire(p) { pagination: Some(pagination(p.total, p.limit, p.offset, p.has_more)) }
-    from_wire(p) {
-        total: page_of(p.pagination).0, limit: page_of(p.pagination).1,
-        offset: page_of(p.pagination).2, has_more: page_of(p.pagination).3,
+    SessionPage <=> pb::ListSessionsResponse {
+        sessions: messages, { total, limit, offset, has_more } => pagination: page,
     }
 }
 
@@ -364,11 +272,8 @@ wire! {
 }
 
 wire! {
-    MatchPage <=> pb::SearchSessionsResponse { matches: messages }
-    to_wire(p) { pagination: Some(pagination(p.total, p.limit, p.offset, p.has_more)) }
-    from_wire(p) {
-        total: page_of(p.pagination).0, limit: page_of(p.pagination).1,
-        offset: page_of(p.pagination).2, has_more: page_of(p.pagination).3,
+    MatchPage <=> pb::SearchSessionsResponse {
+        matches: messages, { total, limit, offset, has_more } => pagination: page,
     }
 }
 

@@ -1,0 +1,251 @@
+//! How values go to the wire (`to`) and read back (`from`): one module a codec, named in
+//! [`wire!`](super::wire::wire) field lists. A codec's `from` is given the wire's field
+//! name, for its errors; a codec of several fields (`counts`) takes and gives a tuple.
+
+mod model;
+mod requests;
+
+pub use self::model::*;
+pub use self::requests::*;
+
+/// The same type both ways.
+pub mod same {
+    pub fn to<T>(value: T) -> T {
+        value
+    }
+
+    pub fn from<T>(value: T, _field: &str) -> Result<T, tonic::Status> {
+        Ok(value)
+    }
+}
+
+/// A list of messages.
+pub mod messages {
+    use tonic::Status;
+
+    pub fn to<D, W: From<D>>(values: Vec<D>) -> Vec<W> {
+        values.into_iter().map(W::from).collect()
+    }
+
+    pub fn from<D: TryFrom<W, Error = Status>, W>(
+        values: Vec<W>,
+        _field: &str,
+    ) -> Result<Vec<D>, Status> {
+        values.into_iter().map(D::try_from).collect()
+    }
+}
+
+/// A message that may be absent on both sides.
+pub mod maybe {
+    use tonic::Status;
+
+    pub fn to<D, W: From<D>>(value: Option<D>) -> Option<W> {
+        value.map(W::from)
+    }
+
+    pub fn from<D: TryFrom<W, Error = Status>, W>(
+        value: Option<W>,
+        _field: &str,
+    ) -> Result<Option<D>, Status> {
+        value.map(D::try_from).transpose()
+    }
+}
+
+/// domain's default.
+pub mod required {
+    use tonic::Status;
+
+    pub fn to<D, W: From<D>>(value: D) -> Option<W> {
+        Some(W::from(value))
+    }
+
+    pub fn from<D: TryFrom<W, Error = Status> + Default, W>(
+        value: Option<W>,
+        _field: &str,
+    ) -> Result<D, Status> {
+        value.map_or_else(|| Ok(D::default()), D::try_from)
+    }
+}
+
+/// Through `From` both ways.
+pub mod into {
+    pub fn to<A, B: From<A>>(value: A) -> B {
+        B::from(value)
+    }
+
+    pub fn from<A, B: From<A>>(value: A, _field: &str) -> Result<B, tonic::Status> {
+        Ok(B::from(value))
+    }
+}
+
+/// A collection of another kind on the wire (maps, sets).
+pub mod collect {
+    pub fn to<A: IntoIterator, B: FromIterator<A::Item>>(values: A) -> B {
+        values.into_iter().collect()
+    }
+
+    pub fn from<A: IntoIterator, B: FromIterator<A::Item>>(
+        values: A,
+        _field: &str,
+    ) -> Result<B, tonic::Status> {
+        Ok(values.into_iter().collect())
+    }
+}
+
+/// Text that may be absent: the empty string on the wire.
+pub mod text {
+    pub fn to(value: Option<String>) -> String {
+        value.unwrap_or_default()
+    }
+
+    pub fn from(value: String, _field: &str) -> Result<Option<String>, tonic::Status> {
+        Ok(crate::api::convert::some(value))
+    }
+}
+
+/// A moment; absent on the wire reads as the epoch.
+pub mod time {
+    use crate::model::Timestamp;
+
+    pub fn to(value: Timestamp) -> Option<prost_types::Timestamp> {
+        Some(crate::api::convert::timestamp(value))
+    }
+
+    pub fn from(
+        value: Option<prost_types::Timestamp>,
+        _field: &str,
+    ) -> Result<Timestamp, tonic::Status> {
+        Ok(crate::api::convert::time(value))
+    }
+}
+
+/// A moment that may be absent.
+pub mod maybe_time {
+    use crate::model::Timestamp;
+
+    pub fn to(value: Option<Timestamp>) -> Option<prost_types::Timestamp> {
+        value.map(crate::api::convert::timestamp)
+    }
+
+    pub fn from(
+        value: Option<prost_types::Timestamp>,
+        _field: &str,
+    ) -> Result<Option<Timestamp>, tonic::Status> {
+        Ok(value.map(|t| crate::api::convert::time(Some(t))))
+    }
+}
+
+/// A count in memory, a `uint64` on the wire (saturating when it reads back).
+pub mod size {
+    pub fn to(value: usize) -> u64 {
+        value as u64
+    }
+
+    pub fn from(value: u64, _field: &str) -> Result<usize, tonic::Status> {
+        Ok(usize::try_from(value).unwrap_or(usize::MAX))
+    }
+}
+
+/// A count in memory, a `uint32` on the wire (saturating both ways).
+pub mod size32 {
+    pub fn to(value: usize) -> u32 {
+        crate::api::convert::n32(value)
+    }
+
+    pub fn from(value: u32, _field: &str) -> Result<usize, tonic::Status> {
+        Ok(value as usize)
+    }
+}
+
+/// A byte-sized number, a `uint32` on the wire.
+pub mod small {
+    pub fn to(value: u8) -> u32 {
+        u32::from(value)
+    }
+
+    pub fn from(value: u32, _field: &str) -> Result<u8, tonic::Status> {
+        u8::try_from(value).map_err(|_| crate::api::convert::bad("number over 255"))
+    }
+}
+
+/// A node id, as its string.
+pub mod id {
+    use crate::model::NodeId;
+
+    pub fn to(value: NodeId) -> String {
+        value.to_string()
+    }
+
+    pub fn from(value: String, _field: &str) -> Result<NodeId, tonic::Status> {
+        crate::api::convert::node_id(&value)
+    }
+}
+
+/// A path, as its string.
+pub mod path {
+    use std::path::PathBuf;
+
+    pub fn to(value: PathBuf) -> String {
+        value.display().to_string()
+    }
+
+    pub fn from(value: String, _field: &str) -> Result<PathBuf, tonic::Status> {
+        Ok(PathBuf::from(value))
+    }
+}
+
+/// Seconds as a float on the wire.
+pub mod seconds {
+    use std::time::Duration;
+
+    pub fn to(value: Duration) -> f64 {
+        value.as_secs_f64()
+    }
+
+    pub fn from(value: f64, _field: &str) -> Result<Duration, tonic::Status> {
+        Ok(Duration::try_from_secs_f64(value).unwrap_or_default())
+    }
+}
+
+/// A number whose zero means none.
+pub mod nonzero {
+    pub fn to<T: Default>(value: Option<T>) -> T {
+        value.unwrap_or_default()
+    }
+
+    pub fn from<T: Default + PartialEq>(
+        value: T,
+        _field: &str,
+    ) -> Result<Option<T>, tonic::Status> {
+        Ok((value != T::default()).then_some(value))
+    }
+}
+
+/// A message the domain always has: absent on the wire is a bad answer.
+pub mod present {
+    use tonic::Status;
+
+    pub fn to<D, W: From<D>>(value: D) -> Option<W> {
+        Some(W::from(value))
+    }
+
+    pub fn from<D: TryFrom<W, Error = Status>, W>(
+        value: Option<W>,
+        _field: &str,
+    ) -> Result<D, Status> {
+        D::try_from(
+            value.ok_or_else(|| crate::api::convert::bad("answer without a part it must hold"))?,
+        )
+    }
+}
+
+/// A score: `f32` in memory, `double` on the wire.
+pub mod float {
+    pub fn to(value: f32) -> f64 {
+        f64::from(value)
+    }
+
+    pub fn from(value: f64, _field: &str) -> Result<f32, tonic::Status> {
+        Ok(value as f32)
+    }
+}
