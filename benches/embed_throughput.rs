@@ -53,7 +53,7 @@ fn embed_throughput(c: &mut Criterion) {
         let refs: Vec<&str> = batch.iter().map(String::as_str).collect();
         group.throughput(Throughput::Elements(batch.len() as u64));
         group.bench_function(format!("{tokens}_tokens_batch_32"), |b| {
-            b.iter(|| model.embed(&refs).unwrap())
+            b.iter(|| model.embed(&refs).unwrap());
         });
         let started = std::time::Instant::now();
         let rounds = 3;

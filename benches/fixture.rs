@@ -6,14 +6,14 @@ use chrono::{Duration, NaiveDate};
 use eywa::model::{Handoff, NodeId, Timestamp};
 
 /// A small, fixed-seed generator (SplitMix64): no dependency, same data every run.
-pub struct Rng(u64);
+pub(crate) struct Rng(u64);
 
 impl Rng {
-    pub fn new(seed: u64) -> Self {
+    pub(crate) fn new(seed: u64) -> Self {
         Rng(seed)
     }
 
-    pub fn next_u64(&mut self) -> u64 {
+    pub(crate) fn next_u64(&mut self) -> u64 {
         self.0 = self.0.wrapping_add(0x9E37_79B9_7F4A_7C15);
         let mut z = self.0;
         z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
@@ -22,12 +22,12 @@ impl Rng {
     }
 
     /// Uniform in `0..n`.
-    pub fn below(&mut self, n: u64) -> u64 {
+    pub(crate) fn below(&mut self, n: u64) -> u64 {
         self.next_u64() % n
     }
 
     /// Skewed towards 0 (a few projects and terms are very common, most are rare).
-    pub fn skewed(&mut self, n: u64) -> u64 {
+    pub(crate) fn skewed(&mut self, n: u64) -> u64 {
         let u = (self.next_u64() >> 11) as f64 / (1u64 << 53) as f64;
         ((n as f64).powf(u) - 1.0) as u64 % n
     }
@@ -40,7 +40,7 @@ const SYLLABLES: [&str; 24] = [
 
 /// The `k`-th word of a synthetic vocabulary: distinct, word-like (`kamon`, `selvi`), so
 /// substring matches are about as rare as among real keywords.
-pub fn word(k: u64) -> String {
+pub(crate) fn word(k: u64) -> String {
     let base = SYLLABLES.len() as u64;
     let mut n = k + base; // at least two syllables
     let mut w = String::new();
@@ -51,12 +51,12 @@ pub fn word(k: u64) -> String {
     w
 }
 
-pub fn today() -> NaiveDate {
+pub(crate) fn today() -> NaiveDate {
     NaiveDate::from_ymd_opt(2026, 11, 1).unwrap()
 }
 
 /// `n` handoffs over a year: projects and keywords drawn with a skew, as real ones are.
-pub fn handoffs(n: usize, seed: u64) -> Vec<Handoff> {
+pub(crate) fn handoffs(n: usize, seed: u64) -> Vec<Handoff> {
     let mut rng = Rng::new(seed);
     let projects = (n / 30).max(10) as u64;
     let vocabulary = (n / 2).max(100) as u64;
@@ -85,9 +85,9 @@ pub fn handoffs(n: usize, seed: u64) -> Vec<Handoff> {
 }
 
 /// Episodes of the synthetic graph.
-pub const GRAPH_EPISODES: u32 = 100_000;
+pub(crate) const GRAPH_EPISODES: u32 = 100_000;
 /// Edges per episode: 1 TOUCHED, 3 USED, 6 READ/EDITED → 1,000,000 edges.
-pub const EDGES_PER_EPISODE: u32 = 10;
+pub(crate) const EDGES_PER_EPISODE: u32 = 10;
 const GRAPH_PROJECTS: u64 = 500;
 const GRAPH_TOOLS: u64 = 20;
 const FILES_PER_PROJECT: u64 = 200;
@@ -96,7 +96,7 @@ const GRAPH_VERSION: u32 = 1;
 
 /// The synthetic graph's store directory, generated on first use (through the real write
 /// path, one batch per episode) and reused after.
-pub fn graph_dir() -> std::path::PathBuf {
+pub(crate) fn graph_dir() -> std::path::PathBuf {
     use eywa::extract::SessionFacts;
     use eywa::graph::{Graph, SourceRecord};
     use eywa::model::{Edge, EntityType, Episode, Node, Relation};
@@ -273,7 +273,7 @@ fn ensure_view_snapshot(store: &std::path::Path) {
 }
 
 /// Opens the synthetic graph.
-pub fn open_graph() -> eywa::graph::Graph {
+pub(crate) fn open_graph() -> eywa::graph::Graph {
     let store = eywa_storage::Config::new()
         .path(graph_dir())
         .open()
@@ -283,7 +283,7 @@ pub fn open_graph() -> eywa::graph::Graph {
 
 /// Times `f` once per input and prints p50/p95/p99 (criterion reports means, the targets
 /// are percentiles).
-pub fn percentiles<T>(label: &str, inputs: &[T], mut f: impl FnMut(&T)) {
+pub(crate) fn percentiles<T>(label: &str, inputs: &[T], mut f: impl FnMut(&T)) {
     let mut times: Vec<std::time::Duration> = inputs
         .iter()
         .map(|input| {
@@ -305,14 +305,14 @@ pub fn percentiles<T>(label: &str, inputs: &[T], mut f: impl FnMut(&T)) {
 }
 
 /// Sessions of the synthetic Claude tree, about 2 MB each: over 500 MB in all.
-pub const TREE_SESSIONS: u32 = 260;
+pub(crate) const TREE_SESSIONS: u32 = 260;
 const TREE_VERSION: u32 = 1;
 
 /// A synthetic `~/.claude` with a realistic mix of lines: typed prompts, assistant
 /// responses split over thinking/text/tool_use lines sharing a message id, tool results
 /// with code-sized outputs, progress and snapshot noise, and now and then a large
 /// base64 image. Generated once, reused after.
-pub fn claude_tree() -> (std::path::PathBuf, u64) {
+pub(crate) fn claude_tree() -> (std::path::PathBuf, u64) {
     use std::io::Write;
 
     let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!(
@@ -355,7 +355,7 @@ pub fn claude_tree() -> (std::path::PathBuf, u64) {
 /// whose sizes spread around `median` bytes (log-normal, σ = `spread`, clipped to 8 KB –
 /// 4 MB), no images; written once into `target/bench-data/<name>`. Returns the root,
 /// the bytes of its transcripts and the sessions.
-pub fn claude_tree_shaped(
+pub(crate) fn claude_tree_shaped(
     name: &str,
     sessions: u32,
     median: f64,
@@ -408,7 +408,7 @@ pub fn claude_tree_shaped(
 /// assistant response split over thinking and tool_use lines sharing a message id, a tool
 /// result of code, a hook progress line, a text answer, now and then a snapshot line and a
 /// ~190 KB base64 image. `turn` carries on across calls (unique uuids).
-pub fn session_turns(
+pub(crate) fn session_turns(
     out: &mut impl std::io::Write,
     rng: &mut Rng,
     id: &str,
@@ -422,7 +422,7 @@ pub fn session_turns(
 
 /// [`session_turns`], with or without the occasional image.
 #[allow(clippy::too_many_arguments)]
-pub fn session_lines_of(
+pub(crate) fn session_lines_of(
     out: &mut impl std::io::Write,
     rng: &mut Rng,
     id: &str,
@@ -478,7 +478,7 @@ pub fn session_lines_of(
 }
 
 /// Peak resident memory of this process so far (VmHWM), in MiB.
-pub fn peak_rss_mib() -> f64 {
+pub(crate) fn peak_rss_mib() -> f64 {
     std::fs::read_to_string("/proc/self/status")
         .ok()
         .and_then(|s| {
@@ -495,7 +495,7 @@ pub fn peak_rss_mib() -> f64 {
 /// about, as with real text. Deterministic for a seed. (Vectors whose neighbours differ
 /// only by isotropic noise make every approximate index look broken: at a million, the
 /// top 10 of a few hundred equidistant vectors is a lottery.)
-pub fn low_rank_vectors(
+pub(crate) fn low_rank_vectors(
     n: usize,
     dim: usize,
     rank: usize,
@@ -526,7 +526,7 @@ pub fn low_rank_vectors(
 
 /// The installed all-MiniLM-L6-v2: `EYWA_MODEL_DIR`, or where the tests install it
 /// (`target/tools/models/`). Panics with what to do when there is none.
-pub fn minilm() -> eywa::embed::MiniLm {
+pub(crate) fn minilm() -> eywa::embed::MiniLm {
     let dir = std::env::var_os("EYWA_MODEL_DIR")
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| {

@@ -11,7 +11,7 @@ use std::time::{Duration, Instant};
 
 /// The queries the Python Eywa was timed with (`handoff_index.py`), and the empty query
 /// (the most-recent fallback). Benches append a token never seen before to each.
-pub const QUERIES: [&str; 6] = [
+pub(crate) const QUERIES: [&str; 6] = [
     "project-12 kw3 kw77",
     "kw1 kw2",
     "refactor project-400 kw999",
@@ -21,7 +21,7 @@ pub const QUERIES: [&str; 6] = [
 ];
 
 /// Sizes to run: `EYWA_BENCH_SIZES` (comma-separated), else 1k, 10k and 100k.
-pub fn sizes() -> Vec<usize> {
+pub(crate) fn sizes() -> Vec<usize> {
     match std::env::var("EYWA_BENCH_SIZES") {
         Ok(list) => list
             .split(',')
@@ -31,7 +31,7 @@ pub fn sizes() -> Vec<usize> {
     }
 }
 
-pub fn eywa() -> Command {
+pub(crate) fn eywa() -> Command {
     let mut cmd = Command::new(env!("CARGO_BIN_EXE_eywa"));
     cmd.env_remove("EYWA_ADDR")
         .env_remove("EYWA_LOG")
@@ -45,7 +45,7 @@ fn bench_data() -> PathBuf {
 }
 
 /// The Python Eywa folder of `n` sessions, written once.
-pub fn eywa_folder(n: usize) -> PathBuf {
+pub(crate) fn eywa_folder(n: usize) -> PathBuf {
     let dir = bench_data().join(format!("eywa-folder-{n}"));
     if dir.join("handoff-index.json").is_file() {
         return dir;
@@ -67,21 +67,21 @@ pub fn eywa_folder(n: usize) -> PathBuf {
 }
 
 /// An empty Claude Code home, so `serve` has nothing to ingest but still watches.
-pub fn empty_claude_dir() -> PathBuf {
+pub(crate) fn empty_claude_dir() -> PathBuf {
     let dir = bench_data().join("claude-empty");
     std::fs::create_dir_all(dir.join("projects")).unwrap();
     dir
 }
 
 /// What `eywa import` of `n` sessions took.
-pub struct Imported {
+pub(crate) struct Imported {
     pub data_dir: PathBuf,
     pub seconds: f64,
     pub peak_rss_mib: f64,
 }
 
 /// A store holding the import of `n` sessions; imported now when `fresh` or missing.
-pub fn import(n: usize, fresh: bool) -> Imported {
+pub(crate) fn import(n: usize, fresh: bool) -> Imported {
     let folder = eywa_folder(n);
     let data_dir = bench_data().join(format!("eywa-import-{n}"));
     let done = data_dir.join("imported");
@@ -116,12 +116,12 @@ pub fn import(n: usize, fresh: bool) -> Imported {
 }
 
 /// The store of `n` imported sessions (imported once, then reused).
-pub fn imported_store(n: usize) -> Imported {
+pub(crate) fn imported_store(n: usize) -> Imported {
     import(n, false)
 }
 
 /// Waits for a child; its exit status and peak RSS in MiB (from the kernel's accounting).
-pub fn wait_with_peak_rss(child: &mut Child) -> (std::process::ExitStatus, f64) {
+pub(crate) fn wait_with_peak_rss(child: &mut Child) -> (std::process::ExitStatus, f64) {
     use std::os::unix::process::ExitStatusExt;
     let mut status = 0;
     let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
@@ -135,7 +135,7 @@ pub fn wait_with_peak_rss(child: &mut Child) -> (std::process::ExitStatus, f64) 
 }
 
 /// Bytes of everything under `dir`.
-pub fn dir_bytes(dir: &Path) -> u64 {
+pub(crate) fn dir_bytes(dir: &Path) -> u64 {
     let mut total = 0;
     let mut stack = vec![dir.to_path_buf()];
     while let Some(d) = stack.pop() {
@@ -153,13 +153,13 @@ pub fn dir_bytes(dir: &Path) -> u64 {
 }
 
 /// A running `eywa serve` on a free loopback port; stopped (SIGINT, then waited) on drop.
-pub struct Serve {
+pub(crate) struct Serve {
     pub addr: String,
     child: Child,
 }
 
 impl Serve {
-    pub fn start(data_dir: &Path) -> Serve {
+    pub(crate) fn start(data_dir: &Path) -> Serve {
         let mut child = eywa()
             .arg("--data-dir")
             .arg(data_dir)
@@ -188,12 +188,12 @@ impl Serve {
         Serve { addr, child }
     }
 
-    pub fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.child.id()
     }
 
     /// The server's resident memory now, in MiB.
-    pub fn rss_mib(&self) -> f64 {
+    pub(crate) fn rss_mib(&self) -> f64 {
         let status = std::fs::read_to_string(format!("/proc/{}/status", self.pid())).unwrap();
         status
             .lines()

@@ -6,24 +6,37 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
+    /// The storage layer failed (other than a lock held or a full disk).
     #[error(transparent)]
     Storage(eywa_storage::Error),
     /// Another process holds the store (one process opens a store at a time).
     #[error("store at {path} is in use by another process (is `eywa serve` running?)")]
-    StoreLocked { path: PathBuf },
+    StoreLocked {
+        /// The store's folder.
+        path: PathBuf,
+    },
     /// A write was refused, or failed, for want of disk space; nothing was half-written.
     #[error(transparent)]
     DiskFull(eywa_storage::Error),
+    /// A file or folder could not be read, written or created.
     #[error("cannot access {path}")]
     Io {
+        /// The file or folder.
         path: PathBuf,
+        /// What the operating system said.
         #[source]
         source: std::io::Error,
     },
+    /// The Claude dir has no `projects` folder to ingest.
     #[error("no Claude Code projects folder at {path} (set EYWA_CLAUDE_DIR or --claude-dir)")]
-    ClaudeDirMissing { path: PathBuf },
+    ClaudeDirMissing {
+        /// The `projects` folder looked for.
+        path: PathBuf,
+    },
+    /// A request's argument is malformed or out of bounds; the message says which.
     #[error("{0}")]
     InvalidArgument(String),
+    /// What a request names (a session, a node, a folder) does not exist.
     #[error("{0}")]
     NotFound(String),
     /// The request cannot be carried out in the current state (a migration target exists).
@@ -40,6 +53,7 @@ pub enum Error {
     VectorIndex(String),
 }
 
+/// A result whose error is eywa's [`Error`] unless given.
 pub type Result<T, E = Error> = std::result::Result<T, E>;
 
 impl From<eywa_storage::Error> for Error {

@@ -22,21 +22,33 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+// The API: the engine and the types its calls take and give, the gRPC messages and a
+// client for them, the server.
 pub mod api;
-mod archive;
-pub mod claude;
-pub mod embed;
 pub mod engine;
 pub mod error;
+pub mod model;
+pub mod server;
+
+// Rooms the `eywa` binary, the tests and the benches reach into; not part of the API.
+#[doc(hidden)]
+pub mod claude;
+#[doc(hidden)]
+pub mod embed;
+#[doc(hidden)]
 pub mod extract;
+#[doc(hidden)]
 pub mod fs;
+#[doc(hidden)]
 pub mod graph;
+#[doc(hidden)]
 pub mod index;
+#[doc(hidden)]
+pub mod retrieve;
+
+mod archive;
 mod ingest;
 mod library;
-pub mod model;
-pub mod retrieve;
 mod semantic;
-pub mod server;
 
 pub use self::error::{Error, Result};

@@ -24,10 +24,13 @@ use crate::engine::Engine;
 /// Default address: loopback only.
 pub const DEFAULT_ADDR: &str = "127.0.0.1:50051";
 
+/// Why the gRPC server could not start, or failed while serving.
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
+    /// The reflection service could not be built from the API's descriptors.
     #[error("cannot build the reflection service")]
     Reflection(#[from] tonic_reflection::server::Error),
+    /// The transport failed: a TLS identity it cannot use, or serving itself.
     #[error("the gRPC server failed")]
     Transport(#[from] tonic::transport::Error),
 }

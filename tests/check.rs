@@ -69,7 +69,7 @@ fn sessions(home: &ClaudeHome, data: &Path) -> Value {
         .iter()
         .map(|s| s["session_id"].clone())
         .collect();
-    ids.sort_by_key(|v| v.to_string());
+    ids.sort_by_key(std::string::ToString::to_string);
     Value::Array(ids)
 }
 

@@ -48,7 +48,7 @@ fn engine() -> (ClaudeHome, Engine) {
                    "message": {"id": format!("m-{id}"), "role": "assistant",
                                "content": [{"type": "text", "text": report(topic)}]}}),
         ];
-        let text: Vec<String> = agent.iter().map(|v| v.to_string()).collect();
+        let text: Vec<String> = agent.iter().map(std::string::ToString::to_string).collect();
         home.write_raw(
             &format!("-w-app/{MAIN}/subagents"),
             &format!("agent-{id}.jsonl"),
@@ -81,7 +81,7 @@ fn engine() -> (ClaudeHome, Engine) {
 }
 
 fn ctx(engine: &Engine, ids: &[&str], mode: ContextMode, budget: usize) -> Context {
-    let ids: Vec<String> = ids.iter().map(|s| s.to_string()).collect();
+    let ids: Vec<String> = ids.iter().map(std::string::ToString::to_string).collect();
     engine.retrieve_context(&ids, mode, budget, false).unwrap()
 }
 
@@ -145,7 +145,9 @@ fn the_budget_is_never_exceeded_and_no_item_is_cut() {
             assert!(estimate_tokens(&c.text) <= budget, "{budget}");
             let dry = engine
                 .retrieve_context(
-                    &ids.iter().map(|s| s.to_string()).collect::<Vec<_>>(),
+                    &ids.iter()
+                        .map(std::string::ToString::to_string)
+                        .collect::<Vec<_>>(),
                     ContextMode::Full,
                     budget,
                     true,

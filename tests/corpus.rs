@@ -290,7 +290,7 @@ fn changed_files(path: &Path) -> BTreeSet<String> {
     let mut out = BTreeSet::new();
     for v in json_lines(path) {
         if v.get("type").and_then(|t| t.as_str()) != Some("assistant")
-            || v.get("isSidechain").and_then(|s| s.as_bool()) == Some(true)
+            || v.get("isSidechain").and_then(serde_json::Value::as_bool) == Some(true)
         {
             continue;
         }
@@ -356,7 +356,7 @@ fn tool_calls_and_output_tokens(path: &Path) -> (u32, u64) {
     let mut usage: BTreeMap<(String, String), u64> = BTreeMap::new();
     for v in json_lines(path) {
         if v.get("type").and_then(|t| t.as_str()) != Some("assistant")
-            || v.get("isSidechain").and_then(|s| s.as_bool()) == Some(true)
+            || v.get("isSidechain").and_then(serde_json::Value::as_bool) == Some(true)
         {
             continue;
         }
@@ -377,7 +377,7 @@ fn tool_calls_and_output_tokens(path: &Path) -> (u32, u64) {
         }
         if let Some(out) = v
             .pointer("/message/usage/output_tokens")
-            .and_then(|o| o.as_u64())
+            .and_then(serde_json::Value::as_u64)
         {
             let key = (
                 v.pointer("/message/id")

@@ -519,7 +519,9 @@ fn as_of_over_grpc_sees_what_eywa_knew_then() {
         )
         .json();
     assert!(
-        before["touches"].as_array().is_none_or(|t| t.is_empty()),
+        before["touches"]
+            .as_array()
+            .is_none_or(std::vec::Vec::is_empty),
         "{before}"
     );
     let now = f

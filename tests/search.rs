@@ -85,8 +85,11 @@ fn search_finds_sessions_by_their_words_one_hit_each() {
     let only = |kinds: &[&str], projects: &[&str], since: Option<Timestamp>| SearchRequest {
         query: "checkout".into(),
         filter: eywa::model::SearchFilter {
-            kinds: kinds.iter().map(|s| s.to_string()).collect(),
-            projects: projects.iter().map(|s| s.to_string()).collect(),
+            kinds: kinds.iter().map(std::string::ToString::to_string).collect(),
+            projects: projects
+                .iter()
+                .map(std::string::ToString::to_string)
+                .collect(),
             since,
             ..Default::default()
         },
@@ -243,7 +246,7 @@ fn the_cli_searches_and_runs_query_files() {
         json!({"qid": "a", "query": "coupon math", "project": "shop"}),
         json!({"qid": "b", "query": "the of"}),
     ];
-    let text: Vec<String> = lines.iter().map(|l| l.to_string()).collect();
+    let text: Vec<String> = lines.iter().map(std::string::ToString::to_string).collect();
     std::fs::write(&queries, text.join("\n")).unwrap();
     let (ok, out, err) = eywa(&["search", "--queries", queries.to_str().unwrap()]);
     assert!(ok, "{err}");

@@ -307,7 +307,7 @@ fn without_the_model_semantic_is_refused_and_hybrid_is_lexical() {
     assert!(status.backlog > 0);
     match search(&engine, "blog production", SearchMode::Semantic) {
         Err(eywa::Error::FailedPrecondition(m)) => {
-            assert!(m.contains("semantic search is unavailable"), "{m}")
+            assert!(m.contains("semantic search is unavailable"), "{m}");
         }
         other => panic!("expected FailedPrecondition, got {other:?}"),
     }

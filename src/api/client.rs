@@ -21,6 +21,8 @@ use crate::graph::{EdgeFilter, Neighbor, PathStep, Related, Touch, Walk};
 use crate::model::{Handoff, Node};
 use crate::retrieve::GetOptions;
 
+/// A client of a running eywa server: one tonic client per service, over one channel that
+/// sends the token.
 #[derive(Debug, Clone)]
 pub struct RemoteClient {
     retrieval: pb::retrieval_client::RetrievalClient<Authed>,
@@ -34,13 +36,15 @@ pub struct RemoteClient {
 /// self-signed server's own) and the token to send.
 #[derive(Debug, Clone, Default)]
 pub struct Connection {
+    /// The certificate to trust (PEM); `None` connects in plaintext.
     pub tls_ca_pem: Option<Vec<u8>>,
+    /// The bearer token sent with every call; `None` sends none.
     pub token: Option<String>,
 }
 
 /// A channel that sends `authorization: Bearer <token>` with every call, when it has one.
 #[derive(Debug, Clone)]
-pub struct Authed {
+pub(super) struct Authed {
     inner: Channel,
     authorization: Option<http::HeaderValue>,
 }
@@ -113,6 +117,7 @@ impl RemoteClient {
         })
     }
 
+    /// `eywa get` on the server: the handoffs ranked for `query`.
     pub async fn get_handoffs(
         &mut self,
         query: &str,
@@ -139,6 +144,8 @@ impl RemoteClient {
             .try_into()
     }
 
+    /// Context from `sessions` fitted to `max_tokens` tokens, by the server; `dry_run` gives
+    /// the same accounting without the text.
     pub async fn context(
         &mut self,
         sessions: &[String],
@@ -172,6 +179,8 @@ impl RemoteClient {
         ))
     }
 
+    /// Entities named `name` (or, with `prefix`, starting with it), optionally of one type, at
+    /// most `limit`.
     pub async fn find_entities(
         &mut self,
         name: &str,
@@ -190,6 +199,8 @@ impl RemoteClient {
         entities.into_iter().map(Node::try_from).collect()
     }
 
+    /// The node `reference` names and its neighbors through edges `filter` admits, at most
+    /// `limit`.
     pub async fn neighbors(
         &mut self,
         reference: &str,
@@ -212,6 +223,8 @@ impl RemoteClient {
         ))
     }
 
+    /// Episodes that touched `entity` within the filter's window, newest first, at most
+    /// `limit`.
     pub async fn what_touched(
         &mut self,
         entity: &str,
@@ -228,6 +241,8 @@ impl RemoteClient {
         touches.into_iter().map(Touch::try_from).collect()
     }
 
+    /// A breadth-first walk from the node `reference` names, up to `depth` hops and
+    /// `max_nodes` nodes.
     pub async fn walk(
         &mut self,
         reference: &str,
@@ -244,6 +259,7 @@ impl RemoteClient {
         self.graph.walk(request).await?.into_inner().try_into()
     }
 
+    /// A shortest path from `from` to `to` of at most `max_depth` edges, or `None`.
     pub async fn path(
         &mut self,
         from: &str,
@@ -260,6 +276,7 @@ impl RemoteClient {
         path_from_wire(self.graph.path(request).await?.into_inner())
     }
 
+    /// Sessions related to `session`, most related first, at most `limit`.
     pub async fn related(
         &mut self,
         session: &str,
@@ -273,6 +290,8 @@ impl RemoteClient {
         related.into_iter().map(Related::try_from).collect()
     }
 
+    /// A page of main sessions, most recently active first; `workspace` keeps those of one
+    /// project path or name.
     pub async fn list_sessions(
         &mut self,
         workspace: Option<&str>,
@@ -288,6 +307,7 @@ impl RemoteClient {
         response.try_into()
     }
 
+    /// A session as Markdown or JSON, fetched part by part until it is whole.
     pub async fn export_session(
         &mut self,
         session: &str,
@@ -312,6 +332,7 @@ impl RemoteClient {
         }
     }
 
+    /// A page of the message lines that match `search`, sessions newest first.
     pub async fn search_sessions(
         &mut self,
         search: &SessionSearch,
@@ -321,6 +342,8 @@ impl RemoteClient {
         response.try_into()
     }
 
+    /// Has the server migrate `sessions` to the workspace `destination`; each fails or goes
+    /// on alone.
     pub async fn migrate_sessions(
         &mut self,
         sessions: &[String],

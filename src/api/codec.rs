@@ -7,7 +7,7 @@ use tonic::{Code, Status};
 use tonic_prost::{ProstCodec, ProstDecoder, ProstEncoder};
 
 #[derive(Debug, Clone)]
-pub struct Codec<T, U>(ProstCodec<T, U>);
+pub(super) struct Codec<T, U>(ProstCodec<T, U>);
 
 impl<T, U> Default for Codec<T, U> {
     fn default() -> Self {
@@ -35,7 +35,7 @@ where
 }
 
 #[derive(Debug, Clone)]
-pub struct Decoder<U>(ProstDecoder<U>);
+pub(super) struct Decoder<U>(ProstDecoder<U>);
 
 impl<U: prost::Message + Default> tonic::codec::Decoder for Decoder<U> {
     type Item = U;

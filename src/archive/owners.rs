@@ -21,13 +21,16 @@ impl Authors {
         if self
             .slot
             .read()
-            .unwrap_or_else(|p| p.into_inner())
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .is_some()
         {
             return Ok(());
         }
         let loaded = Owners::load(graph)?;
-        let mut slot = self.slot.write().unwrap_or_else(|p| p.into_inner());
+        let mut slot = self
+            .slot
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if slot.is_none() {
             *slot = Some(loaded);
         }
@@ -36,7 +39,10 @@ impl Authors {
 
     /// Records the messages `session` wrote (when loaded; else the next load reads them).
     pub(crate) fn record(&self, session: &str, uuids: &[u128]) {
-        let mut slot = self.slot.write().unwrap_or_else(|p| p.into_inner());
+        let mut slot = self
+            .slot
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(owners) = slot.as_mut() {
             owners.record(session, uuids);
         }
@@ -44,13 +50,18 @@ impl Authors {
 
     /// The owners as loaded (`None` before [`Authors::load`]), read-locked.
     pub(crate) fn owners(&self) -> std::sync::RwLockReadGuard<'_, Option<Owners>> {
-        self.slot.read().unwrap_or_else(|p| p.into_inner())
+        self.slot
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Forgets what was loaded: a failed write run may have recorded messages whose writes
     /// never landed.
     pub(crate) fn forget(&self) {
-        *self.slot.write().unwrap_or_else(|p| p.into_inner()) = None;
+        *self
+            .slot
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = None;
     }
 
     /// What other transcripts said: these owners, and the summary labels in `labels`.

@@ -91,7 +91,7 @@ pub fn order(links: &[Link]) -> Vec<usize> {
 }
 
 /// The rank of each position in conversation order (`usize::MAX` for left-out duplicates).
-pub fn ranks(links: &[Link]) -> Vec<usize> {
+pub(super) fn ranks(links: &[Link]) -> Vec<usize> {
     let mut rank = vec![usize::MAX; links.len()];
     for (r, i) in order(links).into_iter().enumerate() {
         rank[i] = r;

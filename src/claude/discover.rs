@@ -52,7 +52,7 @@ impl Fence<'_> {
             tracing::debug!(path = %path.display(), "not following a symlink out of the Claude dir");
             self.refused
                 .lock()
-                .unwrap_or_else(|p| p.into_inner())
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .insert(path.to_path_buf());
         }
         inside
@@ -135,9 +135,14 @@ impl ClaudeDir {
     /// Symlinks the scans since the last call did not follow, because they lead out of
     /// the Claude dir; forgets them.
     pub fn take_refused(&self) -> Vec<PathBuf> {
-        std::mem::take(&mut *self.refused.lock().unwrap_or_else(|p| p.into_inner()))
-            .into_iter()
-            .collect()
+        std::mem::take(
+            &mut *self
+                .refused
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        )
+        .into_iter()
+        .collect()
     }
 
     /// The project folders under `projects/` a scan may enter.

@@ -11,7 +11,7 @@ use super::Paths;
 use super::client::Client;
 
 #[derive(Debug, clap::Args)]
-pub struct CheckArgs {
+pub(super) struct CheckArgs {
     /// Rebuild what is derived (graph indexes, counters, semantic memory's listing, the
     /// text index) and have transcripts whose archive is damaged read again. Needs the
     /// store alone: stop `eywa serve` first
@@ -23,7 +23,7 @@ pub struct CheckArgs {
 }
 
 #[derive(Debug, clap::Args)]
-pub struct BackupArgs {
+pub(super) struct BackupArgs {
     /// The folder to copy the store to: missing or empty (with a server running, a folder
     /// on its machine)
     #[arg(value_parser = super::user_path)]
@@ -34,7 +34,7 @@ pub struct BackupArgs {
 }
 
 #[derive(Debug, clap::Args)]
-pub struct RestoreArgs {
+pub(super) struct RestoreArgs {
     /// A folder `eywa backup` wrote
     #[arg(value_parser = super::user_path)]
     dir: PathBuf,
@@ -43,7 +43,7 @@ pub struct RestoreArgs {
     json: bool,
 }
 
-pub fn check(paths: &Paths, args: CheckArgs) -> anyhow::Result<ExitCode> {
+pub(super) fn check(paths: &Paths, args: CheckArgs) -> anyhow::Result<ExitCode> {
     let report = Client::connect(paths)?.check(args.repair)?;
     if args.json {
         super::print_json(&serde_json::to_value(&report)?)?;
@@ -76,7 +76,7 @@ pub fn check(paths: &Paths, args: CheckArgs) -> anyhow::Result<ExitCode> {
     })
 }
 
-pub fn backup(paths: &Paths, args: BackupArgs) -> anyhow::Result<ExitCode> {
+pub(super) fn backup(paths: &Paths, args: BackupArgs) -> anyhow::Result<ExitCode> {
     let dir = std::path::absolute(&args.dir)
         .with_context(|| format!("{}: not a path", args.dir.display()))?;
     let report = Client::connect(paths)?.backup(&dir)?;
@@ -95,7 +95,7 @@ pub fn backup(paths: &Paths, args: BackupArgs) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
-pub fn restore(paths: &Paths, args: RestoreArgs) -> anyhow::Result<ExitCode> {
+pub(super) fn restore(paths: &Paths, args: RestoreArgs) -> anyhow::Result<ExitCode> {
     if let Some(server) = Announcement::read_live(&paths.data_dir) {
         anyhow::bail!(
             "eywa serve (pid {}, on {}) holds the store in {}: stop it before restoring",

@@ -21,19 +21,19 @@ use eywa::server::Announcement;
 
 use super::Paths;
 
-pub enum Client {
+pub(super) enum Client {
     Local(Local),
     Remote(Box<Remote>),
 }
 
 /// The store, opened in this process on first use.
-pub struct Local {
+pub(super) struct Local {
     paths: Paths,
     engine: OnceCell<Box<Engine>>,
 }
 
 /// A running server.
-pub struct Remote {
+pub(super) struct Remote {
     addr: String,
     runtime: tokio::runtime::Runtime,
     client: RemoteClient,
@@ -41,7 +41,7 @@ pub struct Remote {
 
 impl Client {
     /// The server to ask, else the store in `paths`, opened when first needed.
-    pub fn connect(paths: &Paths) -> anyhow::Result<Client> {
+    pub(super) fn connect(paths: &Paths) -> anyhow::Result<Client> {
         if let Some(given) = &paths.addr {
             let (addr, connection) = given_server(given)?;
             return Remote::connect(&addr, &connection)
@@ -68,14 +68,14 @@ impl Client {
     }
 
     /// The server's address, when this client asks one.
-    pub fn server(&self) -> Option<&str> {
+    pub(super) fn server(&self) -> Option<&str> {
         match self {
             Client::Local(_) => None,
             Client::Remote(r) => Some(&r.addr),
         }
     }
 
-    pub fn get(&self, query: &str, options: &GetOptions) -> anyhow::Result<GetOutcome> {
+    pub(super) fn get(&self, query: &str, options: &GetOptions) -> anyhow::Result<GetOutcome> {
         match self {
             Client::Local(l) => {
                 if l.engine.get().is_none()
@@ -90,14 +90,14 @@ impl Client {
         }
     }
 
-    pub fn search(&self, request: &SearchRequest) -> anyhow::Result<SearchResults> {
+    pub(super) fn search(&self, request: &SearchRequest) -> anyhow::Result<SearchResults> {
         match self {
             Client::Local(l) => Ok(l.engine()?.search(request)?),
             Client::Remote(r) => r.call(async |c| c.search(request).await),
         }
     }
 
-    pub fn context(
+    pub(super) fn context(
         &self,
         sessions: &[String],
         mode: ContextMode,
@@ -115,7 +115,7 @@ impl Client {
     }
 
     /// A node, and its handoff when it is a session.
-    pub fn node(&self, reference: &str) -> anyhow::Result<(Node, Option<Handoff>)> {
+    pub(super) fn node(&self, reference: &str) -> anyhow::Result<(Node, Option<Handoff>)> {
         match self {
             Client::Local(l) => {
                 let engine = l.engine()?;
@@ -130,7 +130,7 @@ impl Client {
         }
     }
 
-    pub fn find_entities(
+    pub(super) fn find_entities(
         &self,
         name: &str,
         entity_type: Option<&str>,
@@ -150,7 +150,7 @@ impl Client {
         }
     }
 
-    pub fn neighbors(
+    pub(super) fn neighbors(
         &self,
         reference: &str,
         filter: &EdgeFilter,
@@ -165,7 +165,7 @@ impl Client {
         }
     }
 
-    pub fn what_touched(
+    pub(super) fn what_touched(
         &self,
         entity: &str,
         filter: &EdgeFilter,
@@ -177,7 +177,7 @@ impl Client {
         }
     }
 
-    pub fn walk(
+    pub(super) fn walk(
         &self,
         reference: &str,
         depth: u32,
@@ -192,7 +192,7 @@ impl Client {
         }
     }
 
-    pub fn path(
+    pub(super) fn path(
         &self,
         from: &str,
         to: &str,
@@ -205,14 +205,14 @@ impl Client {
         }
     }
 
-    pub fn related(&self, session: &str, limit: usize) -> anyhow::Result<Vec<Related>> {
+    pub(super) fn related(&self, session: &str, limit: usize) -> anyhow::Result<Vec<Related>> {
         match self {
             Client::Local(l) => Ok(l.engine()?.related(session, limit)?),
             Client::Remote(r) => r.call(async |c| c.related(session, limit).await),
         }
     }
 
-    pub fn list_sessions(
+    pub(super) fn list_sessions(
         &self,
         workspace: Option<&str>,
         limit: usize,
@@ -224,21 +224,25 @@ impl Client {
         }
     }
 
-    pub fn export_session(&self, session: &str, format: ExportFormat) -> anyhow::Result<String> {
+    pub(super) fn export_session(
+        &self,
+        session: &str,
+        format: ExportFormat,
+    ) -> anyhow::Result<String> {
         match self {
             Client::Local(l) => Ok(l.engine()?.export_session(session, format)?),
             Client::Remote(r) => r.call(async |c| c.export_session(session, format).await),
         }
     }
 
-    pub fn search_sessions(&self, search: &SessionSearch) -> anyhow::Result<MatchPage> {
+    pub(super) fn search_sessions(&self, search: &SessionSearch) -> anyhow::Result<MatchPage> {
         match self {
             Client::Local(l) => Ok(l.engine()?.search_sessions(search)?),
             Client::Remote(r) => r.call(async |c| c.search_sessions(search).await),
         }
     }
 
-    pub fn migrate_sessions(
+    pub(super) fn migrate_sessions(
         &self,
         sessions: &[String],
         destination: &str,
@@ -254,14 +258,17 @@ impl Client {
 
     /// Reads new and changed sessions. A local run shows its progress through `progress`;
     /// a server ingests its own Claude dir.
-    pub fn ingest(&self, progress: &mut dyn FnMut(Progress)) -> anyhow::Result<IngestReport> {
+    pub(super) fn ingest(
+        &self,
+        progress: &mut dyn FnMut(Progress),
+    ) -> anyhow::Result<IngestReport> {
         match self {
             Client::Local(l) => Ok(l.engine()?.ingest_with_progress(progress)?),
             Client::Remote(r) => r.call(async |c| c.ingest().await),
         }
     }
 
-    pub fn import(&self, dir: &Path) -> anyhow::Result<ImportReport> {
+    pub(super) fn import(&self, dir: &Path) -> anyhow::Result<ImportReport> {
         match self {
             Client::Local(l) => Ok(l.engine()?.import_eywa(dir)?),
             Client::Remote(r) => {
@@ -274,14 +281,14 @@ impl Client {
     }
 
     /// Embeds the backlog now; a local run reports (done, left) through `progress`.
-    pub fn embed(&self, progress: &mut dyn FnMut(u64, u64)) -> anyhow::Result<EmbedReport> {
+    pub(super) fn embed(&self, progress: &mut dyn FnMut(u64, u64)) -> anyhow::Result<EmbedReport> {
         match self {
             Client::Local(l) => Ok(l.engine()?.embed_pending(progress)?),
             Client::Remote(r) => r.call(async |c| c.embed().await),
         }
     }
 
-    pub fn stats(&self) -> anyhow::Result<Stats> {
+    pub(super) fn stats(&self) -> anyhow::Result<Stats> {
         match self {
             Client::Local(l) => Ok(l.engine()?.stats()?),
             Client::Remote(r) => r.call(async |c| c.stats().await),
@@ -289,7 +296,7 @@ impl Client {
     }
 
     /// Checks the store; a repair needs it alone, so not through a server.
-    pub fn check(&self, repair: bool) -> anyhow::Result<eywa::engine::CheckReport> {
+    pub(super) fn check(&self, repair: bool) -> anyhow::Result<eywa::engine::CheckReport> {
         match self {
             Client::Local(l) => Ok(l.engine()?.check(repair)?),
             Client::Remote(r) if repair => anyhow::bail!(
@@ -301,7 +308,7 @@ impl Client {
         }
     }
 
-    pub fn backup(&self, dir: &Path) -> anyhow::Result<eywa::engine::BackupReport> {
+    pub(super) fn backup(&self, dir: &Path) -> anyhow::Result<eywa::engine::BackupReport> {
         match self {
             Client::Local(l) => Ok(l.engine()?.backup(dir)?),
             Client::Remote(r) => {
@@ -311,7 +318,7 @@ impl Client {
         }
     }
 
-    pub fn model_status(&self) -> anyhow::Result<ModelStatus> {
+    pub(super) fn model_status(&self) -> anyhow::Result<ModelStatus> {
         match self {
             // Reading the model's folder needs no store.
             Client::Local(l) => Ok(ModelStatus::of(&l.paths.model_dir())?),
@@ -322,7 +329,7 @@ impl Client {
 
 impl Local {
     /// The engine, opened on first use.
-    pub fn engine(&self) -> anyhow::Result<&Engine> {
+    pub(super) fn engine(&self) -> anyhow::Result<&Engine> {
         if let Some(engine) = self.engine.get() {
             return Ok(engine);
         }
@@ -397,7 +404,7 @@ impl Remote {
 
 /// A server's refusal of a request, shown as its message alone.
 #[derive(Debug)]
-pub struct RemoteError(pub tonic::Status);
+pub(super) struct RemoteError(pub tonic::Status);
 
 impl std::fmt::Display for RemoteError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -409,7 +416,7 @@ impl std::error::Error for RemoteError {}
 
 impl RemoteError {
     /// Whether the server refused the request's arguments.
-    pub fn is_invalid_argument(&self) -> bool {
+    pub(super) fn is_invalid_argument(&self) -> bool {
         self.0.code() == tonic::Code::InvalidArgument
     }
 }

@@ -13,7 +13,7 @@ use serde::Deserialize;
 use super::Paths;
 
 /// The file's name in the data dir.
-pub const FILE_NAME: &str = "config.toml";
+pub(super) const FILE_NAME: &str = "config.toml";
 
 /// What `config.toml` may say. Unknown keys are an error, so a typo is not ignored.
 #[derive(Debug, Default, Deserialize)]
@@ -37,7 +37,7 @@ struct ServeFile {
 /// Where a setting's value came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
 #[serde(rename_all = "lowercase")]
-pub enum Source {
+pub(crate) enum Source {
     Default,
     File,
     Env,
@@ -57,14 +57,14 @@ impl Source {
 
 /// A resolved value and where it came from.
 #[derive(Debug, Clone, PartialEq)]
-pub struct Setting<T> {
+pub(crate) struct Setting<T> {
     pub value: T,
     pub source: Source,
 }
 
 /// Every setting, resolved.
 #[derive(Debug, Clone)]
-pub struct Settings {
+pub(crate) struct Settings {
     pub data_dir: Setting<PathBuf>,
     /// The config file, and whether it exists.
     pub file: PathBuf,
@@ -135,7 +135,10 @@ impl Settings {
     /// Resolves every setting from the parsed command line (`matches`; `serve` for the
     /// serve command's own flags, when it runs), the environment and the data dir's
     /// `config.toml`.
-    pub fn resolve(matches: &ArgMatches, serve: Option<&ArgMatches>) -> anyhow::Result<Settings> {
+    pub(crate) fn resolve(
+        matches: &ArgMatches,
+        serve: Option<&ArgMatches>,
+    ) -> anyhow::Result<Settings> {
         let home = || {
             std::env::var_os("HOME")
                 .filter(|h| !h.is_empty())
@@ -242,7 +245,7 @@ impl Settings {
 }
 
 /// `auto` or `never`.
-pub fn model_install(text: &str) -> Result<String, String> {
+pub(super) fn model_install(text: &str) -> Result<String, String> {
     match text {
         "auto" | "never" => Ok(text.to_owned()),
         other => Err(format!("{other:?}: give auto or never")),
@@ -263,7 +266,7 @@ fn read_file(path: &Path) -> anyhow::Result<(File, bool)> {
 }
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(super) struct Args {
     #[command(subcommand)]
     command: Command,
 }
@@ -278,7 +281,7 @@ enum Command {
     },
 }
 
-pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
+pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let Command::Show { json } = args.command;
     let settings = &paths.settings;
     if json {

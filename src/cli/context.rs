@@ -8,7 +8,7 @@ use super::Paths;
 use super::client::Client;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(super) struct Args {
     /// Sessions (ids or unique prefixes), most wanted first
     #[arg(required = true)]
     sessions: Vec<String>,
@@ -26,7 +26,7 @@ pub struct Args {
     json: bool,
 }
 
-pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
+pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let mode = ContextMode::parse(&args.mode)?;
     let client = Client::connect(paths)?;
     let context = client.context(&args.sessions, mode, args.max_tokens, args.dry_run)?;

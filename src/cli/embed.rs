@@ -10,13 +10,13 @@ use super::Paths;
 use super::client::Client;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(super) struct Args {
     /// Print the report as JSON
     #[arg(long)]
     json: bool,
 }
 
-pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
+pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let report = embed(&Client::connect(paths)?)?;
     if args.json {
         super::print_json(&serde_json::to_value(&report)?)?;
@@ -34,7 +34,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
 
 /// Embeds the whole backlog, drawing chunks done, left and per second on stderr when it
 /// is a terminal and the work runs here.
-pub fn embed(client: &Client) -> anyhow::Result<EmbedReport> {
+pub(super) fn embed(client: &Client) -> anyhow::Result<EmbedReport> {
     let terminal = std::io::stderr().is_terminal();
     let started = Instant::now();
     let mut drawn = false;

@@ -10,7 +10,7 @@ use super::Paths;
 use super::client::Client;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(super) struct Args {
     /// What to look for; empty lists the most recent sessions
     query: Vec<String>,
     /// Recency window in days
@@ -27,7 +27,7 @@ pub struct Args {
     json: bool,
 }
 
-pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
+pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let query = args.query.join(" ");
     let options = GetOptions {
         days_back: args.days_back,

@@ -13,7 +13,7 @@ use super::client::Client;
 use super::render::{edge_json, edge_line, node_json, node_line};
 
 #[derive(Debug, ClapArgs)]
-pub struct Args {
+pub(super) struct Args {
     #[command(subcommand)]
     command: Command,
     /// Print JSON
@@ -132,7 +132,7 @@ impl FilterArgs {
     }
 }
 
-pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
+pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let client = Client::connect(paths)?;
     let (json, lines) = answer(&client, args.command)?;
     if args.json {

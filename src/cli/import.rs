@@ -7,7 +7,7 @@ use super::Paths;
 use super::client::Client;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(super) struct Args {
     /// The Eywa data folder (its `handoff-index.json` and `handoffs/`)
     #[arg(value_parser = super::user_path)]
     dir: PathBuf,
@@ -16,7 +16,7 @@ pub struct Args {
     json: bool,
 }
 
-pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
+pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let report = Client::connect(paths)?.import(&args.dir)?;
     if args.json {
         super::print_json(&serde_json::to_value(&report)?)?;

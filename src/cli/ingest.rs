@@ -14,7 +14,7 @@ use super::client::Client;
 const SKIPPED_SHOWN: usize = 20;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(super) struct Args {
     /// Print the report as JSON
     #[arg(long)]
     json: bool,
@@ -29,7 +29,7 @@ pub struct Args {
     embed: bool,
 }
 
-pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
+pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let client = Client::connect(paths)?;
     if args.watch {
         let stop = AtomicBool::new(false);
@@ -135,7 +135,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
 /// Ingests whenever the Claude dir changes, every `interval`, until `stop` is set. Each run
 /// reads only new and changed files; a failed run is logged and the next one tries again;
 /// a run that read nothing says nothing.
-pub fn follow(
+pub(super) fn follow(
     mut ingest: impl FnMut() -> anyhow::Result<IngestReport>,
     interval: Duration,
     stop: &AtomicBool,
@@ -166,7 +166,7 @@ pub fn follow(
 
 /// A one-line progress display on stderr (files, MB, MB/s), when stderr is a terminal and
 /// the run takes long enough to need one.
-pub fn show_progress() -> impl FnMut(Progress) {
+pub(super) fn show_progress() -> impl FnMut(Progress) {
     use std::io::{IsTerminal, Write};
     let terminal = std::io::stderr().is_terminal();
     move |p: Progress| {

@@ -45,7 +45,7 @@ use eywa::engine::{Embedding, Engine, EngineConfig};
 /// flags (`eywa config show` says which).
 #[derive(Debug, Parser)]
 #[command(name = "eywa", version, about, propagate_version = true)]
-pub struct Cli {
+pub(crate) struct Cli {
     /// Where eywa keeps its store [default: ~/.eywa]
     #[arg(long, global = true, env = "EYWA_DATA_DIR", value_name = "DIR", value_parser = user_path)]
     data_dir: Option<PathBuf>,
@@ -106,7 +106,7 @@ enum Command {
 /// Resolved locations and settings: flags over environment over `config.toml` over
 /// defaults.
 #[derive(Debug, Clone)]
-pub struct Paths {
+pub(crate) struct Paths {
     pub data_dir: PathBuf,
     pub claude_dir: PathBuf,
     pub chunk_idle_days: u32,
@@ -136,7 +136,7 @@ impl Paths {
 
     /// Opens the store, with the installed embedding model (its weights load on the first
     /// embedding; a command that does not search by meaning never reads them).
-    pub fn open_engine(&self) -> Result<Engine, eywa::Error> {
+    pub(crate) fn open_engine(&self) -> Result<Engine, eywa::Error> {
         Engine::open(EngineConfig {
             chunk_idle_days: self.chunk_idle_days,
             min_free_bytes: self.min_free_bytes,
@@ -146,12 +146,12 @@ impl Paths {
     }
 
     /// Where the embedding model is installed.
-    pub fn model_dir(&self) -> PathBuf {
+    pub(crate) fn model_dir(&self) -> PathBuf {
         eywa::embed::ModelDir::default_path(&self.data_dir)
     }
 }
 
-pub fn run() -> anyhow::Result<ExitCode> {
+pub(crate) fn run() -> anyhow::Result<ExitCode> {
     eywa::fs::keep_created_files_private();
     let matches = Cli::command().get_matches();
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
@@ -208,7 +208,7 @@ fn init_logging(default_level: &str) {
 /// A path as the user gave it, where `~` or `~/…` at its very start stands for `$HOME`
 /// (a shell leaves it as is in `--dir=~/x`, in quotes and in environment variables). A
 /// `~` anywhere else, or `~name`, is a plain character.
-pub fn user_path(given: &str) -> Result<PathBuf, String> {
+pub(crate) fn user_path(given: &str) -> Result<PathBuf, String> {
     let rest = match given.strip_prefix('~') {
         Some("") => "",
         Some(rest) if rest.starts_with('/') => rest.trim_start_matches('/'),
@@ -221,7 +221,7 @@ pub fn user_path(given: &str) -> Result<PathBuf, String> {
 }
 
 /// [`user_path`] for arguments kept as text (a workspace path).
-pub fn user_path_text(given: &str) -> Result<String, String> {
+pub(crate) fn user_path_text(given: &str) -> Result<String, String> {
     user_path(given)?
         .into_os_string()
         .into_string()
@@ -229,7 +229,7 @@ pub fn user_path_text(given: &str) -> Result<String, String> {
 }
 
 /// Prints a value as pretty JSON on stdout.
-pub fn print_json(value: &serde_json::Value) -> anyhow::Result<()> {
+pub(crate) fn print_json(value: &serde_json::Value) -> anyhow::Result<()> {
     use std::io::Write;
     let mut out = std::io::stdout().lock();
     serde_json::to_writer_pretty(&mut out, value)?;

@@ -13,7 +13,7 @@ use super::Paths;
 use super::client::Client;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(super) struct Args {
     #[command(subcommand)]
     command: Command,
 }
@@ -45,7 +45,7 @@ enum Command {
     },
 }
 
-pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
+pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     match args.command {
         Command::Install {
             from,
@@ -83,18 +83,19 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
                     "model_id": status.model_id,
                 }))?;
             } else {
-                match (&status.installed, &status.model_id) {
-                    (Some(installed), Some(id)) => outln!(
+                if let (Some(installed), Some(id)) = (&status.installed, &status.model_id) {
+                    outln!(
                         "{id} at {} (from {} {}, installed {})",
                         path.display(),
                         installed.source,
                         installed.from,
                         installed.installed_at
-                    ),
-                    _ => outln!(
+                    );
+                } else {
+                    outln!(
                         "not installed at {}: searches are lexical; run `eywa model install`",
                         path.display()
-                    ),
+                    );
                 }
             }
             Ok(if status.installed.is_some() {
@@ -107,7 +108,7 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
 }
 
 /// The sources to try, from the environment, with `from` first.
-pub fn options(from: Option<PathBuf>, offline: bool) -> InstallOptions {
+pub(super) fn options(from: Option<PathBuf>, offline: bool) -> InstallOptions {
     let env: HashMap<String, String> = std::env::vars().collect();
     let mut options = InstallOptions::from_env(&env);
     if from.is_some() {
@@ -123,7 +124,7 @@ pub fn options(from: Option<PathBuf>, offline: bool) -> InstallOptions {
 
 /// Installs the model into the data directory, drawing progress on stderr when it is a
 /// terminal.
-pub fn install(paths: &Paths, options: &InstallOptions) -> anyhow::Result<ModelDir> {
+pub(super) fn install(paths: &Paths, options: &InstallOptions) -> anyhow::Result<ModelDir> {
     let terminal = std::io::stderr().is_terminal();
     let mut events = |event: InstallEvent| {
         let mut err = std::io::stderr().lock();

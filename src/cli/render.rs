@@ -4,11 +4,11 @@ use serde_json::{Value, json};
 
 use eywa::model::{Edge, Node, NodeKind, Timestamp};
 
-pub fn time(t: Timestamp) -> String {
+pub(super) fn time(t: Timestamp) -> String {
     t.to_rfc3339()
 }
 
-pub fn node_json(node: &Node) -> Value {
+pub(super) fn node_json(node: &Node) -> Value {
     let mut v = json!({
         "id": node.id.to_string(),
         "kind": node.kind.label(),
@@ -62,7 +62,7 @@ pub fn node_json(node: &Node) -> Value {
     v
 }
 
-pub fn edge_json(edge: &Edge) -> Value {
+pub(super) fn edge_json(edge: &Edge) -> Value {
     json!({
         "id": edge.id.to_string(),
         "src": edge.src.to_string(),
@@ -77,7 +77,7 @@ pub fn edge_json(edge: &Edge) -> Value {
 }
 
 /// `Episode  2026-01-05  eywa  Fix the tokenizer  (id)` and the like.
-pub fn node_line(node: &Node) -> String {
+pub(super) fn node_line(node: &Node) -> String {
     match &node.kind {
         NodeKind::Episode(e) => format!(
             "Episode  {}  [{}]  {}  ({})",
@@ -103,7 +103,7 @@ pub fn node_line(node: &Node) -> String {
 }
 
 /// `TOUCHED 2026-01-05 → 2026-01-05`.
-pub fn edge_line(edge: &Edge) -> String {
+pub(super) fn edge_line(edge: &Edge) -> String {
     let to = edge
         .valid_to
         .map_or("open".to_owned(), |t| t.date().to_string());

@@ -13,7 +13,7 @@ use super::Paths;
 use super::client::{Client, RemoteError};
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(super) struct Args {
     /// What to look for (words, matched stemmed, any of them; and their meaning)
     #[arg(required_unless_present = "queries")]
     query: Vec<String>,
@@ -79,7 +79,7 @@ fn parse_since(s: &str) -> Result<Timestamp, String> {
     Ok(Timestamp(Timestamp::now().0 - n.saturating_mul(ms)))
 }
 
-pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
+pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     for t in &args.types {
         if !CONTENT_TYPES.contains(&t.as_str()) {
             anyhow::bail!(

@@ -11,7 +11,7 @@ use eywa::server::Announcement;
 use super::Paths;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(super) struct Args {
     /// Accept callers from other machines (and listen on a non-loopback address): every
     /// call then needs a bearer token (<data>/token may also ingest, import and migrate;
     /// <data>/token.read only reads; both made 0600 when missing), over TLS
@@ -44,7 +44,7 @@ pub struct Args {
     model_install: Option<String>,
 }
 
-pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
+pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let listen = &paths.settings.listen;
     let addr: SocketAddr = listen.value.parse().with_context(|| {
         format!(

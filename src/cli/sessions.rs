@@ -10,7 +10,7 @@ use super::Paths;
 use super::client::Client;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(super) struct Args {
     #[command(subcommand)]
     command: Command,
 }
@@ -94,7 +94,7 @@ enum Command {
     },
 }
 
-pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
+pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let client = Client::connect(paths)?;
     match args.command {
         Command::List {
@@ -194,13 +194,12 @@ pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             output,
         } => {
             let text = client.export_session(&session, ExportFormat::parse(&format)?)?;
-            match output {
-                Some(path) => {
-                    std::fs::write(&path, text.as_bytes())
-                        .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
-                    errln!("wrote {}", path.display());
-                }
-                None => out!("{text}"),
+            if let Some(path) = output {
+                std::fs::write(&path, text.as_bytes())
+                    .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
+                errln!("wrote {}", path.display());
+            } else {
+                out!("{text}");
             }
         }
     }

@@ -8,13 +8,13 @@ use super::Paths;
 use super::client::Client;
 
 #[derive(Debug, clap::Args)]
-pub struct Args {
+pub(super) struct Args {
     /// Print JSON
     #[arg(long)]
     json: bool,
 }
 
-pub fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
+pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let s = Client::connect(paths)?.stats()?;
     let t = &s.tiers;
     if args.json {

@@ -17,7 +17,7 @@ const NICE: i32 = 19;
 /// priority. Run work on it with [`rayon::ThreadPool::install`].
 pub fn background_pool() -> Result<rayon::ThreadPool> {
     rayon::ThreadPoolBuilder::new()
-        .num_threads(std::thread::available_parallelism().map_or(1, |n| n.get()))
+        .num_threads(std::thread::available_parallelism().map_or(1, std::num::NonZero::get))
         .thread_name(|i| format!("eywa-embed-{i}"))
         .start_handler(|_| lower_priority())
         .build()

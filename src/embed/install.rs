@@ -454,7 +454,7 @@ fn unpack_files<R: Read + std::io::Seek>(
 ) -> Result<()> {
     let names: Vec<String> = archive
         .file_names()
-        .filter_map(|n| n.ok().map(|n| n.into_owned()))
+        .filter_map(|n| n.ok().map(std::borrow::Cow::into_owned))
         .collect();
     for file in FILES {
         // At the root, or in one folder (an archive of a snapshot folder).
@@ -516,7 +516,11 @@ fn verify(dir: &Path, source: &InstallSource) -> Result<Installed> {
         .and_then(|b| {
             serde_json::from_slice(&b).map_err(|e| Error::Embedding(format!("{CONFIG}: {e}")))
         })?;
-    if config.get("hidden_size").and_then(|v| v.as_u64()) != Some(384) {
+    if config
+        .get("hidden_size")
+        .and_then(serde_json::Value::as_u64)
+        != Some(384)
+    {
         return Err(Error::Embedding(format!(
             "{CONFIG} is not a 384-dimension model"
         )));

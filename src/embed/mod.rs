@@ -1,6 +1,6 @@
 //! Sentence embeddings for semantic memory: the [`Embedder`] trait, all-MiniLM-L6-v2 run
 //! in process on the CPU ([`MiniLm`], candle + tokenizers), and finding and installing
-//! the model ([`install`], [`ModelDir`]).
+//! the model (`install`, [`ModelDir`]).
 
 mod background;
 mod chunk;

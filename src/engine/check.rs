@@ -21,9 +21,13 @@ const LISTED: usize = 100;
 pub struct CheckReport {
     /// Problems found, by area (at most 100 listed each; `problems` counts them all).
     pub graph: Vec<String>,
+    /// Archived transcripts whose blob is missing or does not match its hash.
     pub archive: Vec<String>,
+    /// Chunks neither queued nor embedded, or a vector index out of step with the warm tier.
     pub semantic: Vec<String>,
+    /// A text index behind the store.
     pub text: Vec<String>,
+    /// Problems found in every area, listed or not.
     pub problems: u64,
     /// Archived transcripts whose blobs were read back and hashed.
     pub blobs_checked: u64,
@@ -31,6 +35,7 @@ pub struct CheckReport {
     pub repaired: Vec<String>,
     /// Problems a repair could not fix (0 when none, or when not repairing).
     pub unrepaired: u64,
+    /// How long the check (and any repair) took, in seconds.
     pub seconds: f64,
 }
 
@@ -53,7 +58,7 @@ impl Engine {
         let _ingest = self
             .ingest_lock
             .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let mut report = CheckReport::default();
         let store = self.graph.store();
 
@@ -228,7 +233,7 @@ impl Engine {
         let _ingest = self
             .ingest_lock
             .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         // Read before the writer is held (reading them takes it); no ingest runs now.
         let counts = self.graph.counts()?;
         let _graph = self.graph.hold_writes();
@@ -278,23 +283,33 @@ impl Engine {
 /// The file in a backup that says what it holds.
 pub const MANIFEST: &str = "eywa-backup.json";
 
+/// What a backup holds, as its `eywa-backup.json` says.
 #[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
 pub struct BackupManifest {
+    /// The eywa version that took it.
     pub version: String,
     /// The store layout (`FORMAT_VERSION`).
     pub format: u32,
+    /// When it was taken (RFC 3339).
     pub created: String,
     /// The data dir it was taken from.
     pub from: String,
+    /// Main sessions in the store when it was taken.
     pub sessions: u64,
+    /// Episodes in the store when it was taken.
     pub episodes: u64,
+    /// Bytes copied into the backup.
     pub bytes: u64,
 }
 
+/// What `eywa backup` did.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct BackupReport {
+    /// The backup's folder.
     pub dir: String,
+    /// What it holds, as written to its manifest.
     pub manifest: BackupManifest,
+    /// How long the backup took, in seconds.
     pub seconds: f64,
 }
 

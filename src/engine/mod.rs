@@ -56,13 +56,14 @@ pub struct EngineConfig {
     pub data_dir: Option<PathBuf>,
     /// `~/.claude` by default.
     pub claude_dir: PathBuf,
+    /// Whether the store is in a temporary directory, removed when the engine is dropped.
     pub temporary: bool,
     /// Chunks not read for this many days move from the warm to the cold tier.
     pub chunk_idle_days: u32,
     /// The embedder of semantic memory (default: none, searches are lexical).
     pub embedding: Embedding,
     /// Bytes that must stay free on the data dir's disk: a write that would start below
-    /// it is refused with [`Error::DiskFull`](crate::Error::DiskFull) instead of failing half-way.
+    /// it is refused with [`Error::DiskFull`] instead of failing half-way.
     pub min_free_bytes: u64,
 }
 
@@ -70,6 +71,8 @@ impl EngineConfig {
     /// Default days before an unread chunk moves to the cold tier.
     pub const DEFAULT_CHUNK_IDLE_DAYS: u32 = 30;
 
+    /// A store in `data_dir` reading `claude_dir`, with the default chunk idle days and free
+    /// space floor, and no embedder.
     pub fn new(data_dir: impl Into<PathBuf>, claude_dir: impl Into<PathBuf>) -> Self {
         EngineConfig {
             data_dir: Some(data_dir.into()),
@@ -177,6 +180,8 @@ fn requeue_once(graph: &Graph) -> Result<()> {
 }
 
 impl Engine {
+    /// Opens the store (`<data_dir>/store`, created when missing, or a temporary one); the
+    /// indexes and semantic memory open when first needed.
     pub fn open(config: EngineConfig) -> Result<Engine> {
         let storage = if config.temporary {
             eywa_storage::Config::new().temporary(true)
@@ -237,7 +242,10 @@ impl Engine {
         if let Some(part) = slot.get() {
             return Ok(part);
         }
-        let _opening = self.opening.lock().unwrap_or_else(|p| p.into_inner());
+        let _opening = self
+            .opening
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(part) = slot.get() {
             return Ok(part);
         }
@@ -279,10 +287,12 @@ impl Engine {
         })
     }
 
+    /// The temporal knowledge graph this engine reads and writes.
     pub fn graph(&self) -> &Graph {
         &self.graph
     }
 
+    /// The Claude Code dir this engine reads sessions from.
     pub fn claude_dir(&self) -> &ClaudeDir {
         &self.claude
     }
@@ -311,14 +321,17 @@ impl Engine {
             Some(index) if index.generation() == generation => Arc::new(index),
             _ => self.rebuild_handoffs(generation)?,
         };
-        let mut slot = self.handoffs.write().unwrap_or_else(|p| p.into_inner());
+        let mut slot = self
+            .handoffs
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         Ok(slot.get_or_insert(index).clone())
     }
 
     fn loaded_handoffs(&self) -> Option<Arc<HandoffIndex>> {
         self.handoffs
             .read()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .clone()
     }
 
@@ -329,7 +342,7 @@ impl Engine {
         let behind = self
             .handoffs_behind
             .lock()
-            .unwrap_or_else(|p| p.into_inner());
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if *behind == Behind::No {
             self.handoff_files
                 .save(&index, crate::retrieve::Rebuilt::Base)?;
@@ -342,7 +355,7 @@ impl Engine {
         let mut behind = self
             .handoffs_behind
             .lock()
-            .unwrap_or_else(|p| p.into_inner());
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if *behind == Behind::No {
             let since = self.graph.handoff_generation()?;
             self.handoff_files.mark_stale()?;
@@ -357,7 +370,7 @@ impl Engine {
         let mut behind = self
             .handoffs_behind
             .lock()
-            .unwrap_or_else(|p| p.into_inner());
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let since = match *behind {
             Behind::No => return Ok(()),
             Behind::Since(generation) => Some(generation),
@@ -385,7 +398,10 @@ impl Engine {
         };
         self.handoff_files.save(&index, rebuilt)?;
         *behind = Behind::No;
-        *self.handoffs.write().unwrap_or_else(|p| p.into_inner()) = Some(Arc::new(index));
+        *self
+            .handoffs
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Arc::new(index));
         self.results.bump();
         Ok(())
     }
@@ -396,10 +412,13 @@ impl Engine {
         let mut behind = self
             .handoffs_behind
             .lock()
-            .unwrap_or_else(|p| p.into_inner());
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if *behind != Behind::No {
             *behind = Behind::Lost;
-            *self.handoffs.write().unwrap_or_else(|p| p.into_inner()) = None;
+            *self
+                .handoffs
+                .write()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = None;
         }
     }
 
@@ -407,7 +426,10 @@ impl Engine {
     pub fn reload_handoffs(&self) -> Result<()> {
         let generation = self.graph.handoff_generation()?;
         let index = self.rebuild_handoffs(generation)?;
-        *self.handoffs.write().unwrap_or_else(|p| p.into_inner()) = Some(index);
+        *self
+            .handoffs
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(index);
         self.results.bump();
         Ok(())
     }

@@ -21,15 +21,20 @@ pub const MAX_DEPTH: u32 = 6;
 /// A handoff returned by `get`, with its score (`None` from the most-recent fallback).
 #[derive(Debug, Clone, PartialEq)]
 pub struct HandoffHit {
+    /// The handoff (its body empty when read from the index files alone).
     pub handoff: Handoff,
+    /// How well it matched the query; `None` from the most-recent fallback.
     pub score: Option<f64>,
 }
 
+/// What `eywa get` found: the handoffs, best first, and how they were chosen.
 #[derive(Debug, Clone, PartialEq)]
 pub struct GetOutcome {
     /// The query tokens that were scored.
     pub tokens: Vec<String>,
+    /// The handoffs found, best first (newest first in the fallback).
     pub hits: Vec<HandoffHit>,
+    /// True when no token scored and the most recent handoffs were returned instead.
     pub fallback_recent: bool,
 }
 
@@ -244,6 +249,8 @@ impl Engine {
         Ok(touches)
     }
 
+    /// Walks breadth-first from the node `reference` names, up to `depth` hops and
+    /// `max_nodes` nodes, through edges `filter` admits.
     pub fn walk(
         &self,
         reference: &str,
@@ -258,6 +265,8 @@ impl Engine {
         self.graph.walk(node.id, depth, max_nodes, filter)
     }
 
+    /// A shortest path between the nodes `from` and `to` name, of at most `max_depth` edges
+    /// `filter` admits, or `None`.
     pub fn path(
         &self,
         from: &str,
@@ -297,19 +306,18 @@ impl Engine {
             if id == node.id {
                 continue;
             }
-            match related.iter_mut().find(|r| r.episode.id == id) {
-                Some(r) => r.similarity = similarity,
-                None => {
-                    let Some(other) = self.graph.node(id)? else {
-                        continue;
-                    };
-                    related.push(Related {
-                        episode: other,
-                        score: 0.0,
-                        shared: Vec::new(),
-                        similarity,
-                    });
-                }
+            if let Some(r) = related.iter_mut().find(|r| r.episode.id == id) {
+                r.similarity = similarity;
+            } else {
+                let Some(other) = self.graph.node(id)? else {
+                    continue;
+                };
+                related.push(Related {
+                    episode: other,
+                    score: 0.0,
+                    shared: Vec::new(),
+                    similarity,
+                });
             }
         }
         for r in &mut related {

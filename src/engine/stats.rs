@@ -11,17 +11,23 @@ use crate::graph::Counts;
 /// What the store holds and how its tiers and caches are doing.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Stats {
+    /// What the graph holds: sessions, episodes, entities, edges, sources.
     pub counts: Counts,
     /// Nodes per kind: `Episode`, `Project`, `Tool`, …
     pub kinds: BTreeMap<String, u64>,
     /// Current edges per relation.
     pub relations: BTreeMap<String, u64>,
+    /// Sizes of the warm and cold tiers.
     pub tiers: TierStats,
+    /// This process's hot caches: the graph's, `get` results', and semantic memory's once
+    /// opened.
     pub caches: Vec<CacheStats>,
+    /// How far semantic memory is.
     pub semantic: super::SemanticStatus,
 }
 
 impl Engine {
+    /// What the store holds, and how its tiers and caches are doing.
     pub fn stats(&self) -> Result<Stats> {
         let graph = &self.graph;
         let mut caches = graph.cache_stats();

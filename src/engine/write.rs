@@ -38,6 +38,8 @@ impl Engine {
     /// session's handoff and labels, every plan and memory file. Waits for a running ingest.
     /// Returns the documents.
     pub fn reindex(&self) -> Result<u64> {
+        // A closure: the method alone is not general over the writer's lifetime.
+        #[allow(clippy::redundant_closure_for_method_calls)]
         self.write(|writer| writer.reindex())
     }
 
@@ -48,7 +50,7 @@ impl Engine {
         let _guard = self
             .ingest_lock
             .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner());
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let result = job(&self.writer());
         if result.is_err() {
             self.handoffs_lost();

@@ -351,7 +351,7 @@ fn sentences(text: &str) -> impl Iterator<Item = &str> {
             let end = (0..bytes.len())
                 .find(|&i| {
                     matches!(bytes[i], b'.' | b'!' | b'?')
-                        && bytes.get(i + 1).is_none_or(|n| n.is_ascii_whitespace())
+                        && bytes.get(i + 1).is_none_or(u8::is_ascii_whitespace)
                 })
                 .map_or(rest.len(), |i| i + 1);
             let sentence = rest[..end]

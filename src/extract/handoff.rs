@@ -63,7 +63,10 @@ mod tests {
     fn transcript(prompts: &[&str]) -> Transcript {
         Transcript {
             session_id: "0123456789".into(),
-            prompts: prompts.iter().map(|s| s.to_string()).collect(),
+            prompts: prompts
+                .iter()
+                .map(std::string::ToString::to_string)
+                .collect(),
             prompt_count: prompts.len() as u32,
             ..Transcript::default()
         }

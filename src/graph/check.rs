@@ -18,11 +18,14 @@ impl Graph {
         let store = &self.store;
 
         // The counters kept by writes (or stored for this generation) equal a recount.
-        let generation = *self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        let generation = *self
+            .writer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let kept = match self
             .counters
             .lock()
-            .unwrap_or_else(|p| p.into_inner())
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .clone()
         {
             Some(kept) => Some(kept),
@@ -168,7 +171,9 @@ impl Graph {
 impl Graph {
     /// Holds back every graph write until the guard is dropped (a backup's copy).
     pub(crate) fn hold_writes(&self) -> std::sync::MutexGuard<'_, u64> {
-        self.writer.lock().unwrap_or_else(|p| p.into_inner())
+        self.writer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Rebuilds every index keyspace (names, episode times, session activity, the
@@ -179,7 +184,10 @@ impl Graph {
     /// Returns the index entries written.
     pub fn rebuild_indexes(&self) -> Result<u64> {
         const BATCH: usize = 50_000;
-        let mut generation = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        let mut generation = self
+            .writer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let store = &self.store;
         let flush = |batch: &mut eywa_storage::Batch| -> Result<()> {
             store.apply(std::mem::take(batch))?;
@@ -234,7 +242,10 @@ impl Graph {
         flush(&mut batch)?;
         let counters = super::counts::Counters::recount(store, *generation)?;
         counters.save(store)?;
-        *self.counters.lock().unwrap_or_else(|p| p.into_inner()) = Some(counters);
+        *self
+            .counters
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(counters);
         let snapshot = super::snapshot::path(store);
         match std::fs::remove_file(&snapshot) {
             Ok(()) => {}

@@ -17,7 +17,7 @@ const COUNTERS_KEY: &[u8] = b"graph_counters";
 
 /// The counters as stored.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Counters {
+pub(super) struct Counters {
     /// The graph generation these describe.
     pub generation: u64,
     /// Nodes per index tag (1 = Episode, 2 = Document, 3 = Memory, 16 + entity type).
@@ -33,13 +33,13 @@ pub struct Counters {
 
 impl Counters {
     /// The stored counters, if they describe `generation`.
-    pub fn load(store: &Store, generation: u64) -> Result<Option<Counters>> {
+    pub(super) fn load(store: &Store, generation: u64) -> Result<Option<Counters>> {
         let stored: Option<Counters> = store.get(Keyspace::Settings, COUNTERS_KEY)?;
         Ok(stored.filter(|c| c.generation == generation))
     }
 
     /// Counts everything from the index keyspaces and the source records.
-    pub fn recount(store: &Store, generation: u64) -> Result<Counters> {
+    pub(super) fn recount(store: &Store, generation: u64) -> Result<Counters> {
         let mut counters = Counters {
             generation,
             ..Counters::default()
@@ -75,7 +75,7 @@ impl Counters {
         Ok(counters)
     }
 
-    pub fn counts(&self) -> Counts {
+    pub(super) fn counts(&self) -> Counts {
         Counts {
             sessions: self.sessions,
             agents: self.agents,
@@ -92,7 +92,7 @@ impl Counters {
         }
     }
 
-    pub fn kinds(&self) -> HashMap<&'static str, u64> {
+    pub(super) fn kinds(&self) -> HashMap<&'static str, u64> {
         let mut kinds = HashMap::new();
         for (&tag, &n) in &self.nodes {
             *kinds.entry(tag_label(tag)).or_insert(0) += n;
@@ -100,7 +100,7 @@ impl Counters {
         kinds
     }
 
-    pub fn relations(&self) -> HashMap<Relation, u64> {
+    pub(super) fn relations(&self) -> HashMap<Relation, u64> {
         self.edges
             .iter()
             .filter_map(|(&tag, &n)| Some((Relation::from_tag(tag)?, n)))
@@ -119,14 +119,19 @@ impl Counters {
     }
 
     /// Stores the counters (for the generation they describe).
-    pub fn save(&self, store: &Store) -> Result<()> {
+    pub(super) fn save(&self, store: &Store) -> Result<()> {
         let mut batch = Batch::new();
         batch.put(Keyspace::Settings, COUNTERS_KEY.to_vec(), self)?;
         Ok(store.apply(batch)?)
     }
 
     /// Applies a batch's changes and adds the result, at `generation`, to the batch.
-    pub fn apply(&mut self, change: &Change, generation: u64, batch: &mut Batch) -> Result<()> {
+    pub(super) fn apply(
+        &mut self,
+        change: &Change,
+        generation: u64,
+        batch: &mut Batch,
+    ) -> Result<()> {
         for (&tag, &n) in &change.new_nodes {
             *self.nodes.entry(tag).or_default() += n;
         }
@@ -154,7 +159,7 @@ impl Counters {
 
 /// What one batch changes in the counters.
 #[derive(Debug, Default)]
-pub struct Change {
+pub(super) struct Change {
     /// Nodes the batch creates, per tag.
     new_nodes: BTreeMap<u8, u64>,
     created: std::collections::HashSet<NodeId>,
@@ -166,7 +171,7 @@ pub struct Change {
 
 impl Change {
     /// A node the store did not hold.
-    pub fn node_created(&mut self, id: NodeId, tag: u8) {
+    pub(super) fn node_created(&mut self, id: NodeId, tag: u8) {
         if self.created.insert(id) {
             *self.new_nodes.entry(tag).or_default() += 1;
         }
@@ -174,14 +179,20 @@ impl Change {
 
     /// An edge that is current after the batch or not; `was` = current before it (asked
     /// only the first time the batch touches the edge).
-    pub fn edge(&mut self, id: EdgeId, relation: Relation, was: impl FnOnce() -> bool, is: bool) {
+    pub(super) fn edge(
+        &mut self,
+        id: EdgeId,
+        relation: Relation,
+        was: impl FnOnce() -> bool,
+        is: bool,
+    ) {
         self.edges
             .entry(id)
             .and_modify(|e| e.2 = is)
             .or_insert_with(|| (relation, was(), is));
     }
 
-    pub fn source(&mut self, old: Option<SourceRecord>, new: SourceRecord) {
+    pub(super) fn source(&mut self, old: Option<SourceRecord>, new: SourceRecord) {
         self.sources.push((old, new));
     }
 }

@@ -19,23 +19,23 @@ use serde::{Deserialize, Serialize};
 
 use crate::model::{DocRef, Edge, EdgeId, Node, NodeId, NodeKind, Relation, Timestamp};
 
-pub const ID_LEN: usize = 16;
+pub(super) const ID_LEN: usize = 16;
 /// `node | tag | node | edge`.
-pub const ADJACENCY_LEN: usize = ID_LEN * 3 + 1;
+pub(super) const ADJACENCY_LEN: usize = ID_LEN * 3 + 1;
 /// Tags of index keys for episodes (nodes_by_name holds entities at 16 + type).
-pub const EPISODE_TAG: u8 = 1;
-pub const ENTITY_TAG_BASE: u8 = 16;
+pub(super) const EPISODE_TAG: u8 = 1;
+pub(super) const ENTITY_TAG_BASE: u8 = 16;
 
-pub fn node(id: NodeId) -> Vec<u8> {
+pub(super) fn node(id: NodeId) -> Vec<u8> {
     id.as_bytes().to_vec()
 }
 
 /// Prefix of every version of an edge.
-pub fn edge_versions(id: EdgeId) -> Vec<u8> {
+pub(super) fn edge_versions(id: EdgeId) -> Vec<u8> {
     id.as_bytes().to_vec()
 }
 
-pub fn edge_version(id: EdgeId, recorded_at: Timestamp) -> Vec<u8> {
+pub(super) fn edge_version(id: EdgeId, recorded_at: Timestamp) -> Vec<u8> {
     KeyBuf::new()
         .bytes(id.as_bytes())
         .i64(recorded_at.0)
@@ -51,31 +51,31 @@ fn adjacency(first: NodeId, relation: Relation, second: NodeId, edge: EdgeId) ->
         .finish()
 }
 
-pub fn by_src(edge: &Edge) -> Vec<u8> {
+pub(super) fn by_src(edge: &Edge) -> Vec<u8> {
     adjacency(edge.src, edge.relation, edge.dst, edge.id)
 }
 
-pub fn by_dst(edge: &Edge) -> Vec<u8> {
+pub(super) fn by_dst(edge: &Edge) -> Vec<u8> {
     adjacency(edge.dst, edge.relation, edge.src, edge.id)
 }
 
 /// The `edges_by_src` key of an edge known by its ends (its id comes along: deriving it
 /// again would hash its ends).
-pub fn by_ref(edge: super::EdgeRef) -> Vec<u8> {
+pub(super) fn by_ref(edge: super::EdgeRef) -> Vec<u8> {
     adjacency(edge.src, edge.relation, edge.dst, edge.id)
 }
 
 /// What an `edges_by_src` entry holds after its [`Adjacency`]: the rest of the latest
 /// version (its ends, relation and id are in the key).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct LatestTail {
+pub(super) struct LatestTail {
     pub confidence: f32,
     pub recorded_at: i64,
     pub evidence: Vec<DocRef>,
 }
 
 /// The `edges_by_src` value of `edge`, its latest version.
-pub fn latest_value(edge: &Edge) -> eywa_storage::Result<Vec<u8>> {
+pub(super) fn latest_value(edge: &Edge) -> eywa_storage::Result<Vec<u8>> {
     let mut value = Adjacency::of(edge).encode();
     let tail = LatestTail {
         confidence: edge.confidence,
@@ -87,7 +87,7 @@ pub fn latest_value(edge: &Edge) -> eywa_storage::Result<Vec<u8>> {
 }
 
 /// The edge an `edges_by_src` entry holds; `None` when the key or value is malformed.
-pub fn latest_edge(key: &[u8], value: &[u8]) -> Option<Edge> {
+pub(super) fn latest_edge(key: &[u8], value: &[u8]) -> Option<Edge> {
     let key = parse_adjacency(key)?;
     let adjacency = Adjacency::decode(value.get(..ADJACENCY_VALUE_LEN)?)?;
     let tail: LatestTail =
@@ -110,14 +110,14 @@ pub fn latest_edge(key: &[u8], value: &[u8]) -> Option<Edge> {
 /// An adjacency key read back: the node it is filed under, the relation, the node at the
 /// other end and the edge.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct AdjacencyKey {
+pub(super) struct AdjacencyKey {
     pub node: NodeId,
     pub relation: Relation,
     pub other: NodeId,
     pub edge: EdgeId,
 }
 
-pub fn parse_adjacency(key: &[u8]) -> Option<AdjacencyKey> {
+pub(super) fn parse_adjacency(key: &[u8]) -> Option<AdjacencyKey> {
     if key.len() != ADJACENCY_LEN {
         return None;
     }
@@ -130,13 +130,13 @@ pub fn parse_adjacency(key: &[u8]) -> Option<AdjacencyKey> {
 }
 
 /// Bytes of an encoded [`Adjacency`].
-pub const ADJACENCY_VALUE_LEN: usize = 24;
+pub(super) const ADJACENCY_VALUE_LEN: usize = 24;
 
 /// What the adjacency indexes keep of an edge's latest version, so the in-memory view can
 /// be built from index keyspaces alone: 24 bytes, big-endian (an `edges_by_src` value
 /// starts with it).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Adjacency {
+pub(super) struct Adjacency {
     pub valid_from: i64,
     /// `i64::MAX` when open.
     pub valid_to: i64,
@@ -145,7 +145,7 @@ pub struct Adjacency {
 }
 
 impl Adjacency {
-    pub fn of(edge: &Edge) -> Self {
+    pub(super) fn of(edge: &Edge) -> Self {
         Adjacency {
             valid_from: edge.valid_from.0,
             valid_to: edge.valid_to.map_or(i64::MAX, |t| t.0),
@@ -153,11 +153,11 @@ impl Adjacency {
         }
     }
 
-    pub fn is_current(&self) -> bool {
+    pub(super) fn is_current(&self) -> bool {
         self.expired_at == i64::MAX
     }
 
-    pub fn encode(&self) -> Vec<u8> {
+    pub(super) fn encode(&self) -> Vec<u8> {
         let mut v = Vec::with_capacity(24);
         for x in [self.valid_from, self.valid_to, self.expired_at] {
             v.extend_from_slice(&encode_i64(x));
@@ -166,7 +166,7 @@ impl Adjacency {
     }
 
     /// Reads an encoded adjacency, or the one an `edges_by_src` value starts with.
-    pub fn decode(bytes: &[u8]) -> Option<Self> {
+    pub(super) fn decode(bytes: &[u8]) -> Option<Self> {
         let bytes = bytes.get(..ADJACENCY_VALUE_LEN)?;
         let at = |i: usize| decode_i64(bytes[i..i + 8].try_into().expect("8 bytes"));
         Some(Adjacency {
@@ -177,21 +177,21 @@ impl Adjacency {
     }
 }
 
-pub fn normalize_name(name: &str) -> String {
+pub(super) fn normalize_name(name: &str) -> String {
     name.trim().to_lowercase()
 }
 
 /// `kind tag | normalized name` — the prefix of every node of that kind and name.
-pub fn name_prefix(tag: u8, name: &str) -> Vec<u8> {
+pub(super) fn name_prefix(tag: u8, name: &str) -> Vec<u8> {
     KeyBuf::new().u8(tag).str(&normalize_name(name)).finish()
 }
 
 /// `start | episode id`.
-pub fn episode_time(start_ms: i64, id: NodeId) -> Vec<u8> {
+pub(super) fn episode_time(start_ms: i64, id: NodeId) -> Vec<u8> {
     KeyBuf::new().i64(start_ms).bytes(id.as_bytes()).finish()
 }
 
-pub fn parse_episode_time(key: &[u8]) -> Option<(i64, NodeId)> {
+pub(super) fn parse_episode_time(key: &[u8]) -> Option<(i64, NodeId)> {
     if key.len() != 8 + ID_LEN {
         return None;
     }
@@ -202,12 +202,12 @@ pub fn parse_episode_time(key: &[u8]) -> Option<(i64, NodeId)> {
 }
 
 /// The last 16 bytes of an index key: the node id it points at.
-pub fn trailing_node(key: &[u8]) -> Option<NodeId> {
+pub(super) fn trailing_node(key: &[u8]) -> Option<NodeId> {
     NodeId::from_slice(key.get(key.len().checked_sub(ID_LEN)?..)?)
 }
 
 /// Index entries a node owns: (keyspace, key), sorted.
-pub fn node_index(node: &Node) -> Vec<(Keyspace, Vec<u8>)> {
+pub(super) fn node_index(node: &Node) -> Vec<(Keyspace, Vec<u8>)> {
     let mut keys = Vec::new();
     let named = |name: &str| {
         let mut key = name_prefix(node.kind.tag(), name);

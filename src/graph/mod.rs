@@ -238,7 +238,10 @@ impl Graph {
         if let Some(view) = self.view.get() {
             return Ok(view);
         }
-        let generation = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        let generation = self
+            .writer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(view) = self.view.get() {
             return Ok(view);
         }
@@ -248,7 +251,10 @@ impl Graph {
             None => (View::load(&self.store)?, false),
         };
         if from_snapshot {
-            *self.saved.lock().unwrap_or_else(|p| p.into_inner()) = Some(*generation);
+            *self
+                .saved
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(*generation);
         }
         self.from_snapshot
             .store(from_snapshot, std::sync::atomic::Ordering::Relaxed);
@@ -262,12 +268,20 @@ impl Graph {
         let Some(view) = self.view.get() else {
             return Ok(false);
         };
-        let generation = self.writer.lock().unwrap_or_else(|p| p.into_inner());
-        let mut saved = self.saved.lock().unwrap_or_else(|p| p.into_inner());
+        let generation = self
+            .writer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut saved = self
+            .saved
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if *saved == Some(*generation) {
             return Ok(false);
         }
-        let view = view.read().unwrap_or_else(|p| p.into_inner());
+        let view = view
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         snapshot::save(&view, *generation, &snapshot::path(&self.store))?;
         *saved = Some(*generation);
         Ok(true)
@@ -286,7 +300,7 @@ impl Graph {
         Ok(self
             .loaded_view()?
             .read()
-            .unwrap_or_else(|p| p.into_inner()))
+            .unwrap_or_else(std::sync::PoisonError::into_inner))
     }
 
     /// A node by id, through the hot cache.
@@ -412,7 +426,10 @@ impl Graph {
         if self.store.contains(Keyspace::Settings, ACTIVITY_BUILT)? {
             return Ok(());
         }
-        let _writer = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        let _writer = self
+            .writer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let mut batch = eywa_storage::Batch::new();
         for key in self.store.keys(Keyspace::EpisodesByTime, &[]) {
             let key = key?;
@@ -453,19 +470,24 @@ impl Graph {
     /// The counters: as kept in step by writes, else as stored for this generation, else
     /// recounted (once) from the index keyspaces.
     fn counters(&self) -> Result<counts::Counters> {
-        let generation = self.writer.lock().unwrap_or_else(|p| p.into_inner());
-        let mut counters = self.counters.lock().unwrap_or_else(|p| p.into_inner());
+        let generation = self
+            .writer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut counters = self
+            .counters
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(c) = counters.as_ref() {
             return Ok(c.clone());
         }
-        let loaded = match counts::Counters::load(&self.store, *generation)? {
-            Some(c) => c,
-            None => {
-                // Counted once, then kept: the next process reads them.
-                let c = counts::Counters::recount(&self.store, *generation)?;
-                c.save(&self.store)?;
-                c
-            }
+        let loaded = if let Some(c) = counts::Counters::load(&self.store, *generation)? {
+            c
+        } else {
+            // Counted once, then kept: the next process reads them.
+            let c = counts::Counters::recount(&self.store, *generation)?;
+            c.save(&self.store)?;
+            c
         };
         *counters = Some(loaded.clone());
         Ok(loaded)

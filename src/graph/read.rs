@@ -99,7 +99,7 @@ pub(super) struct Link {
 }
 
 impl Link {
-    pub fn edge_ref(&self) -> EdgeRef {
+    pub(super) fn edge_ref(&self) -> EdgeRef {
         EdgeRef::at(
             self.node,
             self.edge,

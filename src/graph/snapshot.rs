@@ -19,36 +19,36 @@ const HANDOFF_GENERATION_KEY: &[u8] = b"handoff_generation";
 const NODE_BYTES: usize = 16 + 1 + 8;
 const EDGE_BYTES: usize = 4 + 4 + 16 + 1 + 8 + 8;
 
-pub fn path(store: &Store) -> PathBuf {
+pub(super) fn path(store: &Store) -> PathBuf {
     store.path().join("index").join("graph-view.bin")
 }
 
 /// The store's graph generation (0 for a store never written by a graph).
-pub fn generation(store: &Store) -> Result<u64> {
+pub(super) fn generation(store: &Store) -> Result<u64> {
     Ok(store
         .get::<u64>(Keyspace::Settings, GENERATION_KEY)?
         .unwrap_or(0))
 }
 
 /// The generation of the last batch that wrote a handoff (0: none since this was kept).
-pub fn handoff_generation(store: &Store) -> Result<u64> {
+pub(super) fn handoff_generation(store: &Store) -> Result<u64> {
     Ok(store
         .get::<u64>(Keyspace::Settings, HANDOFF_GENERATION_KEY)?
         .unwrap_or(0))
 }
 
 /// Records in a batch that it writes handoffs, at generation `next`.
-pub fn bump_handoffs(batch: &mut Batch, next: u64) -> Result<()> {
+pub(super) fn bump_handoffs(batch: &mut Batch, next: u64) -> Result<()> {
     Ok(batch.put(Keyspace::Settings, HANDOFF_GENERATION_KEY.to_vec(), &next)?)
 }
 
 /// Adds the generation bump to a batch.
-pub fn bump(batch: &mut Batch, next: u64) -> Result<()> {
+pub(super) fn bump(batch: &mut Batch, next: u64) -> Result<()> {
     Ok(batch.put(Keyspace::Settings, GENERATION_KEY.to_vec(), &next)?)
 }
 
 /// Writes the view taken at `generation`: to a temporary file, synced, then renamed.
-pub fn save(view: &View, generation: u64, file: &Path) -> Result<()> {
+pub(super) fn save(view: &View, generation: u64, file: &Path) -> Result<()> {
     let dir = file.parent().expect("the snapshot lives in a directory");
     std::fs::create_dir_all(dir).map_err(Error::io(dir))?;
     let nodes: Vec<NodeMeta> = view.nodes().copied().collect();
@@ -86,7 +86,7 @@ pub fn save(view: &View, generation: u64, file: &Path) -> Result<()> {
 
 /// Loads the snapshot if it was taken at `generation`; `None` when it is missing, stale or
 /// unreadable (the caller rebuilds from the index keyspaces).
-pub fn load(file: &Path, generation: u64) -> Option<View> {
+pub(super) fn load(file: &Path, generation: u64) -> Option<View> {
     let mut bytes = Vec::new();
     std::fs::File::open(file)
         .ok()?

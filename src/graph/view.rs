@@ -41,13 +41,18 @@ pub struct EdgeMeta {
 
 /// Whether a fact valid over `[valid_from, valid_to]` held at some point in `[from, until]`
 /// (ms; `None` = open).
-pub fn overlaps(valid_from: i64, valid_to: i64, from: Option<i64>, until: Option<i64>) -> bool {
+pub(super) fn overlaps(
+    valid_from: i64,
+    valid_to: i64,
+    from: Option<i64>,
+    until: Option<i64>,
+) -> bool {
     until.is_none_or(|u| valid_from <= u) && from.is_none_or(|f| valid_to >= f)
 }
 
 /// A change to apply to the view after its batch landed.
 #[derive(Debug, Default, Clone)]
-pub struct Delta {
+pub(crate) struct Delta {
     pub nodes: Vec<NodeMeta>,
     /// Current edges to add or update: (src, dst, meta).
     pub edges: Vec<(NodeId, NodeId, EdgeMeta)>,
@@ -56,7 +61,7 @@ pub struct Delta {
 }
 
 #[derive(Debug, Default)]
-pub struct View {
+pub(crate) struct View {
     graph: StableDiGraph<NodeMeta, EdgeMeta>,
     nodes: HashMap<NodeId, NodeIndex>,
     edges: HashMap<EdgeId, EdgeIndex>,
@@ -64,7 +69,7 @@ pub struct View {
 
 impl View {
     /// Builds the view from the index keyspaces.
-    pub fn load(store: &Store) -> Result<View> {
+    pub(crate) fn load(store: &Store) -> Result<View> {
         let mut view = View::default();
         for key in store.keys(Keyspace::EpisodesByTime, &[]) {
             let key = key?;
@@ -110,7 +115,7 @@ impl View {
     }
 
     /// A view of exactly these nodes and current edges.
-    pub fn from_parts(nodes: Vec<NodeMeta>, edges: Vec<(NodeId, NodeId, EdgeMeta)>) -> View {
+    pub(crate) fn from_parts(nodes: Vec<NodeMeta>, edges: Vec<(NodeId, NodeId, EdgeMeta)>) -> View {
         let mut view = View {
             graph: StableDiGraph::with_capacity(nodes.len(), edges.len()),
             nodes: HashMap::with_capacity(nodes.len()),
@@ -126,14 +131,14 @@ impl View {
     }
 
     /// Every current edge with its endpoints.
-    pub fn edge_triples(&self) -> impl Iterator<Item = (NodeId, NodeId, EdgeMeta)> + '_ {
+    pub(crate) fn edge_triples(&self) -> impl Iterator<Item = (NodeId, NodeId, EdgeMeta)> + '_ {
         self.graph.edge_indices().filter_map(move |e| {
             let (a, b) = self.graph.edge_endpoints(e)?;
             Some((self.graph[a].id, self.graph[b].id, self.graph[e]))
         })
     }
 
-    pub fn apply(&mut self, delta: &Delta) {
+    pub(crate) fn apply(&mut self, delta: &Delta) {
         for node in &delta.nodes {
             self.upsert_node(*node);
         }
@@ -148,16 +153,13 @@ impl View {
     }
 
     fn upsert_node(&mut self, meta: NodeMeta) -> NodeIndex {
-        match self.nodes.get(&meta.id) {
-            Some(&index) => {
-                self.graph[index] = meta;
-                index
-            }
-            None => {
-                let index = self.graph.add_node(meta);
-                self.nodes.insert(meta.id, index);
-                index
-            }
+        if let Some(&index) = self.nodes.get(&meta.id) {
+            self.graph[index] = meta;
+            index
+        } else {
+            let index = self.graph.add_node(meta);
+            self.nodes.insert(meta.id, index);
+            index
         }
     }
 
@@ -184,17 +186,17 @@ impl View {
         self.edges.insert(meta.id, index);
     }
 
-    pub fn node(&self, id: NodeId) -> Option<NodeMeta> {
+    pub(crate) fn node(&self, id: NodeId) -> Option<NodeMeta> {
         self.nodes.get(&id).map(|&i| self.graph[i])
     }
 
     /// Every node's metadata.
-    pub fn nodes(&self) -> impl Iterator<Item = &NodeMeta> {
+    pub(crate) fn nodes(&self) -> impl Iterator<Item = &NodeMeta> {
         self.graph.node_weights()
     }
 
     /// Current edges at `id`: (edge, node at the other end, whether the edge points away).
-    pub fn adjacent(
+    pub(crate) fn adjacent(
         &self,
         id: NodeId,
         outgoing: bool,
@@ -215,7 +217,7 @@ impl View {
     }
 
     /// Number of distinct episodes with a current edge to `id`.
-    pub fn episode_degree(&self, id: NodeId) -> usize {
+    pub(crate) fn episode_degree(&self, id: NodeId) -> usize {
         let mut seen: Vec<NodeId> = self
             .adjacent(id, true, true)
             .filter(|(_, n, _)| n.is_episode())
@@ -226,7 +228,7 @@ impl View {
         seen.len()
     }
 
-    pub fn episode_count(&self) -> usize {
+    pub(crate) fn episode_count(&self) -> usize {
         self.graph.node_weights().filter(|n| n.is_episode()).count()
     }
 }

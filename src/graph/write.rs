@@ -24,7 +24,7 @@ use crate::model::{Edge, EdgeId, Node, NodeId, Relation, SessionFacts, Timestamp
 pub(super) const HANDOFF_PREFIX: u8 = b'h';
 
 /// A batch being assembled, with what the view and caches learn once it lands.
-pub struct Pending {
+pub(super) struct Pending {
     pub batch: Batch,
     delta: Delta,
     /// Nodes as this batch leaves them (the store still holds the older version): a node
@@ -49,7 +49,7 @@ pub struct Pending {
 }
 
 impl Pending {
-    pub fn new(batch: Batch) -> Self {
+    pub(super) fn new(batch: Batch) -> Self {
         Pending {
             batch,
             delta: Delta::default(),
@@ -177,7 +177,10 @@ impl Graph {
     pub fn group(&self) -> WriteGroup<'_> {
         WriteGroup {
             graph: self,
-            generation: self.writer.lock().unwrap_or_else(|p| p.into_inner()),
+            generation: self
+                .writer
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
             pending: Pending::new(Batch::new()),
         }
     }
@@ -239,7 +242,10 @@ impl Graph {
             {
                 // Queued once until the sequence pass takes it (a marker already stored
                 // needs no second write).
-                let queued = self.queued.lock().unwrap_or_else(|p| p.into_inner());
+                let queued = self
+                    .queued
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner);
                 if queued.contains(&edge.dst) || pending.queued.contains(&edge.dst) {
                     continue;
                 }
@@ -282,7 +288,10 @@ impl Graph {
         } = pending;
         snapshot::bump(&mut batch, *generation + 1)?;
         // Counted only once loaded: otherwise they no longer match, and are recounted.
-        let mut counters = self.counters.lock().unwrap_or_else(|p| p.into_inner());
+        let mut counters = self
+            .counters
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let counted = match counters.as_ref() {
             Some(c) => {
                 let mut c = c.clone();
@@ -302,7 +311,7 @@ impl Graph {
         drop(counters);
         self.queued
             .lock()
-            .unwrap_or_else(|p| p.into_inner())
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
             .extend(queued);
         for id in &delta.expired {
             self.edges.remove(id);
@@ -313,7 +322,7 @@ impl Graph {
         // A view not loaded yet is built later from what the store then holds.
         if let Some(view) = self.view.get() {
             view.write()
-                .unwrap_or_else(|p| p.into_inner())
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .apply(&delta);
         }
         // After the view changed: a timeline built from the old view is never served.
@@ -330,7 +339,10 @@ impl Graph {
     /// Supersedes a fact: the current version of `old` expires now and `new` is recorded.
     /// Both stay stored; the current view shows only `new`.
     pub fn supersede(&self, old: EdgeRef, new: Edge) -> Result<()> {
-        let mut generation = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        let mut generation = self
+            .writer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let now = Timestamp::now();
         let mut pending = Pending::new(Batch::new());
         if let Some(current) = self.latest_version(old)?.filter(|e| e.expired_at.is_none()) {

@@ -77,9 +77,15 @@ impl HnswIndex {
 
     /// Takes a search context, waiting for one when all are in use.
     fn take_context(&self) -> ContextGuard<'_> {
-        let mut free = self.free.lock().unwrap_or_else(|p| p.into_inner());
+        let mut free = self
+            .free
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         while *free == 0 {
-            free = self.freed.wait(free).unwrap_or_else(|p| p.into_inner());
+            free = self
+                .freed
+                .wait(free)
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
         }
         *free -= 1;
         ContextGuard(self)
@@ -191,7 +197,7 @@ impl HnswIndex {
         }
         self.reserve_for(normal.len())?;
         let threads = std::thread::available_parallelism()
-            .map_or(1, |n| n.get())
+            .map_or(1, std::num::NonZero::get)
             .min(CONTEXTS);
         // A few vectors are not worth starting threads for.
         if threads == 1 || normal.len() < PARALLEL_ADD {
@@ -270,7 +276,11 @@ struct ContextGuard<'a>(&'a HnswIndex);
 
 impl Drop for ContextGuard<'_> {
     fn drop(&mut self) {
-        *self.0.free.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+        *self
+            .0
+            .free
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) += 1;
         self.0.freed.notify_one();
     }
 }

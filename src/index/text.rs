@@ -176,7 +176,9 @@ impl TextIndex {
     }
 
     fn writer(&self) -> std::sync::MutexGuard<'_, IndexWriter> {
-        self.writer.lock().unwrap_or_else(|p| p.into_inner())
+        self.writer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// Adds documents, each replacing any earlier one with its id.

@@ -175,13 +175,12 @@ impl VectorIndex for FlatIndex {
 
     fn upsert(&mut self, key: u64, vector: &[f32]) -> Result<()> {
         let v = normalized(vector, self.dim)?;
-        match self.slot.get(&key) {
-            Some(&i) => self.data[i * self.dim..(i + 1) * self.dim].copy_from_slice(&v),
-            None => {
-                self.slot.insert(key, self.keys.len());
-                self.keys.push(key);
-                self.data.extend_from_slice(&v);
-            }
+        if let Some(&i) = self.slot.get(&key) {
+            self.data[i * self.dim..(i + 1) * self.dim].copy_from_slice(&v);
+        } else {
+            self.slot.insert(key, self.keys.len());
+            self.keys.push(key);
+            self.data.extend_from_slice(&v);
         }
         Ok(())
     }

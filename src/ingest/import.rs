@@ -19,6 +19,7 @@ use crate::{Error, Result};
 pub struct ImportReport {
     /// Handoffs found (markdown files, and index entries without a file).
     pub found: u64,
+    /// Handoffs this import brought in.
     pub imported: u64,
     /// Sessions eywa already knows from their transcripts (the better source).
     pub known: u64,

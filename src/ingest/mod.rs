@@ -63,9 +63,11 @@ pub struct IngestReport {
     /// files, symlinks out of the Claude dir. At most [`SKIPPED_FILES_LISTED`];
     /// `files_skipped` counts them all.
     pub skipped_files: Vec<SkippedFile>,
+    /// Files read in part or not at all, all of them counted.
     pub files_skipped: u64,
     /// Counts of the store after the run.
     pub counts: Counts,
+    /// How long the run took (serialized in seconds).
     #[serde(serialize_with = "seconds")]
     pub elapsed: Duration,
 }
@@ -98,6 +100,7 @@ impl IngestReport {
 /// A file an ingest run read in part, or not at all.
 #[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct SkippedFile {
+    /// The file's path.
     pub path: String,
     /// Lines skipped; 0 when the whole file was.
     pub lines: u64,
@@ -111,10 +114,13 @@ pub const SKIPPED_FILES_LISTED: usize = 1_000;
 /// Where an ingest run is, for progress displays.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Progress {
+    /// Session and subagent files done so far, unchanged ones included.
     pub files_done: u64,
+    /// Session and subagent files this run goes through.
     pub files_total: u64,
     /// Bytes of transcripts read so far this run (unchanged files are not read).
     pub bytes_read: u64,
+    /// Time since the run started.
     pub elapsed: Duration,
 }
 

@@ -26,40 +26,57 @@ pub const MAX_PAGE: usize = 1_000;
 /// A session without its messages, for listing.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct SessionSummary {
+    /// The session uuid.
     pub session_id: String,
+    /// Its headline: a given title (`/rename`, AI title, summary label), else its first prompt's
+    /// first sentence.
     pub title: String,
+    /// Name of the main project (empty when none was seen).
     pub project: String,
+    /// Canonical path of the main project.
     pub project_path: String,
+    /// The first working directory seen in the session.
     pub cwd: String,
+    /// Time of its earliest line.
     pub started_at: Timestamp,
+    /// Time of its latest line.
     pub last_activity_at: Timestamp,
     /// User and assistant messages (lines of type `user`, distinct assistant responses).
     pub message_count: u32,
     /// Subagents the session started (their agent ids).
     pub agent_ids: Vec<String>,
+    /// The Claude Code version its transcript last names, if any.
     pub version: Option<String>,
+    /// The first git branch its transcript names, if any.
     pub git_branch: Option<String>,
 }
 
 /// One page of sessions, and where it sits in the whole list.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct SessionPage {
+    /// This page's sessions, most recently active first.
     pub sessions: Vec<SessionSummary>,
     /// Sessions matching, over all pages.
     pub total: u64,
+    /// Sessions a page holds at most, as asked.
     pub limit: usize,
+    /// Sessions skipped before this page.
     pub offset: usize,
+    /// Whether sessions follow this page.
     pub has_more: bool,
 }
 
 /// How to export a session.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum ExportFormat {
+    /// A readable transcript.
     Markdown,
+    /// The episode and its messages, as JSON.
     Json,
 }
 
 impl ExportFormat {
+    /// The format's name: `markdown` or `json`.
     pub fn as_str(self) -> &'static str {
         match self {
             ExportFormat::Markdown => "markdown",
@@ -225,7 +242,7 @@ impl Library<'_> {
                         (Role::User, _) => "User",
                         (Role::Assistant, _) => "Assistant",
                     };
-                    let when = m.timestamp.map(|t| t.to_rfc3339()).unwrap_or_default();
+                    let when = m.timestamp.map(Timestamp::to_rfc3339).unwrap_or_default();
                     let superseded = if m.superseded { " (superseded)" } else { "" };
                     out.push_str(&format!("\n## {who}{superseded}  {when}\n\n"));
                     if !m.text.is_empty() {
@@ -262,21 +279,29 @@ pub const MAX_CONTEXT_LINES: usize = 20;
 /// What to grep for in sessions' messages.
 #[derive(Debug, Clone)]
 pub struct SessionSearch {
+    /// What to look for: a substring, or a regular expression with `regex`; never empty.
     pub pattern: String,
     /// `pattern` is a regular expression (else a literal substring).
     pub regex: bool,
+    /// Case counts (else it is ignored).
     pub case_sensitive: bool,
+    /// Keeps sessions whose project is this path (or a folder inside it) or has this name;
+    /// `None` searches all.
     pub workspace: Option<String>,
     /// Lines of context each side of a matching line.
     pub context: usize,
+    /// Matches a page holds at most, 1 to [`MAX_MATCHES`].
     pub limit: usize,
+    /// Matches skipped before the page.
     pub offset: usize,
 }
 
 /// A line of a message that matches, with the lines around it (seed 003's SearchMatch).
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct SearchMatch {
+    /// The session the message belongs to.
     pub session_id: String,
+    /// The message's uuid; empty when it has none.
     pub message_uuid: String,
     /// `user` or `assistant`.
     pub message_type: String,
@@ -290,13 +315,13 @@ pub struct SearchMatch {
 }
 
 /// Longest pattern `search_sessions` takes, in characters.
-pub const MAX_PATTERN_CHARS: usize = 2_000;
+pub(crate) const MAX_PATTERN_CHARS: usize = 2_000;
 /// Longest line a match shows whole, in bytes: a longer one (a 50 MB pasted log) is shown
 /// around the match, half of this each side, with `…` where it was cut; `GetSession`
 /// serves the whole text.
-pub const MAX_MATCH_LINE_BYTES: usize = 2_000;
+pub(crate) const MAX_MATCH_LINE_BYTES: usize = 2_000;
 /// A page of matches stops once it holds this many bytes of lines; `has_more` says so.
-pub const MAX_MATCH_PAGE_BYTES: usize = 1 << 20;
+pub(crate) const MAX_MATCH_PAGE_BYTES: usize = 1 << 20;
 
 /// `line` whole, or the [`MAX_MATCH_LINE_BYTES`] around byte `at`, cut at char
 /// boundaries and marked `…`.
@@ -327,10 +352,15 @@ fn around(line: &str, at: usize) -> String {
 /// A page of matches.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct MatchPage {
+    /// This page's matches, sessions newest first.
     pub matches: Vec<SearchMatch>,
+    /// Matches over all pages.
     pub total: u64,
+    /// Matches a page holds at most, as asked.
     pub limit: usize,
+    /// Matches skipped before this page.
     pub offset: usize,
+    /// Whether matches follow this page.
     pub has_more: bool,
 }
 

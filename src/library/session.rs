@@ -14,8 +14,12 @@ use crate::{Error, Result};
 /// A session as eywa serves it: its episode, its handoff and its messages.
 #[derive(Debug, Clone)]
 pub struct Session {
+    /// The session's Episode node.
     pub episode: Arc<Node>,
+    /// Its handoff; `None` when it has none.
     pub handoff: Option<Handoff>,
+    /// Every message any version of its transcript held (superseded ones marked), secrets
+    /// redacted.
     pub messages: Vec<Message>,
     /// True when the transcript was read from the cold-tier archive: the file is gone,
     /// has changed since it was ingested, or replaced a version whose messages it lacks.

@@ -14,7 +14,9 @@ pub enum Relation {
     Touched,
     /// Episode → File.
     Read,
+    /// Episode → File: the session changed it (`Edit`, `MultiEdit`, `NotebookEdit`).
     Edited,
+    /// Episode → File: the session wrote it whole (`Write`).
     Created,
     /// Episode → Tool.
     Used,
@@ -39,6 +41,7 @@ pub enum Relation {
 }
 
 impl Relation {
+    /// Every relation, in tag order.
     pub const ALL: [Relation; 14] = [
         Relation::Touched,
         Relation::Read,
@@ -56,6 +59,7 @@ impl Relation {
         Relation::HasMemory,
     ];
 
+    /// The name as stored and shown: `TOUCHED`, `HAS_PLAN`, …
     pub fn as_str(self) -> &'static str {
         match self {
             Relation::Touched => "TOUCHED",
@@ -95,6 +99,7 @@ impl Relation {
         }
     }
 
+    /// The relation a tag stands for; `None` for an unknown tag.
     pub fn from_tag(tag: u8) -> Option<Self> {
         Relation::ALL.into_iter().find(|r| r.tag() == tag)
     }
@@ -115,8 +120,11 @@ impl std::fmt::Display for Relation {
 /// Where a fact was seen: a document (or session) and a chunk (or message) in it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct DocRef {
+    /// The document, or the session's Episode, the fact was seen in.
     pub doc_id: NodeId,
+    /// The chunk or message in it: `msg:<uuid>` for a transcript line.
     pub chunk_id: String,
+    /// How strongly it shows the fact; 1.0 for a line that states it.
     pub score: f32,
 }
 
@@ -125,17 +133,27 @@ pub struct DocRef {
 /// was superseded (`expired_at`). Nothing is deleted by a later fact; it is expired.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Edge {
+    /// Derived from the endpoints and relation, so every version of the fact shares it.
     pub id: EdgeId,
+    /// The node the edge goes from.
     pub src: NodeId,
+    /// The node the edge goes to.
     pub dst: NodeId,
+    /// What the edge says of `src` and `dst`.
     pub relation: Relation,
+    /// How sure eywa is of the fact; 1.0 for facts read straight from a source.
     pub confidence: f32,
+    /// When the fact began to hold in the world.
     pub valid_from: Timestamp,
+    /// When it stopped holding (inclusive); `None` while it still holds.
     #[serde(default)]
     pub valid_to: Option<Timestamp>,
+    /// When eywa recorded this version.
     pub recorded_at: Timestamp,
+    /// When eywa learned this version was superseded; `None` for the current one.
     #[serde(default)]
     pub expired_at: Option<Timestamp>,
+    /// The lines or chunks that show the fact; empty for derived and structural edges.
     #[serde(default)]
     pub evidence: Vec<DocRef>,
 }

@@ -15,6 +15,7 @@ pub struct SearchFilter {
     pub agent_types: Vec<String>,
     /// From this time on (inclusive), and before this one.
     pub since: Option<Timestamp>,
+    /// Before this time (exclusive); `None` for no end.
     pub until: Option<Timestamp>,
 }
 

@@ -12,18 +12,23 @@ pub struct Handoff {
     pub session_id: String,
     /// The 8-character id Eywa names handoffs by.
     pub short_id: String,
+    /// The session's Episode node.
     pub episode: NodeId,
     /// The session's date (UTC, from its first line).
     pub date: NaiveDate,
     /// Start of the session, for ordering handoffs of the same date.
     pub started_at: super::Timestamp,
+    /// Minutes of work (the episode's active minutes); `None` when unknown.
     #[serde(default)]
     pub duration_minutes: Option<u32>,
+    /// The model that answered most; `None` when none did.
     #[serde(default)]
     pub model: Option<String>,
     /// Action-oriented, 5–10 words.
     pub headline: String,
+    /// Names of the projects the session worked in, in order of first appearance.
     pub projects: Vec<String>,
+    /// Up to eight terms the session used most, most used first.
     pub keywords: Vec<String>,
     /// 0 = no work, 1 = a single task, 2 = multi-step.
     pub substance: u8,

@@ -67,14 +67,17 @@ impl NodeId {
         NodeId(derive("handoff", session_id))
     }
 
+    /// The uuid's 16 bytes, as index keys hold them.
     pub fn as_bytes(&self) -> &[u8; 16] {
         self.0.as_bytes()
     }
 
+    /// An id from its 16 bytes; `None` for any other length.
     pub fn from_slice(bytes: &[u8]) -> Option<Self> {
         Uuid::from_slice(bytes).ok().map(NodeId)
     }
 
+    /// Parses a uuid in any of its text forms, surrounding whitespace ignored.
     pub fn parse(s: &str) -> Option<Self> {
         Uuid::parse_str(s.trim()).ok().map(NodeId)
     }
@@ -92,19 +95,23 @@ impl std::fmt::Display for NodeId {
 pub struct EdgeId(pub Uuid);
 
 impl EdgeId {
+    /// The id of the edge `src` → `dst` under the relation named `relation` (`TOUCHED`, …).
     pub fn derive(src: NodeId, relation: &str, dst: NodeId) -> Self {
         let name = format!("{}|{relation}|{}", src.0, dst.0);
         EdgeId(derive("edge", &name))
     }
 
+    /// The uuid's 16 bytes, as index keys hold them.
     pub fn as_bytes(&self) -> &[u8; 16] {
         self.0.as_bytes()
     }
 
+    /// An id from its 16 bytes; `None` for any other length.
     pub fn from_slice(bytes: &[u8]) -> Option<Self> {
         Uuid::from_slice(bytes).ok().map(EdgeId)
     }
 
+    /// Parses a uuid in any of its text forms, surrounding whitespace ignored.
     pub fn parse(s: &str) -> Option<Self> {
         Uuid::parse_str(s.trim()).ok().map(EdgeId)
     }

@@ -10,6 +10,7 @@ use serde::{Deserialize, Serialize};
 pub struct Timestamp(pub i64);
 
 impl Timestamp {
+    /// The current time.
     pub fn now() -> Self {
         Timestamp(Utc::now().timestamp_millis())
     }
@@ -25,10 +26,12 @@ impl Timestamp {
         ))
     }
 
+    /// Milliseconds since the Unix epoch.
     pub fn millis(self) -> i64 {
         self.0
     }
 
+    /// As a chrono UTC time; the epoch when out of chrono's range.
     pub fn to_datetime(self) -> DateTime<Utc> {
         DateTime::from_timestamp_millis(self.0).unwrap_or_default()
     }
@@ -38,6 +41,7 @@ impl Timestamp {
         self.to_datetime().date_naive()
     }
 
+    /// RFC 3339 in UTC, with milliseconds and `Z` (`2026-02-16T10:48:03.529Z`).
     pub fn to_rfc3339(self) -> String {
         self.to_datetime()
             .to_rfc3339_opts(SecondsFormat::Millis, true)

@@ -100,6 +100,7 @@ pub struct EmbedReport {
     pub chunks: u64,
     /// Of those, embedded by the model (the rest came from the cache).
     pub embedded: u64,
+    /// How long the run took, in seconds.
     pub seconds: f64,
 }
 
@@ -166,7 +167,11 @@ impl Semantic {
     /// one that fails to load, leaves semantic memory unavailable (with the reason); the
     /// queue still fills, for when a model comes. `Ok(true)`: the stored vectors were of
     /// another model and were dropped.
-    pub fn open(config: &Embedding, store: &Store, index_dir: &Path) -> Result<(Semantic, bool)> {
+    pub(crate) fn open(
+        config: &Embedding,
+        store: &Store,
+        index_dir: &Path,
+    ) -> Result<(Semantic, bool)> {
         let (embedder, unavailable) = configured(config);
         let mut reset = false;
         let vectors = match &embedder {
@@ -197,24 +202,28 @@ impl Semantic {
         Ok((semantic, reset))
     }
 
-    pub fn embedder(&self) -> Option<&Arc<dyn Embedder>> {
+    pub(crate) fn embedder(&self) -> Option<&Arc<dyn Embedder>> {
         self.embedder.as_ref()
     }
 
     pub(crate) fn vectors(&self) -> RwLockReadGuard<'_, Option<Vectors>> {
-        self.vectors.read().unwrap_or_else(|p| p.into_inner())
+        self.vectors
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     pub(crate) fn lock_write(&self) -> std::sync::MutexGuard<'_, ()> {
-        self.write.lock().unwrap_or_else(|p| p.into_inner())
+        self.write
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    pub fn cache_stats(&self) -> [CacheStats; 2] {
+    pub(crate) fn cache_stats(&self) -> [CacheStats; 2] {
         [self.cache.stats(), self.queries.stats()]
     }
 
     /// Why semantic search cannot run now, or `None` when it can.
-    pub fn not_ready(&self) -> Option<String> {
+    pub(crate) fn not_ready(&self) -> Option<String> {
         if let Some(why) = &self.unavailable {
             return Some(format!("semantic search is unavailable: {why}"));
         }
@@ -284,7 +293,7 @@ impl Semantic {
 
     /// Embeds up to `max` queued chunks, newest first, and puts them in the index.
     /// Returns (chunks taken, chunks the model embedded).
-    pub fn step(&self, store: &Store, max: usize) -> Result<(u64, u64)> {
+    pub(crate) fn step(&self, store: &Store, max: usize) -> Result<(u64, u64)> {
         let Some(embedder) = self.embedder.clone() else {
             return Ok((0, 0));
         };
@@ -336,7 +345,10 @@ impl Semantic {
         store.apply(batch)?;
         self.backlog
             .fetch_sub(landed.len() as u64, Ordering::Relaxed);
-        let mut guard = self.vectors.write().unwrap_or_else(|p| p.into_inner());
+        let mut guard = self
+            .vectors
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(v) = guard.as_mut() {
             let items: Vec<(u64, &VectorEntry, &[f32])> = landed
                 .iter()
@@ -349,12 +361,15 @@ impl Semantic {
 
     /// Rebuilds a stale index from the warm tier. Returns chunks whose embedding was
     /// missing (their documents must be queued again).
-    pub fn rebuild_if_stale(&self, store: &Store) -> Result<usize> {
+    pub(crate) fn rebuild_if_stale(&self, store: &Store) -> Result<usize> {
         let Some(embedder) = &self.embedder else {
             return Ok(0);
         };
         let _write = self.lock_write();
-        let mut guard = self.vectors.write().unwrap_or_else(|p| p.into_inner());
+        let mut guard = self
+            .vectors
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let Some(v) = guard.as_mut().filter(|v| v.stale) else {
             return Ok(0);
         };
@@ -388,9 +403,12 @@ impl Semantic {
     }
 
     /// Saves the index file if vectors changed since the last save.
-    pub fn save(&self, store: &Store) -> Result<bool> {
+    pub(crate) fn save(&self, store: &Store) -> Result<bool> {
         let _write = self.lock_write();
-        let mut guard = self.vectors.write().unwrap_or_else(|p| p.into_inner());
+        let mut guard = self
+            .vectors
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         match guard.as_mut() {
             Some(v) if v.unsaved > 0 && !v.stale => {
                 v.save(store)?;
@@ -401,7 +419,7 @@ impl Semantic {
     }
 
     /// The query's vector, through the query cache.
-    pub fn embed_query(&self, query: &str) -> Result<Arc<Vec<f32>>> {
+    pub(crate) fn embed_query(&self, query: &str) -> Result<Arc<Vec<f32>>> {
         let embedder = self
             .embedder
             .as_ref()
@@ -416,7 +434,7 @@ impl Semantic {
 
     /// The chunks most like `query` among those `filter` keeps, best first, with what
     /// each belongs to (session, project, content type, agent, time).
-    pub fn search(
+    pub(crate) fn search(
         &self,
         query: &[f32],
         k: usize,
@@ -451,7 +469,7 @@ impl Semantic {
     /// vectors of their chunks, best first, among the sessions of the `candidates` chunks
     /// nearest to that mean. Empty when semantic search is not ready or the session has
     /// no chunks.
-    pub fn similar_sessions(&self, session: &str, candidates: usize) -> Vec<(String, f64)> {
+    pub(crate) fn similar_sessions(&self, session: &str, candidates: usize) -> Vec<(String, f64)> {
         if self.not_ready().is_some() {
             return Vec::new();
         }
@@ -483,32 +501,36 @@ impl Semantic {
     }
 
     /// The stored record of a chunk (for its snippet).
-    pub fn entry(store: &Store, key: u64) -> Result<Option<VectorEntry>> {
+    pub(crate) fn entry(store: &Store, key: u64) -> Result<Option<VectorEntry>> {
         Ok(store.get(Keyspace::Vectors, &key.to_be_bytes())?)
     }
 
     /// How many vectors the index holds.
-    pub fn len(&self) -> u64 {
+    pub(crate) fn len(&self) -> u64 {
         self.vectors().as_ref().map_or(0, |v| v.meta.len() as u64)
     }
 
     /// Waits until chunks are queued, `timeout` passes, or `stop` is set.
     pub(crate) fn wait(&self, seen: &mut u64, timeout: Duration, stop: &AtomicBool) {
         let (lock, cvar) = &self.wake;
-        let guard = lock.lock().unwrap_or_else(|p| p.into_inner());
+        let guard = lock
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if *guard != *seen || stop.load(Ordering::Relaxed) {
             *seen = *guard;
             return;
         }
         let (guard, _) = cvar
             .wait_timeout(guard, timeout)
-            .unwrap_or_else(|p| p.into_inner());
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         *seen = *guard;
     }
 
     pub(crate) fn notify(&self) {
         let (lock, cvar) = &self.wake;
-        *lock.lock().unwrap_or_else(|p| p.into_inner()) += 1;
+        *lock
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) += 1;
         cvar.notify_all();
     }
 }

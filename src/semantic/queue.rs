@@ -98,7 +98,7 @@ impl Semantic {
 
     /// Queues the chunks of `docs` whose text is not embedded under their key already.
     /// With `replace`, the source's other chunks are dropped (it was read from its start).
-    pub fn enqueue(
+    pub(crate) fn enqueue(
         &self,
         store: &Store,
         source: &str,
@@ -167,7 +167,7 @@ impl Semantic {
             if let Some(seen) = self
                 .sweep
                 .lock()
-                .unwrap_or_else(|p| p.into_inner())
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .as_mut()
             {
                 seen.insert(item.key);
@@ -229,7 +229,9 @@ impl Semantic {
         self.forget(&staged.removed);
         if staged.queued > 0 {
             let (lock, cvar) = &self.wake;
-            *lock.lock().unwrap_or_else(|p| p.into_inner()) += staged.queued;
+            *lock
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner) += staged.queued;
             cvar.notify_all();
         }
     }
@@ -253,7 +255,10 @@ impl Semantic {
         if keys.is_empty() {
             return;
         }
-        let mut guard = self.vectors.write().unwrap_or_else(|p| p.into_inner());
+        let mut guard = self
+            .vectors
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         if let Some(v) = guard.as_mut() {
             for key in keys {
                 v.remove(*key);
@@ -262,13 +267,21 @@ impl Semantic {
     }
 
     /// Starts noting the keys a rebuild of the text index queues.
-    pub fn begin_sweep(&self) {
-        *self.sweep.lock().unwrap_or_else(|p| p.into_inner()) = Some(HashSet::new());
+    pub(crate) fn begin_sweep(&self) {
+        *self
+            .sweep
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(HashSet::new());
     }
 
     /// Drops every chunk the rebuild did not meet: its document is gone.
-    pub fn end_sweep(&self, store: &Store) -> Result<()> {
-        let Some(seen) = self.sweep.lock().unwrap_or_else(|p| p.into_inner()).take() else {
+    pub(crate) fn end_sweep(&self, store: &Store) -> Result<()> {
+        let Some(seen) = self
+            .sweep
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .take()
+        else {
             return Ok(());
         };
         let _write = self.lock_write();
@@ -290,7 +303,7 @@ impl Semantic {
     }
 
     /// Chunks waiting to be embedded.
-    pub fn backlog(&self) -> u64 {
+    pub(crate) fn backlog(&self) -> u64 {
         self.backlog.load(Ordering::Relaxed)
     }
 }

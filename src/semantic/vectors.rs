@@ -74,7 +74,7 @@ impl Strings {
         s
     }
 
-    pub fn intern(&mut self, name: &str) -> u32 {
+    pub(crate) fn intern(&mut self, name: &str) -> u32 {
         if let Some(&n) = self.numbers.get(name) {
             return n;
         }
@@ -84,11 +84,11 @@ impl Strings {
         n
     }
 
-    pub fn number(&self, name: &str) -> Option<u32> {
+    pub(crate) fn number(&self, name: &str) -> Option<u32> {
         self.numbers.get(name).copied()
     }
 
-    pub fn name(&self, n: u32) -> &str {
+    pub(crate) fn name(&self, n: u32) -> &str {
         &self.names[n as usize]
     }
 }
@@ -132,7 +132,12 @@ impl Vectors {
     /// Loads the metadata of every stored chunk and the index file, replaying the
     /// journal; an index file that is missing or unreadable marks the index stale. Vectors
     /// of another model are dropped (`Ok(true)`: the caller re-queues every document).
-    pub fn open(store: &Store, dir: &Path, dim: usize, model: &str) -> Result<(Vectors, bool)> {
+    pub(crate) fn open(
+        store: &Store,
+        dir: &Path,
+        dim: usize,
+        model: &str,
+    ) -> Result<(Vectors, bool)> {
         let path = dir.join(VECTOR_FILE);
         let mut reset = false;
         let stored_model: Option<String> = store.get(Keyspace::Settings, MODEL_KEY)?;
@@ -229,7 +234,7 @@ impl Vectors {
 
     /// Builds the index again from the warm tier; chunks whose embedding is missing are
     /// dropped (returned, so that their documents are queued again).
-    pub fn rebuild(&mut self, store: &Store, model: &str) -> Result<Vec<u64>> {
+    pub(crate) fn rebuild(&mut self, store: &Store, model: &str) -> Result<Vec<u64>> {
         let mut index = HnswIndex::new(self.index.dim())?;
         let mut lost = Vec::new();
         let keys: Vec<u64> = self.meta.keys().copied().collect();
@@ -250,7 +255,7 @@ impl Vectors {
     }
 
     /// Saves the index file and clears the journal (the caller holds the write lock).
-    pub fn save(&mut self, store: &Store) -> Result<()> {
+    pub(crate) fn save(&mut self, store: &Store) -> Result<()> {
         if self.stale {
             return Ok(());
         }
@@ -276,12 +281,12 @@ impl Vectors {
     }
 
     /// Records in `batch` that `key` changed (part of the same transaction as the change).
-    pub fn journal(batch: &mut Batch, key: u64) {
+    pub(crate) fn journal(batch: &mut Batch, key: u64) {
         batch.put_raw(Keyspace::Settings, journal_key(key), Vec::new());
     }
 
     /// Keeps `entry`'s metadata for `key`.
-    pub fn remember(&mut self, key: u64, entry: &VectorEntry) {
+    pub(crate) fn remember(&mut self, key: u64, entry: &VectorEntry) {
         if let Some(old) = self.meta.get(&key).copied() {
             self.unlink(key, &old);
         }
@@ -313,7 +318,7 @@ impl Vectors {
     }
 
     /// Puts vectors in the index with their metadata, added over all cores.
-    pub fn insert_many(&mut self, items: &[(u64, &VectorEntry, &[f32])]) -> Result<()> {
+    pub(crate) fn insert_many(&mut self, items: &[(u64, &VectorEntry, &[f32])]) -> Result<()> {
         for (key, entry, _) in items {
             self.remember(*key, entry);
         }
@@ -325,7 +330,7 @@ impl Vectors {
         Ok(())
     }
 
-    pub fn remove(&mut self, key: u64) {
+    pub(crate) fn remove(&mut self, key: u64) {
         if let Some(old) = self.meta.remove(&key) {
             self.unlink(key, &old);
         }
@@ -348,7 +353,7 @@ impl Vectors {
     }
 
     /// The `k` chunks most similar to `query` that pass `filter`, best first.
-    pub fn search(
+    pub(crate) fn search(
         &self,
         query: &[f32],
         k: usize,
@@ -377,7 +382,11 @@ impl Vectors {
             None => self.meta.len(),
             Some(ps) => ps
                 .iter()
-                .map(|p| self.by_project.get(p).map_or(0, |s| s.len()))
+                .map(|p| {
+                    self.by_project
+                        .get(p)
+                        .map_or(0, std::collections::HashSet::len)
+                })
                 .sum(),
         };
         match &projects {
@@ -395,7 +404,7 @@ impl Vectors {
     }
 
     /// The mean of a session's chunk vectors, normalized; `None` without chunks.
-    pub fn centroid(&self, session: &str) -> Option<Vec<f32>> {
+    pub(crate) fn centroid(&self, session: &str) -> Option<Vec<f32>> {
         let keys = self.by_session.get(&self.strings.number(session)?)?;
         let mut sum = vec![0f32; self.index.dim()];
         for key in keys {

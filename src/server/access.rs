@@ -49,6 +49,7 @@ enum Scope {
 }
 
 impl Tokens {
+    /// The tokens from the one that may write and the read-only one, kept as digests.
     pub fn new(write: &str, read: &str) -> Tokens {
         Tokens {
             write: digest(write),
@@ -158,7 +159,9 @@ fn random_hex(n: usize) -> Result<String> {
 /// The certificate and key a remote server presents.
 #[derive(Clone)]
 pub struct Tls {
+    /// The certificate (PEM).
     pub cert_pem: Vec<u8>,
+    /// The certificate's private key (PEM).
     pub key_pem: Vec<u8>,
     /// Where the certificate is, for clients on this machine to trust.
     pub cert_path: PathBuf,
@@ -251,7 +254,7 @@ fn base64_decode(text: &str) -> Option<Vec<u8>> {
             n |= value(c)? << (18 - 6 * i);
         }
         let take = chunk.len().saturating_sub(1);
-        out.extend_from_slice(&n.to_be_bytes()[1..1 + take]);
+        out.extend_from_slice(&n.to_be_bytes()[1..=take]);
     }
     Some(out)
 }
@@ -268,7 +271,7 @@ pub struct Access {
 /// A tower layer that answers UNAUTHENTICATED or PERMISSION_DENIED before a call reaches
 /// its service, when the server asks for tokens.
 #[derive(Debug, Clone)]
-pub struct AuthLayer(pub Option<Arc<Tokens>>);
+pub(super) struct AuthLayer(pub Option<Arc<Tokens>>);
 
 impl<S> tower::Layer<S> for AuthLayer {
     type Service = Auth<S>;
@@ -282,7 +285,7 @@ impl<S> tower::Layer<S> for AuthLayer {
 }
 
 #[derive(Debug, Clone)]
-pub struct Auth<S> {
+pub(super) struct Auth<S> {
     inner: S,
     tokens: Option<Arc<Tokens>>,
 }

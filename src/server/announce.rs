@@ -17,6 +17,7 @@ const FILE: &str = "serve.json";
 pub struct Announcement {
     /// `HOST:PORT` it listens on.
     pub addr: String,
+    /// The server's process id.
     pub pid: u32,
     /// When it started listening (RFC 3339).
     pub started: String,
@@ -36,6 +37,7 @@ pub struct Announcement {
 }
 
 impl Announcement {
+    /// The announcement file in `data_dir` (`serve.json`).
     pub fn path(data_dir: &Path) -> PathBuf {
         data_dir.join(FILE)
     }

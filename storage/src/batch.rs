@@ -1,3 +1,5 @@
+//! Atomic batches: puts and deletes across keyspaces that land together or not at all.
+
 use serde::Serialize;
 
 use crate::{Keyspace, Result, codec};
@@ -9,6 +11,7 @@ pub struct Batch {
 }
 
 impl Batch {
+    /// An empty batch.
     pub fn new() -> Self {
         Self::default()
     }
@@ -30,6 +33,7 @@ impl Batch {
         self.ops.push((keyspace, key.into(), Some(value)));
     }
 
+    /// Deletes `key`; a key that is not there is no error.
     pub fn delete(&mut self, keyspace: Keyspace, key: impl Into<Vec<u8>>) {
         self.ops.push((keyspace, key.into(), None));
     }
@@ -39,10 +43,12 @@ impl Batch {
         self.ops.extend(other.ops);
     }
 
+    /// Writes queued, deletes included.
     pub fn len(&self) -> usize {
         self.ops.len()
     }
 
+    /// Whether no writes are queued.
     pub fn is_empty(&self) -> bool {
         self.ops.is_empty()
     }

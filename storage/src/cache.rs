@@ -22,13 +22,17 @@ pub struct HotCache<K, V> {
 /// A snapshot of a cache's size and counters.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct CacheStats {
+    /// The cache's name, as given to [`HotCache::new`] (e.g. `nodes`).
     pub name: Cow<'static, str>,
     /// Entries the cache holds at most.
     pub capacity: usize,
     /// Entries it holds now.
     pub len: usize,
+    /// Lookups that found a value.
     pub hits: u64,
+    /// Lookups that found nothing, or only a stale entry.
     pub misses: u64,
+    /// Calls to insert, replacements included.
     pub inserts: u64,
     /// Entries dropped to make room for new ones (not removals nor replacements).
     pub evictions: u64,
@@ -47,6 +51,7 @@ impl CacheStats {
 }
 
 impl<K: Hash + Eq, V: Clone> HotCache<K, V> {
+    /// An empty cache named `name` (in its stats) holding at most `capacity` entries.
     pub fn new(name: &'static str, capacity: NonZeroUsize) -> Self {
         Self {
             name,
@@ -58,6 +63,7 @@ impl<K: Hash + Eq, V: Clone> HotCache<K, V> {
         }
     }
 
+    /// The name given to [`HotCache::new`].
     pub fn name(&self) -> &'static str {
         self.name
     }
@@ -122,18 +128,22 @@ impl<K: Hash + Eq, V: Clone> HotCache<K, V> {
         self.lock().clear();
     }
 
+    /// Entries it holds now.
     pub fn len(&self) -> usize {
         self.lock().len()
     }
 
+    /// Whether it holds no entries.
     pub fn is_empty(&self) -> bool {
         self.lock().is_empty()
     }
 
+    /// Entries it holds at most.
     pub fn capacity(&self) -> NonZeroUsize {
         self.lock().cap()
     }
 
+    /// A snapshot of its size and counters.
     pub fn stats(&self) -> CacheStats {
         let (capacity, len) = {
             let entries = self.lock();
@@ -175,6 +185,8 @@ pub struct GenerationalCache<K, V> {
 }
 
 impl<K: Hash + Eq, V: Clone> GenerationalCache<K, V> {
+    /// An empty cache at generation 0, named `name` (in its stats), holding at most
+    /// `capacity` entries.
     pub fn new(name: &'static str, capacity: NonZeroUsize) -> Self {
         Self {
             entries: HotCache::new(name, capacity),
@@ -182,6 +194,7 @@ impl<K: Hash + Eq, V: Clone> GenerationalCache<K, V> {
         }
     }
 
+    /// The current generation: how many times [`GenerationalCache::bump`] was called.
     pub fn generation(&self) -> u64 {
         self.generation.load(Ordering::Acquire)
     }
@@ -219,6 +232,7 @@ impl<K: Hash + Eq, V: Clone> GenerationalCache<K, V> {
         }
     }
 
+    /// Removes `key` whatever its generation, returning its value if it was cached.
     pub fn remove<Q>(&self, key: &Q) -> Option<V>
     where
         K: Borrow<Q>,
@@ -227,6 +241,7 @@ impl<K: Hash + Eq, V: Clone> GenerationalCache<K, V> {
         self.entries.remove(key).map(|(_, value)| value)
     }
 
+    /// Removes every entry; the counters and the generation are kept.
     pub fn clear(&self) {
         self.entries.clear();
     }
@@ -236,10 +251,12 @@ impl<K: Hash + Eq, V: Clone> GenerationalCache<K, V> {
         self.entries.len()
     }
 
+    /// Whether it holds no entries, stale ones included.
     pub fn is_empty(&self) -> bool {
         self.entries.is_empty()
     }
 
+    /// A snapshot of its size (stale entries included) and counters.
     pub fn stats(&self) -> CacheStats {
         self.entries.stats()
     }

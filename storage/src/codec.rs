@@ -1,3 +1,5 @@
+//! Values as MessagePack: how a keyspace's values are encoded and decoded.
+
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 

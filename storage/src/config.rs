@@ -1,3 +1,5 @@
+//! How to open a store: its path, caches, free-space floor and lock wait.
+
 use std::path::{Path, PathBuf};
 
 use crate::{Result, Store};
@@ -43,6 +45,7 @@ impl Config {
     /// transcript's blob.
     pub const DEFAULT_MIN_FREE_BYTES: u64 = 64 * 1024 * 1024;
 
+    /// The defaults, with neither a path nor `temporary(true)`: set one before [`Config::open`].
     pub fn new() -> Self {
         Self::default()
     }
@@ -66,6 +69,7 @@ impl Config {
         self
     }
 
+    /// Bytes of the warm tier's block cache (default 64 MiB).
     pub fn cache_capacity(mut self, bytes: u64) -> Self {
         self.cache_capacity = bytes;
         self
@@ -77,6 +81,7 @@ impl Config {
         self
     }
 
+    /// Opens the store, creating it if missing and moving an older layout to the current one.
     pub fn open(&self) -> Result<Store> {
         Store::open(self)
     }

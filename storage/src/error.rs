@@ -1,3 +1,5 @@
+//! The storage layer's errors.
+
 use std::path::PathBuf;
 
 /// Errors of the storage layer. An error here means the store is unusable or the bytes on
@@ -5,63 +7,121 @@ use std::path::PathBuf;
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum Error {
+    /// Another process held the store's lock past [`crate::Config::lock_wait_ms`].
     #[error("store at {path} is in use by another process (is `eywa serve` running?)")]
-    Locked { path: PathBuf },
+    Locked {
+        /// The store's directory.
+        path: PathBuf,
+    },
+    /// Creating, locking, renaming or removing a file or directory of the store failed, or
+    /// measuring its disk's free space did.
     #[error("cannot prepare the data directory {path}")]
     Io {
+        /// The file or directory acted on (empty when the config named no path).
         path: PathBuf,
+        /// The error the operation returned.
         #[source]
         source: std::io::Error,
     },
+    /// A batch holds a key that is empty or longer than 65,536 bytes.
     #[error("a key in keyspace {keyspace} is {len} bytes; keys are 1 to 65,536 bytes")]
-    KeyLength { keyspace: &'static str, len: usize },
+    KeyLength {
+        /// Name of the keyspace the key was for.
+        keyspace: &'static str,
+        /// The key's length in bytes.
+        len: usize,
+    },
+    /// An operation of the warm tier's fjall keyspace failed.
     #[error("the warm tier (fjall) failed")]
     Fjall(#[from] fjall::Error),
+    /// Reading a sled store of layouts 1 to 3, to move it into fjall, failed.
     #[error("reading the store of an earlier layout (sled) failed")]
     Sled(#[from] sled::Error),
+    /// The store records a format version newer than this build reads.
     #[error(
         "store format version {found} is newer than this eywa supports ({supported}); upgrade eywa"
     )]
-    NewerFormat { found: u32, supported: u32 },
+    NewerFormat {
+        /// Format version recorded in the store.
+        found: u32,
+        /// The newest version this build reads ([`crate::FORMAT_VERSION`]).
+        supported: u32,
+    },
+    /// The store records a format version below 1, which no migration handles.
     #[error("store format version {found} is older than {supported} and cannot be migrated")]
-    OlderFormat { found: u32, supported: u32 },
+    OlderFormat {
+        /// Format version recorded in the store.
+        found: u32,
+        /// The version this build writes ([`crate::FORMAT_VERSION`]).
+        supported: u32,
+    },
+    /// A keyspace holds entries but [`crate::Keyspace::Settings`] has no format version
+    /// record.
     #[error("store holds data but no format version record; refusing to guess its layout")]
     MissingFormat,
+    /// A value could not be encoded as MessagePack.
     #[error("cannot encode a value for keyspace {keyspace}")]
     Encode {
+        /// Name of the keyspace the value was for.
         keyspace: &'static str,
+        /// The encoder's error.
         #[source]
         source: rmp_serde::encode::Error,
     },
+    /// A stored value does not decode as the type it was read as.
     #[error("corrupt value in keyspace {keyspace}")]
     Decode {
+        /// Name of the keyspace the value was read from.
         keyspace: &'static str,
+        /// The decoder's error.
         #[source]
         source: rmp_serde::decode::Error,
     },
+    /// A stored key (or its value) does not have the layout its keyspace expects; raised by
+    /// the callers that parse keys.
     #[error("corrupt key in keyspace {keyspace}: {reason}")]
     BadKey {
+        /// Name of the keyspace the key was read from.
         keyspace: &'static str,
+        /// What did not parse, e.g. `unexpected key layout`.
         reason: &'static str,
     },
+    /// A blob hash given to the cold tier is not 64 lowercase hex digits.
     #[error("invalid blob hash {hash:?}: expected 64 lowercase hex characters")]
-    BadBlobHash { hash: String },
+    BadBlobHash {
+        /// The hash as given.
+        hash: String,
+    },
+    /// Reading the input handed to [`crate::BlobStore::put`] failed.
     #[error("cannot read the input of a blob")]
     BlobInput(#[source] std::io::Error),
+    /// Opening, writing, syncing, renaming or removing a blob file failed.
     #[error("i/o error on blob file {path}")]
     BlobIo {
+        /// The blob file, its temporary file or its directory.
         path: PathBuf,
+        /// The error the operation returned.
         #[source]
         source: std::io::Error,
     },
+    /// A blob's content does not decompress, or does not hash to its name.
     #[error("blob {hash} does not decode to the content its hash names")]
     CorruptBlob {
+        /// The blob's hash (its name).
         hash: String,
+        /// The decompression error, or an [`std::io::ErrorKind::InvalidData`] error when the
+        /// hash does not match.
         #[source]
         source: std::io::Error,
     },
+    /// A cold chunk's blob is not in the cold tier.
     #[error("a cold chunk refers to blob {hash}, which is missing")]
-    MissingBlob { hash: String },
+    MissingBlob {
+        /// Hash of the missing blob.
+        hash: String,
+    },
+    /// A write was refused because the store's disk has less than the configured room free,
+    /// or failed because the disk filled up.
     #[error(
         "the disk holding {path} is full: {} free, and eywa keeps {} free so that no write \
          stops half-way; free some space, or move the data dir to a larger disk (the floor \
@@ -69,8 +129,11 @@ pub enum Error {
         mib(*free), mib(*needed)
     )]
     DiskFull {
+        /// The directory whose disk is full.
         path: PathBuf,
+        /// Bytes free on that disk (0 when they could not be measured).
         free: u64,
+        /// Bytes that must stay free ([`crate::Config::min_free_bytes`]).
         needed: u64,
     },
 }
@@ -139,4 +202,5 @@ pub(crate) fn fjall_error(error: fjall::Error, path: &std::path::Path, needed: u
     }
 }
 
+/// A result whose error defaults to [`Error`].
 pub type Result<T, E = Error> = std::result::Result<T, E>;

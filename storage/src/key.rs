@@ -6,6 +6,7 @@
 pub struct KeyBuf(Vec<u8>);
 
 impl KeyBuf {
+    /// An empty key.
     pub fn new() -> Self {
         Self::default()
     }
@@ -16,16 +17,19 @@ impl KeyBuf {
         self
     }
 
+    /// A one-byte field.
     pub fn u8(mut self, v: u8) -> Self {
         self.0.push(v);
         self
     }
 
+    /// A `u64` field: 8 bytes, big-endian.
     pub fn u64(mut self, v: u64) -> Self {
         self.0.extend_from_slice(&v.to_be_bytes());
         self
     }
 
+    /// An `i64` field: 8 bytes, as [`encode_i64`] orders them.
     pub fn i64(mut self, v: i64) -> Self {
         self.0.extend_from_slice(&encode_i64(v));
         self
@@ -44,6 +48,7 @@ impl KeyBuf {
         self
     }
 
+    /// The encoded key.
     pub fn finish(self) -> Vec<u8> {
         self.0
     }

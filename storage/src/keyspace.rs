@@ -1,3 +1,5 @@
+//! The keyspaces of a store, primary and index, and what each holds.
+
 /// The keyspaces eywa keeps, one fjall partition each. Primary keyspaces hold values; index keyspaces hold keys
 /// only (the value is empty) and are kept consistent with their primary in one batch.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]

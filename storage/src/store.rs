@@ -1,3 +1,6 @@
+//! The store: opening a warm tier (fjall keyspaces) with its lock and format check,
+//! reads, batches, flushing, and the tiers beside it.
+
 use std::marker::PhantomData;
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
@@ -8,12 +11,16 @@ use serde::de::DeserializeOwned;
 
 use crate::{Batch, BlobStore, Config, Error, Keyspace, Result, codec};
 
+mod files;
 mod migrate;
+
+pub(crate) use self::files::create_private_dir;
+use self::files::{TempDirGuard, build_keyspace, copy_entries, lock_store, open_keyspace};
 
 pub use migrate::Moved;
 
 /// The on-disk layout version this build reads and writes. Bump it with every change to
-/// keys or values that an older reader would misread, and teach [`Store::open`] to bring
+/// keys or values that an older reader would misread, and teach `Store::open` to bring
 /// the older layout up to it.
 ///
 /// - 1: the first layout.
@@ -168,37 +175,34 @@ impl Store {
     }
 
     fn check_format(&self) -> Result<()> {
-        match self.get_raw(Keyspace::Settings, FORMAT_KEY)? {
-            Some(bytes) => {
-                let found: u32 = codec::decode(Keyspace::Settings, &bytes)?;
-                if found > FORMAT_VERSION {
-                    return Err(Error::NewerFormat {
-                        found,
-                        supported: FORMAT_VERSION,
-                    });
-                }
-                if found < 1 {
-                    return Err(Error::OlderFormat {
-                        found,
-                        supported: FORMAT_VERSION,
-                    });
-                }
-                if found < FORMAT_VERSION {
-                    // Layouts 1 to 3 differ from this one in where they live (moved by
-                    // `migrate`) and in what the graph moves itself; values of layout 1
-                    // (named maps) decode as they are.
-                    self.write_format()?;
-                }
-                Ok(())
+        if let Some(bytes) = self.get_raw(Keyspace::Settings, FORMAT_KEY)? {
+            let found: u32 = codec::decode(Keyspace::Settings, &bytes)?;
+            if found > FORMAT_VERSION {
+                return Err(Error::NewerFormat {
+                    found,
+                    supported: FORMAT_VERSION,
+                });
             }
-            None => {
-                for keyspace in Keyspace::ALL {
-                    if !self.is_empty(keyspace) {
-                        return Err(Error::MissingFormat);
-                    }
-                }
-                self.write_format()
+            if found < 1 {
+                return Err(Error::OlderFormat {
+                    found,
+                    supported: FORMAT_VERSION,
+                });
             }
+            if found < FORMAT_VERSION {
+                // Layouts 1 to 3 differ from this one in where they live (moved by
+                // `migrate`) and in what the graph moves itself; values of layout 1
+                // (named maps) decode as they are.
+                self.write_format()?;
+            }
+            Ok(())
+        } else {
+            for keyspace in Keyspace::ALL {
+                if !self.is_empty(keyspace) {
+                    return Err(Error::MissingFormat);
+                }
+            }
+            self.write_format()
         }
     }
 
@@ -255,6 +259,7 @@ impl Store {
         Ok(self.partition(keyspace).get(key)?.map(|v| v.to_vec()))
     }
 
+    /// Whether `keyspace` holds `key`.
     pub fn contains(&self, keyspace: Keyspace, key: &[u8]) -> Result<bool> {
         Ok(self.partition(keyspace).contains_key(key)?)
     }
@@ -487,164 +492,6 @@ impl<V: DeserializeOwned> DoubleEndedIterator for Scan<V> {
     fn next_back(&mut self) -> Option<Self::Item> {
         let entry = self.inner.next_back()?;
         Some(self.decode(entry))
-    }
-}
-
-/// The warm tier's settings: a small block cache and write buffer (eywa's reads go to its
-/// own in-memory indexes), a bounded journal (replayed on open), one flush and one
-/// compaction thread (a 2-core machine also ingests), and a sync every `flush_every_ms`
-/// (at most 250 ms).
-fn open_keyspace(dir: &Path, config: &Config) -> fjall::Result<fjall::Keyspace> {
-    // fjall's syncing thread sleeps this long between syncs, and closing the keyspace waits
-    // for it to wake: at most 250 ms, the interval of fjall's own monitor thread.
-    let sync = config
-        .flush_every_ms
-        .map(|ms| u16::try_from(ms.min(250)).unwrap_or(250));
-    fjall::Config::new(dir)
-        .cache_size(config.cache_capacity)
-        .max_write_buffer_size(32 * 1024 * 1024)
-        .max_journaling_size(64 * 1024 * 1024)
-        .flush_workers(1)
-        .compaction_workers(1)
-        .fsync_ms(sync)
-        .open()
-}
-
-/// Builds the warm tier of the store in `store` beside its place: every partition is
-/// created, `fill` writes into them (in the order of [`Keyspace::ALL`]), and the whole is
-/// synced and renamed in. A process killed while fjall lays out a new keyspace leaves files
-/// that do not open; a leftover of such a kill is removed first. Returns the bytes the
-/// new keyspace takes on disk.
-fn build_keyspace(
-    store: &Path,
-    config: &Config,
-    fill: impl FnOnce(&fjall::Keyspace, &[PartitionHandle]) -> Result<()>,
-) -> Result<u64> {
-    let dir = store.join(KEYSPACES_DIR);
-    let new = store.join(NEW_KEYSPACES_DIR);
-    let io = |path: &Path| {
-        let path = path.to_path_buf();
-        move |source| Error::Io { path, source }
-    };
-    if new.exists() {
-        std::fs::remove_dir_all(&new).map_err(io(&new))?;
-    }
-    // Made private before fjall writes into it; the rename keeps its mode.
-    create_private_dir(&new)?;
-    let fjall = |e| crate::error::fjall_error(e, store, config.min_free_bytes);
-    let keyspace = open_keyspace(&new, config).map_err(fjall)?;
-    let partitions = Keyspace::ALL
-        .iter()
-        .map(|ks| keyspace.open_partition(ks.name(), PartitionCreateOptions::default()))
-        .collect::<Result<Vec<_>, _>>()
-        .map_err(fjall)?;
-    fill(&keyspace, &partitions)?;
-    keyspace.persist(PersistMode::SyncAll).map_err(fjall)?;
-    let bytes = keyspace.disk_space();
-    drop(partitions);
-    drop(keyspace);
-    std::fs::rename(&new, &dir).map_err(io(&dir))?;
-    Ok(bytes)
-}
-
-/// Writes `entries` into `target` in batches of [`COPY_BATCH`]; returns how many.
-fn copy_entries<K, V>(
-    keyspace: &fjall::Keyspace,
-    target: &PartitionHandle,
-    entries: impl Iterator<Item = Result<(K, V)>>,
-) -> Result<u64>
-where
-    K: Into<fjall::UserKey>,
-    V: Into<fjall::UserValue>,
-{
-    let mut copied = 0;
-    let mut batch = keyspace.batch();
-    for entry in entries {
-        let (key, value) = entry?;
-        batch.insert(target, key, value);
-        copied += 1;
-        if batch.len() == COPY_BATCH {
-            std::mem::replace(&mut batch, keyspace.batch()).commit()?;
-        }
-    }
-    batch.commit()?;
-    Ok(copied)
-}
-
-/// Takes the store's lock file, retrying for `wait`: [`Error::Locked`] when another
-/// process holds it.
-fn lock_store(path: &Path, wait: Duration) -> Result<std::fs::File> {
-    let lock_path = path.join(LOCK_FILE);
-    let io = |source| Error::Io {
-        path: lock_path.clone(),
-        source,
-    };
-    let mut options = std::fs::OpenOptions::new();
-    options.create(true).truncate(false).write(true);
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::OpenOptionsExt;
-        options.mode(0o600);
-    }
-    let file = options.open(&lock_path).map_err(io)?;
-    let deadline = Instant::now() + wait;
-    loop {
-        match file.try_lock() {
-            Ok(()) => return Ok(file),
-            Err(std::fs::TryLockError::WouldBlock) => {
-                if Instant::now() >= deadline {
-                    return Err(Error::Locked {
-                        path: path.to_path_buf(),
-                    });
-                }
-                std::thread::sleep(LOCK_RETRY_INTERVAL);
-            }
-            Err(std::fs::TryLockError::Error(e)) => return Err(io(e)),
-        }
-    }
-}
-
-/// Creates `path` and its parents, and makes `path` itself accessible to its owner only.
-pub(crate) fn create_private_dir(path: &Path) -> Result<()> {
-    let io_err = |source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    std::fs::create_dir_all(path).map_err(io_err)?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700)).map_err(io_err)?;
-    }
-    Ok(())
-}
-
-/// A directory under the system temp dir, removed on drop.
-struct TempDirGuard(PathBuf);
-
-impl TempDirGuard {
-    fn new() -> Result<Self> {
-        use std::sync::atomic::{AtomicU64, Ordering};
-        static NEXT: AtomicU64 = AtomicU64::new(0);
-        let nanos = std::time::SystemTime::now()
-            .duration_since(std::time::UNIX_EPOCH)
-            .map(|d| d.as_nanos())
-            .unwrap_or(0);
-        let name = format!(
-            "eywa-store-{}-{}-{}",
-            std::process::id(),
-            nanos,
-            NEXT.fetch_add(1, Ordering::Relaxed)
-        );
-        let path = std::env::temp_dir().join(name);
-        create_private_dir(&path)?;
-        Ok(TempDirGuard(path))
-    }
-}
-
-impl Drop for TempDirGuard {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
     }
 }
 

@@ -14,19 +14,25 @@ const REFRESH_AFTER_MS: i64 = 60 * 60 * 1000;
 pub enum ChunkSlot {
     /// The chunk's bytes, inline.
     Warm {
+        /// The chunk's content.
         #[serde(with = "bin")]
         bytes: Vec<u8>,
+        /// When the chunk was last written or read; a read refreshes it at most hourly.
         last_access: i64,
     },
     /// The chunk's bytes are the blob `hash` of the cold tier.
     Cold {
+        /// Lowercase hex sha256 of the chunk's content: the blob's name.
         hash: String,
+        /// Bytes of the content before compression.
         raw_len: u64,
+        /// When the chunk was last accessed while warm.
         last_access: i64,
     },
 }
 
 impl ChunkSlot {
+    /// When the chunk was last accessed, in milliseconds since the epoch, in either tier.
     pub fn last_access(&self) -> i64 {
         match self {
             ChunkSlot::Warm { last_access, .. } | ChunkSlot::Cold { last_access, .. } => {
@@ -63,15 +69,18 @@ pub struct SweepReport {
 /// [`Keyspace::Blobs`].
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TierStats {
+    /// Chunks held inline in the warm tier.
     pub warm_chunks: u64,
     /// Bytes of the warm chunks' content (not of their encoding).
     pub warm_bytes: u64,
+    /// Chunks whose bytes are in a blob.
     pub cold_chunks: u64,
     /// Raw bytes of the cold chunks' content.
     pub cold_raw_bytes: u64,
     /// Blob records; a blob shared by identical chunks, or kept after its chunk came back
     /// warm, counts once.
     pub blobs: u64,
+    /// Raw bytes of the blobs' content, each blob once.
     pub blob_raw_bytes: u64,
     /// Bytes of the compressed blob files.
     pub blob_stored_bytes: u64,
@@ -189,11 +198,13 @@ mod bin {
     use serde::de::{Deserializer, SeqAccess, Visitor};
     use serde::ser::Serializer;
 
-    pub fn serialize<S: Serializer>(bytes: &[u8], serializer: S) -> Result<S::Ok, S::Error> {
+    pub(super) fn serialize<S: Serializer>(bytes: &[u8], serializer: S) -> Result<S::Ok, S::Error> {
         serializer.serialize_bytes(bytes)
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Vec<u8>, D::Error> {
+    pub(super) fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<Vec<u8>, D::Error> {
         deserializer.deserialize_byte_buf(BytesVisitor)
     }
 

@@ -6,23 +6,23 @@ use chrono::{DateTime, Duration, Utc};
 use serde_json::json;
 
 /// A Claude Code home in a temporary directory.
-pub struct ClaudeHome {
+pub(crate) struct ClaudeHome {
     pub dir: tempfile::TempDir,
 }
 
 impl ClaudeHome {
-    pub fn new() -> Self {
+    pub(crate) fn new() -> Self {
         let dir = tempfile::tempdir().unwrap();
         std::fs::create_dir_all(dir.path().join("projects")).unwrap();
         ClaudeHome { dir }
     }
 
-    pub fn root(&self) -> &Path {
+    pub(crate) fn root(&self) -> &Path {
         self.dir.path()
     }
 
     /// Writes raw lines as `projects/<project_dir>/<name>`.
-    pub fn write_raw(&self, project_dir: &str, name: &str, content: &str) -> PathBuf {
+    pub(crate) fn write_raw(&self, project_dir: &str, name: &str, content: &str) -> PathBuf {
         let dir = self.root().join("projects").join(project_dir);
         std::fs::create_dir_all(&dir).unwrap();
         let path = dir.join(name);
@@ -31,7 +31,7 @@ impl ClaudeHome {
     }
 
     /// Writes a session: `(prompt, answer)` exchanges starting at `start`, one minute apart.
-    pub fn session(
+    pub(crate) fn session(
         &self,
         session_id: &str,
         cwd: &str,
@@ -53,7 +53,7 @@ impl ClaudeHome {
 
 /// JSONL lines of a session in Claude Code's 2.x shape. Every answer calls the Read tool
 /// (without a path: file entities have tests of their own).
-pub fn session_lines(
+pub(crate) fn session_lines(
     session_id: &str,
     cwd: &str,
     start: DateTime<Utc>,
@@ -97,7 +97,7 @@ pub fn session_lines(
 }
 
 /// Noon UTC `days` days before now.
-pub fn days_ago(days: i64) -> DateTime<Utc> {
+pub(crate) fn days_ago(days: i64) -> DateTime<Utc> {
     let today = Utc::now().date_naive();
     (today - Duration::days(days))
         .and_hms_opt(12, 0, 0)
@@ -106,7 +106,7 @@ pub fn days_ago(days: i64) -> DateTime<Utc> {
 }
 
 /// Appends lines to a transcript, as Claude Code does while a session runs.
-pub fn append(path: &Path, lines: &[String]) {
+pub(crate) fn append(path: &Path, lines: &[String]) {
     use std::io::Write;
     let mut file = std::fs::OpenOptions::new().append(true).open(path).unwrap();
     file.write_all((lines.join("\n") + "\n").as_bytes())
@@ -114,7 +114,7 @@ pub fn append(path: &Path, lines: &[String]) {
 }
 
 /// The lines with `slug` set on each, as 2.0.5x+ writes them.
-pub fn with_slug(lines: Vec<String>, slug: &str) -> Vec<String> {
+pub(crate) fn with_slug(lines: Vec<String>, slug: &str) -> Vec<String> {
     lines
         .into_iter()
         .map(|line| {

@@ -9,7 +9,7 @@
 use std::panic::AssertUnwindSafe;
 
 /// A target: a name, and what it does with one input.
-pub struct Target {
+pub(crate) struct Target {
     pub name: &'static str,
     pub run: fn(&[u8]),
     pub seeds: fn() -> Vec<Vec<u8>>,
@@ -17,14 +17,14 @@ pub struct Target {
 
 /// What a run of one target did.
 #[derive(Debug)]
-pub struct Outcome {
+pub(crate) struct Outcome {
     pub executions: u64,
     /// Inputs that panicked (at most ten kept), with the panic's message.
     pub crashes: Vec<(Vec<u8>, String)>,
     pub crash_count: u64,
 }
 
-pub fn targets() -> Vec<Target> {
+pub(crate) fn targets() -> Vec<Target> {
     vec![
         Target {
             name: "jsonl_line",
@@ -65,10 +65,10 @@ pub fn targets() -> Vec<Target> {
 }
 
 /// xorshift64*: fast, fixed-seed, good enough to pick mutations.
-pub struct Rng(u64);
+pub(crate) struct Rng(u64);
 
 impl Rng {
-    pub fn new(seed: u64) -> Rng {
+    pub(crate) fn new(seed: u64) -> Rng {
         Rng(seed.max(1))
     }
 
@@ -144,7 +144,7 @@ const TOKENS: &[&[u8]] = &[
 fn mutate(rng: &mut Rng, seeds: &[Vec<u8>], out: &mut Vec<u8>) {
     out.clear();
     out.extend_from_slice(&seeds[rng.below(seeds.len())]);
-    for _ in 0..1 + rng.below(6) {
+    for _ in 0..=rng.below(6) {
         let at = rng.below(out.len() + 1);
         match rng.below(9) {
             0 if !out.is_empty() => {
@@ -184,7 +184,7 @@ fn mutate(rng: &mut Rng, seeds: &[Vec<u8>], out: &mut Vec<u8>) {
                 let digits = b"98765432109876543210987654321";
                 out.splice(
                     at..at,
-                    digits[..1 + rng.below(digits.len() - 1)].iter().copied(),
+                    digits[..=rng.below(digits.len() - 1)].iter().copied(),
                 );
             }
             _ => {
@@ -200,7 +200,7 @@ fn mutate(rng: &mut Rng, seeds: &[Vec<u8>], out: &mut Vec<u8>) {
 }
 
 /// Runs `target` on `executions` mutated inputs (the seeds themselves first).
-pub fn fuzz(target: &Target, executions: u64, seed: u64) -> Outcome {
+pub(crate) fn fuzz(target: &Target, executions: u64, seed: u64) -> Outcome {
     let seeds = (target.seeds)();
     let mut rng = Rng::new(seed);
     let mut input = Vec::with_capacity(4096);
@@ -225,7 +225,11 @@ pub fn fuzz(target: &Target, executions: u64, seed: u64) -> Outcome {
                 let message = panic
                     .downcast_ref::<String>()
                     .cloned()
-                    .or_else(|| panic.downcast_ref::<&str>().map(|s| s.to_string()))
+                    .or_else(|| {
+                        panic
+                            .downcast_ref::<&str>()
+                            .map(std::string::ToString::to_string)
+                    })
                     .unwrap_or_default();
                 outcome.crashes.push((input.clone(), message));
             }

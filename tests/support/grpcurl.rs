@@ -27,7 +27,7 @@ fn find() -> Option<PathBuf> {
 }
 
 /// The grpcurl binary, or `None` (reason printed) outside CI.
-pub fn grpcurl() -> Option<PathBuf> {
+pub(crate) fn grpcurl() -> Option<PathBuf> {
     static FOUND: OnceLock<Result<PathBuf, String>> = OnceLock::new();
     let found = FOUND.get_or_init(|| {
         if let Some(p) = find() {
@@ -54,14 +54,14 @@ pub fn grpcurl() -> Option<PathBuf> {
 
 /// What one grpcurl run printed.
 #[derive(Debug)]
-pub struct Output {
+pub(crate) struct Output {
     pub success: bool,
     pub stdout: String,
     pub stderr: String,
 }
 
 impl Output {
-    pub fn json(&self) -> serde_json::Value {
+    pub(crate) fn json(&self) -> serde_json::Value {
         assert!(self.success, "grpcurl failed: {}", self.stderr);
         serde_json::from_str(&self.stdout)
             .unwrap_or_else(|e| panic!("grpcurl printed no JSON ({e}): {}", self.stdout))
@@ -69,7 +69,7 @@ impl Output {
 }
 
 /// Runs `grpcurl <args…>`.
-pub fn run(grpcurl: &Path, args: &[&str]) -> Output {
+pub(crate) fn run(grpcurl: &Path, args: &[&str]) -> Output {
     let out = Command::new(grpcurl)
         .args(args)
         .output()

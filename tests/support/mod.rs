@@ -2,23 +2,23 @@
 
 #![allow(dead_code)]
 
-pub mod fixture;
-pub mod fuzz;
-pub mod grpcurl;
-pub mod model;
-pub mod serve;
-pub mod server;
+pub(crate) mod fixture;
+pub(crate) mod fuzz;
+pub(crate) mod grpcurl;
+pub(crate) mod model;
+pub(crate) mod serve;
+pub(crate) mod server;
 
 use std::path::PathBuf;
 
 /// True when running under CI (`CI=true`), where missing inputs fail instead of skipping.
-pub fn in_ci() -> bool {
+pub(crate) fn in_ci() -> bool {
     std::env::var("CI").is_ok_and(|v| v == "true" || v == "1")
 }
 
 /// A folder of `../shared`, or `None` (with the reason printed) when it is absent outside
 /// CI. Under CI a missing folder fails the test.
-pub fn shared(relative: &str) -> Option<PathBuf> {
+pub(crate) fn shared(relative: &str) -> Option<PathBuf> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../shared")
         .join(relative);
@@ -32,7 +32,7 @@ pub fn shared(relative: &str) -> Option<PathBuf> {
 }
 
 /// Runs the `eywa` binary with a data dir and a Claude dir: (succeeded, stdout, stderr).
-pub fn eywa_cli(
+pub(crate) fn eywa_cli(
     data_dir: &std::path::Path,
     claude_dir: &std::path::Path,
     args: &[&str],
@@ -52,7 +52,7 @@ pub fn eywa_cli(
 
 /// A Claude home whose `projects/` is a copy of `real_projects` (the shared corpus stays
 /// untouched, and eywa does not follow a symlink out of the Claude dir).
-pub fn corpus_home(real_projects: &std::path::Path) -> tempfile::TempDir {
+pub(crate) fn corpus_home(real_projects: &std::path::Path) -> tempfile::TempDir {
     fn copy(from: &std::path::Path, to: &std::path::Path) {
         std::fs::create_dir_all(to).unwrap();
         for entry in std::fs::read_dir(from).unwrap() {
@@ -80,7 +80,7 @@ pub fn corpus_home(real_projects: &std::path::Path) -> tempfile::TempDir {
 
 /// What an episode says, without the times eywa recorded it at: to compare an episode
 /// read in steps with one read whole.
-pub fn episode_summary(node: &eywa::model::Node) -> String {
+pub(crate) fn episode_summary(node: &eywa::model::Node) -> String {
     let e = node.episode().unwrap();
     format!(
         "{} {} {} {} {} {} {:?} {:?} {}",

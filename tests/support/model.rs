@@ -14,7 +14,7 @@ fn tools() -> PathBuf {
 }
 
 /// The wheel `.ci/install-tools` puts in `target/tools/`, if it did.
-pub fn wheel() -> Option<PathBuf> {
+pub(crate) fn wheel() -> Option<PathBuf> {
     std::fs::read_dir(tools())
         .ok()?
         .filter_map(|e| e.ok().map(|e| e.path()))
@@ -42,7 +42,7 @@ fn install() -> Result<ModelDir, String> {
 }
 
 /// The installed model folder, or `None` (reason printed) outside CI.
-pub fn model_dir() -> Option<ModelDir> {
+pub(crate) fn model_dir() -> Option<ModelDir> {
     static FOUND: OnceLock<Result<ModelDir, String>> = OnceLock::new();
     match FOUND.get_or_init(install) {
         Ok(model) => Some(model.clone()),
@@ -58,7 +58,7 @@ pub fn model_dir() -> Option<ModelDir> {
 }
 
 /// The model, loaded once per test binary.
-pub fn minilm() -> Option<Arc<MiniLm>> {
+pub(crate) fn minilm() -> Option<Arc<MiniLm>> {
     static LOADED: OnceLock<Option<Arc<MiniLm>>> = OnceLock::new();
     LOADED
         .get_or_init(|| {
@@ -74,7 +74,7 @@ pub fn minilm() -> Option<Arc<MiniLm>> {
 /// safety): a text's vector counts its lowercased words, each hashed to one of 64
 /// dimensions. It records every text it is asked to embed, in order.
 #[derive(Debug, Default)]
-pub struct WordsEmbedder {
+pub(crate) struct WordsEmbedder {
     pub seen: std::sync::Mutex<Vec<String>>,
 }
 
@@ -91,7 +91,7 @@ impl eywa::embed::Embedder for WordsEmbedder {
         self.seen
             .lock()
             .unwrap()
-            .extend(texts.iter().map(|t| t.to_string()));
+            .extend(texts.iter().map(std::string::ToString::to_string));
         Ok(texts
             .iter()
             .map(|t| {

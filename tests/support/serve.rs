@@ -13,7 +13,7 @@ struct Said {
     closed: bool,
 }
 
-pub struct Serve {
+pub(crate) struct Serve {
     child: Child,
     pub addr: String,
     said: Arc<(Mutex<Said>, Condvar)>,
@@ -21,7 +21,7 @@ pub struct Serve {
 
 impl Serve {
     /// Spawns a prepared `eywa … serve` command and waits for it to report its address.
-    pub fn spawn(mut command: Command) -> Serve {
+    pub(crate) fn spawn(mut command: Command) -> Serve {
         command.stdout(Stdio::null()).stderr(Stdio::piped());
         let mut child = command.spawn().unwrap();
         let stderr = child.stderr.take().unwrap();
@@ -55,13 +55,17 @@ impl Serve {
         serve
     }
 
-    pub fn pid(&self) -> u32 {
+    pub(crate) fn pid(&self) -> u32 {
         self.child.id()
     }
 
     /// Waits until the lines written so far satisfy `done` (or stderr closes, or `timeout`
     /// passes); returns them.
-    pub fn wait_for(&self, timeout: Duration, done: impl Fn(&[String]) -> bool) -> Vec<String> {
+    pub(crate) fn wait_for(
+        &self,
+        timeout: Duration,
+        done: impl Fn(&[String]) -> bool,
+    ) -> Vec<String> {
         let deadline = Instant::now() + timeout;
         let (lock, changed) = &*self.said;
         let mut said = lock.lock().unwrap();
@@ -76,7 +80,7 @@ impl Serve {
     }
 
     /// Stops the server as Ctrl-C does, waits for it, and returns all it wrote.
-    pub fn stop(mut self) -> Vec<String> {
+    pub(crate) fn stop(mut self) -> Vec<String> {
         let status = Command::new("kill")
             .args(["-INT", &self.child.id().to_string()])
             .status()

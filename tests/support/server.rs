@@ -7,14 +7,14 @@ use eywa::engine::Engine;
 use tokio::sync::oneshot;
 
 /// A running server; dropped = shut down and joined.
-pub struct TestServer {
+pub(crate) struct TestServer {
     pub addr: SocketAddr,
     shutdown: Option<oneshot::Sender<()>>,
     thread: Option<std::thread::JoinHandle<()>>,
 }
 
 impl TestServer {
-    pub fn start(engine: Engine) -> TestServer {
+    pub(crate) fn start(engine: Engine) -> TestServer {
         let (addr_tx, addr_rx) = std::sync::mpsc::channel();
         let (shutdown_tx, shutdown_rx) = oneshot::channel::<()>();
         let thread = std::thread::spawn(move || {
@@ -41,7 +41,7 @@ impl TestServer {
         }
     }
 
-    pub fn addr(&self) -> String {
+    pub(crate) fn addr(&self) -> String {
         self.addr.to_string()
     }
 }

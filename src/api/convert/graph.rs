@@ -152,7 +152,7 @@ impl From<Option<Vec<PathStep>>> for pb::PathResponse {
 }
 
 /// A server's path: none when it found none.
-pub fn path_from_wire(p: pb::PathResponse) -> Result<Option<Vec<PathStep>>, Status> {
+pub(crate) fn path_from_wire(p: pb::PathResponse) -> Result<Option<Vec<PathStep>>, Status> {
     let pb::PathResponse { found, steps } = p;
     if !found {
         return Ok(None);

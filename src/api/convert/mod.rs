@@ -3,14 +3,14 @@
 //! here, the pieces all of them use. Messages are destructured exhaustively, so that a
 //! field added to the proto is either carried or named as left out.
 
-pub mod admin;
-pub mod codec;
-pub mod graph;
-pub mod ingest;
-pub mod model;
-pub mod retrieval;
-pub mod sessions;
-pub mod wire;
+pub(super) mod admin;
+pub(super) mod codec;
+pub(super) mod graph;
+pub(super) mod ingest;
+pub(super) mod model;
+pub(super) mod retrieval;
+pub(super) mod sessions;
+pub(super) mod wire;
 
 use tonic::Status;
 
@@ -18,7 +18,7 @@ use super::pb;
 use crate::model::{NodeId, Timestamp};
 
 /// A moment on the wire.
-pub fn timestamp(t: Timestamp) -> prost_types::Timestamp {
+pub(super) fn timestamp(t: Timestamp) -> prost_types::Timestamp {
     prost_types::Timestamp {
         seconds: t.0.div_euclid(1000),
         nanos: (t.0.rem_euclid(1000) * 1_000_000) as i32,
@@ -26,14 +26,14 @@ pub fn timestamp(t: Timestamp) -> prost_types::Timestamp {
 }
 
 /// A moment a server sent; none is the epoch.
-pub fn time(t: Option<prost_types::Timestamp>) -> Timestamp {
+pub(super) fn time(t: Option<prost_types::Timestamp>) -> Timestamp {
     t.map_or(Timestamp(0), |t| {
         Timestamp(t.seconds * 1000 + i64::from(t.nanos / 1_000_000))
     })
 }
 
 /// A request's moment, checked: INVALID_ARGUMENT naming `field` when out of range.
-pub fn optional_time(
+pub(super) fn optional_time(
     field: &str,
     t: Option<prost_types::Timestamp>,
 ) -> Result<Option<Timestamp>, Status> {
@@ -53,7 +53,7 @@ pub fn optional_time(
 }
 
 /// `optional int32` → a number within `min..=max`, or `default` when absent.
-pub fn bounded(
+pub(super) fn bounded(
     field: &str,
     value: Option<i32>,
     default: usize,
@@ -70,12 +70,17 @@ pub fn bounded(
 }
 
 /// A size or an index for a `uint32` field, saturating.
-pub fn n32(v: usize) -> u32 {
+pub(super) fn n32(v: usize) -> u32 {
     u32::try_from(v).unwrap_or(u32::MAX)
 }
 
 /// Where a page sits in the whole list.
-pub fn pagination(total: u64, limit: usize, offset: usize, has_more: bool) -> pb::Pagination {
+pub(super) fn pagination(
+    total: u64,
+    limit: usize,
+    offset: usize,
+    has_more: bool,
+) -> pb::Pagination {
     pb::Pagination {
         total,
         limit: n32(limit),
@@ -85,7 +90,7 @@ pub fn pagination(total: u64, limit: usize, offset: usize, has_more: bool) -> pb
 }
 
 /// Where a page a server sent sits: total, limit, offset, has_more.
-pub fn page_of(p: Option<pb::Pagination>) -> (u64, usize, usize, bool) {
+pub(super) fn page_of(p: Option<pb::Pagination>) -> (u64, usize, usize, bool) {
     let pb::Pagination {
         total,
         limit,
@@ -96,21 +101,21 @@ pub fn page_of(p: Option<pb::Pagination>) -> (u64, usize, usize, bool) {
 }
 
 /// How to take a session up again in Claude Code.
-pub fn resume_command(session_id: &str) -> String {
+pub(super) fn resume_command(session_id: &str) -> String {
     format!("claude --resume {session_id}")
 }
 
 /// A server's answer that does not read as the domain's.
-pub fn bad(what: &str) -> Status {
+pub(super) fn bad(what: &str) -> Status {
     Status::internal(format!("the server sent a bad {what}"))
 }
 
 /// A proto string whose empty means none.
-pub fn some(s: String) -> Option<String> {
+pub(super) fn some(s: String) -> Option<String> {
     (!s.is_empty()).then_some(s)
 }
 
 /// A node id a server sent.
-pub fn node_id(s: &str) -> Result<NodeId, Status> {
+pub(super) fn node_id(s: &str) -> Result<NodeId, Status> {
     NodeId::parse(s).ok_or_else(|| bad("node id"))
 }

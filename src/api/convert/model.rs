@@ -87,7 +87,7 @@ wire! {
 }
 
 /// A node a server sent, where its answer must hold one.
-pub fn node_from_wire(node: Option<pb::Node>) -> Result<Node, Status> {
+pub(crate) fn node_from_wire(node: Option<pb::Node>) -> Result<Node, Status> {
     node.ok_or_else(|| bad("answer without its node"))?
         .try_into()
 }

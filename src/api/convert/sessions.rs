@@ -116,7 +116,7 @@ pub struct SessionCursor {
 /// tool calls, never less than one piece of a message. A message whose rest does not fit
 /// in an empty part is cut at a character boundary; its tool calls come with its last
 /// part. A cursor past the end, or inside a character, is INVALID_ARGUMENT.
-pub fn session_part(
+pub(crate) fn session_part(
     s: Session,
     from: SessionCursor,
     max_bytes: usize,
@@ -225,7 +225,7 @@ pub fn session_part(
 
 /// The part of an export from `offset` on, at most `max_bytes` and cut at a character
 /// boundary. An offset past the end, or inside a character, is INVALID_ARGUMENT.
-pub fn export_part(
+pub(crate) fn export_part(
     mut content: String,
     format: ExportFormat,
     offset: u64,

@@ -261,16 +261,15 @@ impl Accumulator {
     /// Routes a sidechain line of a main file to its inline run: the run of its parent,
     /// or a new run when its parent is not a sidechain line.
     pub(super) fn add_inline(&mut self, line: &Line, history: &dyn History) {
-        let run = match line.parent_uuid().and_then(|p| self.run_of.get(p)) {
-            Some(&run) => run,
-            None => {
-                let root = line.uuid().unwrap_or("").to_owned();
-                let short: String = root.chars().take(8).collect();
-                let mut acc = Accumulator::new(&format!("inline-{short}"), Mode::Agent);
-                acc.t.root_uuid = Some(root);
-                self.runs.push(acc);
-                self.runs.len() - 1
-            }
+        let run = if let Some(&run) = line.parent_uuid().and_then(|p| self.run_of.get(p)) {
+            run
+        } else {
+            let root = line.uuid().unwrap_or("").to_owned();
+            let short: String = root.chars().take(8).collect();
+            let mut acc = Accumulator::new(&format!("inline-{short}"), Mode::Agent);
+            acc.t.root_uuid = Some(root);
+            self.runs.push(acc);
+            self.runs.len() - 1
         };
         if let Some(uuid) = line.uuid() {
             self.run_of.insert(uuid.to_owned(), run);

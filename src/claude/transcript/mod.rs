@@ -58,7 +58,7 @@ pub enum Mode {
 /// (a resumed session replays its predecessor's lines under the same uuids, Q9), and the
 /// `summary` labels other files gave to a leaf uuid (Q5).
 pub trait History {
-    /// The session that owns `uuid` (a [`uuid_key`]), when it is not the one being read.
+    /// The session that owns `uuid` (a [`uuid_key`](crate::model::uuid_key)), when it is not the one being read.
     fn owner(&self, uuid: u128, reading: &str) -> Option<String>;
     /// The label a `summary` line anywhere gave to the leaf `uuid`.
     fn label(&self, uuid: u128) -> Option<String>;

@@ -39,7 +39,7 @@ pub struct Passage {
     pub timestamp: Option<Timestamp>,
     pub text: String,
     /// For a message, the message before it (what it answers, or what answers it),
-    /// cut to [`MAX_CONTEXT_CHARS`].
+    /// cut to `MAX_CONTEXT_CHARS`.
     pub context: Option<String>,
     /// The inline subagent run it belongs to, for `isSidechain` lines of a main file.
     pub agent: Option<String>,
@@ -142,7 +142,7 @@ pub struct Transcript {
     pub todos: Vec<(String, String)>,
     /// The last assistant text in conversation order (its stated next steps, if any).
     pub last_text: Option<String>,
-    /// uuids ([`uuid_key`]s) of the lines this file wrote itself (main files; replays
+    /// uuids ([`uuid_key`](crate::model::uuid_key)s) of the lines this file wrote itself (main files; replays
     /// left out).
     pub uuids: Vec<u128>,
     /// The title `sessions-index.json` gives the session, when the index lists it.

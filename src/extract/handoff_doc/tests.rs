@@ -10,7 +10,7 @@ pub(super) fn date(s: &str) -> NaiveDate {
 }
 
 pub(super) fn strings(items: &[&str]) -> Vec<String> {
-    items.iter().map(|s| s.to_string()).collect()
+    items.iter().map(std::string::ToString::to_string).collect()
 }
 
 /// Seed 000's example session.
@@ -200,7 +200,7 @@ fn round_trips_awkward_strings() {
     let mut h = seed_handoff();
     h.short_id = "0000e123".into();
     h.headline = "Fix: \"quoted\" 'single' # not a comment, [brackets] {braces} \\ back".into();
-    h.model = Some("".into());
+    h.model = Some(String::new());
     h.projects = strings(&[
         "pratchett-os",
         "with, comma",

@@ -43,7 +43,10 @@ impl Graph {
         {
             return Ok(0);
         }
-        let mut generation = self.writer.lock().unwrap_or_else(|p| p.into_inner());
+        let mut generation = self
+            .writer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         // The pass reads the view when it is in memory, else the adjacency index (an import
         // or a CLI ingest never pays for the whole graph). Loading the view takes the
         // writer lock, so this holds for the whole pass.
@@ -146,9 +149,8 @@ impl Graph {
                     rest = tail;
                     // (edge, valid_from, valid_to) of each current derived edge out of
                     // `episode`.
-                    let current: Vec<(EdgeRef, i64, i64)> = match &view {
-                        Some(view) => view
-                            .adjacent(episode, true, false)
+                    let current: Vec<(EdgeRef, i64, i64)> = if let Some(view) = &view {
+                        view.adjacent(episode, true, false)
                             .filter(|(m, _, _)| {
                                 matches!(m.relation, Relation::Follows | Relation::Continues)
                             })
@@ -161,24 +163,18 @@ impl Graph {
                                 };
                                 (edge, m.valid_from, m.valid_to)
                             })
-                            .collect(),
-                        None => {
-                            let links = self.links_under(Keyspace::EdgesBySrc, episode, None)?;
-                            scanned.insert(episode, links.iter().map(|l| l.edge).collect());
-                            links
-                                .iter()
-                                .filter(|l| {
-                                    l.adjacency.is_current()
-                                        && matches!(
-                                            l.relation,
-                                            Relation::Follows | Relation::Continues
-                                        )
-                                })
-                                .map(|l| {
-                                    (l.edge_ref(), l.adjacency.valid_from, l.adjacency.valid_to)
-                                })
-                                .collect()
-                        }
+                            .collect()
+                    } else {
+                        let links = self.links_under(Keyspace::EdgesBySrc, episode, None)?;
+                        scanned.insert(episode, links.iter().map(|l| l.edge).collect());
+                        links
+                            .iter()
+                            .filter(|l| {
+                                l.adjacency.is_current()
+                                    && matches!(l.relation, Relation::Follows | Relation::Continues)
+                            })
+                            .map(|l| (l.edge_ref(), l.adjacency.valid_from, l.adjacency.valid_to))
+                            .collect()
                     };
                     stale.extend(
                         current
@@ -220,7 +216,10 @@ impl Graph {
             pending.batch.delete(Keyspace::Docs, key);
         }
         self.commit(pending, &mut generation)?;
-        let mut queued = self.queued.lock().unwrap_or_else(|p| p.into_inner());
+        let mut queued = self
+            .queued
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         for project in &projects {
             queued.remove(project);
         }
@@ -275,7 +274,10 @@ mod tests {
                 duration_minutes: Some(10),
                 model: None,
                 headline: format!("Work {short}"),
-                projects: projects.iter().map(|p| p.to_string()).collect(),
+                projects: projects
+                    .iter()
+                    .map(std::string::ToString::to_string)
+                    .collect(),
                 keywords: vec!["cart".into()],
                 substance: 2,
             };

@@ -456,10 +456,10 @@ impl Columns<'_> {
 }
 
 /// The date of a chrono day number; dates outside chrono's range read as its minimum.
-pub fn date_of_day(day: i32) -> NaiveDate {
+pub(super) fn date_of_day(day: i32) -> NaiveDate {
     NaiveDate::from_num_days_from_ce_opt(day).unwrap_or(NaiveDate::MIN)
 }
 
-pub fn day_of(date: NaiveDate) -> i32 {
+pub(super) fn day_of(date: NaiveDate) -> i32 {
     date.num_days_from_ce()
 }

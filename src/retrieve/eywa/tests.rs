@@ -18,8 +18,14 @@ fn h(id: &str, days_ago: i64, projects: &[&str], keywords: &[&str]) -> Handoff {
         duration_minutes: None,
         model: None,
         headline: format!("session {id}"),
-        projects: projects.iter().map(|s| s.to_string()).collect(),
-        keywords: keywords.iter().map(|s| s.to_string()).collect(),
+        projects: projects
+            .iter()
+            .map(std::string::ToString::to_string)
+            .collect(),
+        keywords: keywords
+            .iter()
+            .map(std::string::ToString::to_string)
+            .collect(),
         substance: 1,
         cwd: String::new(),
         sections: Default::default(),
@@ -356,7 +362,7 @@ fn a_delta_on_a_base_ranks_as_one_index() {
     let mut saw_base = false;
     for round in 0..40u64 {
         let mut changed = Vec::new();
-        for _ in 0..rng.below(80) + 1 {
+        for _ in 0..=rng.below(80) {
             let id = rng.below(400) as usize;
             let fresh = random_handoff(&mut rng, id);
             match current
@@ -420,7 +426,7 @@ fn damaged_segments_are_refused_or_read_safely() {
     let mut opened = 0;
     for trial in 0..3_000 {
         let mut damaged = bytes.clone();
-        for _ in 0..1 + trial % 4 {
+        for _ in 0..=(trial % 4) {
             let at = rng.below(damaged.len() as u64) as usize;
             damaged[at] ^= 1 << rng.below(8);
         }

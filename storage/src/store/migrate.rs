@@ -14,6 +14,7 @@ const SLED_DIR: &str = "warm";
 pub struct Moved {
     /// Keys copied, every keyspace together.
     pub entries: u64,
+    /// How long the move took, from opening sled to the new keyspace renamed into place.
     pub elapsed: std::time::Duration,
 }
 

@@ -5,29 +5,29 @@
 mod model;
 mod requests;
 
-pub use self::model::*;
-pub use self::requests::*;
+pub(crate) use self::model::*;
+pub(crate) use self::requests::*;
 
 /// The same type both ways.
-pub mod same {
-    pub fn to<T>(value: T) -> T {
+pub(crate) mod same {
+    pub(crate) fn to<T>(value: T) -> T {
         value
     }
 
-    pub fn from<T>(value: T, _field: &str) -> Result<T, tonic::Status> {
+    pub(crate) fn from<T>(value: T, _field: &str) -> Result<T, tonic::Status> {
         Ok(value)
     }
 }
 
 /// A list of messages.
-pub mod messages {
+pub(crate) mod messages {
     use tonic::Status;
 
-    pub fn to<D, W: From<D>>(values: Vec<D>) -> Vec<W> {
+    pub(crate) fn to<D, W: From<D>>(values: Vec<D>) -> Vec<W> {
         values.into_iter().map(W::from).collect()
     }
 
-    pub fn from<D: TryFrom<W, Error = Status>, W>(
+    pub(crate) fn from<D: TryFrom<W, Error = Status>, W>(
         values: Vec<W>,
         _field: &str,
     ) -> Result<Vec<D>, Status> {
@@ -36,14 +36,14 @@ pub mod messages {
 }
 
 /// A message that may be absent on both sides.
-pub mod maybe {
+pub(crate) mod maybe {
     use tonic::Status;
 
-    pub fn to<D, W: From<D>>(value: Option<D>) -> Option<W> {
+    pub(crate) fn to<D, W: From<D>>(value: Option<D>) -> Option<W> {
         value.map(W::from)
     }
 
-    pub fn from<D: TryFrom<W, Error = Status>, W>(
+    pub(crate) fn from<D: TryFrom<W, Error = Status>, W>(
         value: Option<W>,
         _field: &str,
     ) -> Result<Option<D>, Status> {
@@ -52,14 +52,14 @@ pub mod maybe {
 }
 
 /// domain's default.
-pub mod required {
+pub(crate) mod required {
     use tonic::Status;
 
-    pub fn to<D, W: From<D>>(value: D) -> Option<W> {
+    pub(crate) fn to<D, W: From<D>>(value: D) -> Option<W> {
         Some(W::from(value))
     }
 
-    pub fn from<D: TryFrom<W, Error = Status> + Default, W>(
+    pub(crate) fn from<D: TryFrom<W, Error = Status> + Default, W>(
         value: Option<W>,
         _field: &str,
     ) -> Result<D, Status> {
@@ -68,23 +68,23 @@ pub mod required {
 }
 
 /// Through `From` both ways.
-pub mod into {
-    pub fn to<A, B: From<A>>(value: A) -> B {
+pub(crate) mod into {
+    pub(crate) fn to<A, B: From<A>>(value: A) -> B {
         B::from(value)
     }
 
-    pub fn from<A, B: From<A>>(value: A, _field: &str) -> Result<B, tonic::Status> {
+    pub(crate) fn from<A, B: From<A>>(value: A, _field: &str) -> Result<B, tonic::Status> {
         Ok(B::from(value))
     }
 }
 
 /// A collection of another kind on the wire (maps, sets).
-pub mod collect {
-    pub fn to<A: IntoIterator, B: FromIterator<A::Item>>(values: A) -> B {
+pub(crate) mod collect {
+    pub(crate) fn to<A: IntoIterator, B: FromIterator<A::Item>>(values: A) -> B {
         values.into_iter().collect()
     }
 
-    pub fn from<A: IntoIterator, B: FromIterator<A::Item>>(
+    pub(crate) fn from<A: IntoIterator, B: FromIterator<A::Item>>(
         values: A,
         _field: &str,
     ) -> Result<B, tonic::Status> {
@@ -93,25 +93,25 @@ pub mod collect {
 }
 
 /// Text that may be absent: the empty string on the wire.
-pub mod text {
-    pub fn to(value: Option<String>) -> String {
+pub(crate) mod text {
+    pub(crate) fn to(value: Option<String>) -> String {
         value.unwrap_or_default()
     }
 
-    pub fn from(value: String, _field: &str) -> Result<Option<String>, tonic::Status> {
+    pub(crate) fn from(value: String, _field: &str) -> Result<Option<String>, tonic::Status> {
         Ok(crate::api::convert::some(value))
     }
 }
 
 /// A moment; absent on the wire reads as the epoch.
-pub mod time {
+pub(crate) mod time {
     use crate::model::Timestamp;
 
-    pub fn to(value: Timestamp) -> Option<prost_types::Timestamp> {
+    pub(crate) fn to(value: Timestamp) -> Option<prost_types::Timestamp> {
         Some(crate::api::convert::timestamp(value))
     }
 
-    pub fn from(
+    pub(crate) fn from(
         value: Option<prost_types::Timestamp>,
         _field: &str,
     ) -> Result<Timestamp, tonic::Status> {
@@ -120,14 +120,14 @@ pub mod time {
 }
 
 /// A moment that may be absent.
-pub mod maybe_time {
+pub(crate) mod maybe_time {
     use crate::model::Timestamp;
 
-    pub fn to(value: Option<Timestamp>) -> Option<prost_types::Timestamp> {
+    pub(crate) fn to(value: Option<Timestamp>) -> Option<prost_types::Timestamp> {
         value.map(crate::api::convert::timestamp)
     }
 
-    pub fn from(
+    pub(crate) fn from(
         value: Option<prost_types::Timestamp>,
         _field: &str,
     ) -> Result<Option<Timestamp>, tonic::Status> {
@@ -136,84 +136,84 @@ pub mod maybe_time {
 }
 
 /// A count in memory, a `uint64` on the wire (saturating when it reads back).
-pub mod size {
-    pub fn to(value: usize) -> u64 {
+pub(crate) mod size {
+    pub(crate) fn to(value: usize) -> u64 {
         value as u64
     }
 
-    pub fn from(value: u64, _field: &str) -> Result<usize, tonic::Status> {
+    pub(crate) fn from(value: u64, _field: &str) -> Result<usize, tonic::Status> {
         Ok(usize::try_from(value).unwrap_or(usize::MAX))
     }
 }
 
 /// A count in memory, a `uint32` on the wire (saturating both ways).
-pub mod size32 {
-    pub fn to(value: usize) -> u32 {
+pub(crate) mod size32 {
+    pub(crate) fn to(value: usize) -> u32 {
         crate::api::convert::n32(value)
     }
 
-    pub fn from(value: u32, _field: &str) -> Result<usize, tonic::Status> {
+    pub(crate) fn from(value: u32, _field: &str) -> Result<usize, tonic::Status> {
         Ok(value as usize)
     }
 }
 
 /// A byte-sized number, a `uint32` on the wire.
-pub mod small {
-    pub fn to(value: u8) -> u32 {
+pub(crate) mod small {
+    pub(crate) fn to(value: u8) -> u32 {
         u32::from(value)
     }
 
-    pub fn from(value: u32, _field: &str) -> Result<u8, tonic::Status> {
+    pub(crate) fn from(value: u32, _field: &str) -> Result<u8, tonic::Status> {
         u8::try_from(value).map_err(|_| crate::api::convert::bad("number over 255"))
     }
 }
 
 /// A node id, as its string.
-pub mod id {
+pub(crate) mod id {
     use crate::model::NodeId;
 
-    pub fn to(value: NodeId) -> String {
+    pub(crate) fn to(value: NodeId) -> String {
         value.to_string()
     }
 
-    pub fn from(value: String, _field: &str) -> Result<NodeId, tonic::Status> {
+    pub(crate) fn from(value: String, _field: &str) -> Result<NodeId, tonic::Status> {
         crate::api::convert::node_id(&value)
     }
 }
 
 /// A path, as its string.
-pub mod path {
+pub(crate) mod path {
     use std::path::PathBuf;
 
-    pub fn to(value: PathBuf) -> String {
+    pub(crate) fn to(value: PathBuf) -> String {
         value.display().to_string()
     }
 
-    pub fn from(value: String, _field: &str) -> Result<PathBuf, tonic::Status> {
+    pub(crate) fn from(value: String, _field: &str) -> Result<PathBuf, tonic::Status> {
         Ok(PathBuf::from(value))
     }
 }
 
 /// Seconds as a float on the wire.
-pub mod seconds {
+pub(crate) mod seconds {
     use std::time::Duration;
 
-    pub fn to(value: Duration) -> f64 {
+    pub(crate) fn to(value: Duration) -> f64 {
         value.as_secs_f64()
     }
 
-    pub fn from(value: f64, _field: &str) -> Result<Duration, tonic::Status> {
+    pub(crate) fn from(value: f64, _field: &str) -> Result<Duration, tonic::Status> {
         Ok(Duration::try_from_secs_f64(value).unwrap_or_default())
     }
 }
 
 /// A number whose zero means none.
-pub mod nonzero {
-    pub fn to<T: Default>(value: Option<T>) -> T {
+pub(crate) mod nonzero {
+    pub(crate) fn to<T: Default>(value: Option<T>) -> T {
         value.unwrap_or_default()
     }
 
-    pub fn from<T: Default + PartialEq>(
+    pub(crate) fn from<T: Default + PartialEq>(
         value: T,
         _field: &str,
     ) -> Result<Option<T>, tonic::Status> {
@@ -222,14 +222,14 @@ pub mod nonzero {
 }
 
 /// A message the domain always has: absent on the wire is a bad answer.
-pub mod present {
+pub(crate) mod present {
     use tonic::Status;
 
-    pub fn to<D, W: From<D>>(value: D) -> Option<W> {
+    pub(crate) fn to<D, W: From<D>>(value: D) -> Option<W> {
         Some(W::from(value))
     }
 
-    pub fn from<D: TryFrom<W, Error = Status>, W>(
+    pub(crate) fn from<D: TryFrom<W, Error = Status>, W>(
         value: Option<W>,
         _field: &str,
     ) -> Result<D, Status> {
@@ -240,12 +240,12 @@ pub mod present {
 }
 
 /// A score: `f32` in memory, `double` on the wire.
-pub mod float {
-    pub fn to(value: f32) -> f64 {
+pub(crate) mod float {
+    pub(crate) fn to(value: f32) -> f64 {
         f64::from(value)
     }
 
-    pub fn from(value: f64, _field: &str) -> Result<f32, tonic::Status> {
+    pub(crate) fn from(value: f64, _field: &str) -> Result<f32, tonic::Status> {
         Ok(value as f32)
     }
 }

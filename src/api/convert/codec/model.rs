@@ -1,49 +1,49 @@
 //! Codecs of the model's values: dates, ids, relations, layouts, what a node is, counts.
 
 /// A day, as `YYYY-MM-DD`.
-pub mod date {
+pub(crate) mod date {
     use chrono::NaiveDate;
 
-    pub fn to(value: NaiveDate) -> String {
+    pub(crate) fn to(value: NaiveDate) -> String {
         value.to_string()
     }
 
-    pub fn from(value: String, _field: &str) -> Result<NaiveDate, tonic::Status> {
+    pub(crate) fn from(value: String, _field: &str) -> Result<NaiveDate, tonic::Status> {
         NaiveDate::parse_from_str(&value, "%Y-%m-%d").map_err(|_| crate::api::convert::bad("date"))
     }
 }
 
 /// An edge id, as its string.
-pub mod edge_id {
+pub(crate) mod edge_id {
     use crate::model::EdgeId;
 
-    pub fn to(value: EdgeId) -> String {
+    pub(crate) fn to(value: EdgeId) -> String {
         value.to_string()
     }
 
-    pub fn from(value: String, _field: &str) -> Result<EdgeId, tonic::Status> {
+    pub(crate) fn from(value: String, _field: &str) -> Result<EdgeId, tonic::Status> {
         EdgeId::parse(&value).ok_or_else(|| crate::api::convert::bad("edge id"))
     }
 }
 
 /// A relation, by its name (`TOUCHED`).
-pub mod relation {
+pub(crate) mod relation {
     use crate::model::Relation;
 
-    pub fn to(value: Relation) -> String {
+    pub(crate) fn to(value: Relation) -> String {
         value.as_str().to_owned()
     }
 
-    pub fn from(value: String, _field: &str) -> Result<Relation, tonic::Status> {
+    pub(crate) fn from(value: String, _field: &str) -> Result<Relation, tonic::Status> {
         Relation::parse(&value).ok_or_else(|| crate::api::convert::bad("relation"))
     }
 }
 
 /// How a subagent's transcript was laid out, by name.
-pub mod layout {
+pub(crate) mod layout {
     use crate::model::AgentLayout;
 
-    pub fn to(value: AgentLayout) -> String {
+    pub(crate) fn to(value: AgentLayout) -> String {
         match value {
             AgentLayout::Inline => "inline",
             AgentLayout::RootLevel => "root_level",
@@ -53,7 +53,7 @@ pub mod layout {
         .to_owned()
     }
 
-    pub fn from(value: String, _field: &str) -> Result<AgentLayout, tonic::Status> {
+    pub(crate) fn from(value: String, _field: &str) -> Result<AgentLayout, tonic::Status> {
         match value.as_str() {
             "inline" => Ok(AgentLayout::Inline),
             "root_level" => Ok(AgentLayout::RootLevel),
@@ -65,12 +65,12 @@ pub mod layout {
 }
 
 /// What a node is, as the detail its message carries.
-pub mod node_kind {
+pub(crate) mod node_kind {
     use crate::api::pb;
     use crate::api::pb::node::Detail;
     use crate::model::{DecayState, Document, Entity, EntityType, Memory, MemoryType, NodeKind};
 
-    pub fn to(value: NodeKind) -> Option<Detail> {
+    pub(crate) fn to(value: NodeKind) -> Option<Detail> {
         Some(match value {
             NodeKind::Episode(e) => Detail::Episode((*e).into()),
             NodeKind::Entity(e) => Detail::Entity(pb::Entity {
@@ -92,7 +92,7 @@ pub mod node_kind {
         })
     }
 
-    pub fn from(value: Option<Detail>, _field: &str) -> Result<NodeKind, tonic::Status> {
+    pub(crate) fn from(value: Option<Detail>, _field: &str) -> Result<NodeKind, tonic::Status> {
         Ok(
             match value.ok_or_else(|| crate::api::convert::bad("node without its details"))? {
                 Detail::Episode(e) => NodeKind::Episode(Box::new(e.try_into()?)),
@@ -122,26 +122,26 @@ pub mod node_kind {
 }
 
 /// A search mode by name; one not known reads as the default.
-pub mod search_mode {
+pub(crate) mod search_mode {
     use crate::retrieve::SearchMode;
 
-    pub fn to(value: SearchMode) -> String {
+    pub(crate) fn to(value: SearchMode) -> String {
         value.as_str().to_owned()
     }
 
-    pub fn from(value: String, _field: &str) -> Result<SearchMode, tonic::Status> {
+    pub(crate) fn from(value: String, _field: &str) -> Result<SearchMode, tonic::Status> {
         Ok(SearchMode::parse(&value).unwrap_or_default())
     }
 }
 
 /// The store's counts, flattened on the wire: sessions, agents, episodes, entities,
 /// edges, sources, skipped lines.
-pub mod counts {
+pub(crate) mod counts {
     use crate::graph::Counts;
 
     type Wire = (u64, u64, u64, u64, u64, u64, u64);
 
-    pub fn to(c: Counts) -> Wire {
+    pub(crate) fn to(c: Counts) -> Wire {
         let all = (c.sessions, c.agents, c.episodes, c.entities, c.edges);
         (
             all.0,
@@ -154,7 +154,7 @@ pub mod counts {
         )
     }
 
-    pub fn from(w: Wire) -> Result<Counts, tonic::Status> {
+    pub(crate) fn from(w: Wire) -> Result<Counts, tonic::Status> {
         let (sessions, agents, episodes, entities, edges, sources, skipped_lines) = w;
         Ok(Counts {
             sessions,
@@ -169,10 +169,10 @@ pub mod counts {
 }
 
 /// Where a page sits in the whole list: total, limit, offset, has more.
-pub mod page {
+pub(crate) mod page {
     use crate::api::pb;
 
-    pub fn to(
+    pub(crate) fn to(
         (total, limit, offset, has_more): (u64, usize, usize, bool),
     ) -> Option<pb::Pagination> {
         Some(crate::api::convert::pagination(
@@ -180,20 +180,22 @@ pub mod page {
         ))
     }
 
-    pub fn from(value: Option<pb::Pagination>) -> Result<(u64, usize, usize, bool), tonic::Status> {
+    pub(crate) fn from(
+        value: Option<pb::Pagination>,
+    ) -> Result<(u64, usize, usize, bool), tonic::Status> {
         Ok(crate::api::convert::page_of(value))
     }
 }
 
 /// Tokens used, flattened on the wire: input, output, cache creation, cache read.
-pub mod tokens {
+pub(crate) mod tokens {
     use crate::model::TokenUsage;
 
-    pub fn to(t: TokenUsage) -> (u64, u64, u64, u64) {
+    pub(crate) fn to(t: TokenUsage) -> (u64, u64, u64, u64) {
         (t.input, t.output, t.cache_creation, t.cache_read)
     }
 
-    pub fn from(w: (u64, u64, u64, u64)) -> Result<TokenUsage, tonic::Status> {
+    pub(crate) fn from(w: (u64, u64, u64, u64)) -> Result<TokenUsage, tonic::Status> {
         let (input, output, cache_creation, cache_read) = w;
         Ok(TokenUsage {
             input,
@@ -205,34 +207,34 @@ pub mod tokens {
 }
 
 /// A node held behind an `Arc`, as its message.
-pub mod shared_node {
+pub(crate) mod shared_node {
     use std::sync::Arc;
 
     use crate::api::pb;
     use crate::model::Node;
 
-    pub fn to(value: Arc<Node>) -> Option<pb::Node> {
+    pub(crate) fn to(value: Arc<Node>) -> Option<pb::Node> {
         Some(Arc::unwrap_or_clone(value).into())
     }
 
-    pub fn from(value: Option<pb::Node>, field: &str) -> Result<Arc<Node>, tonic::Status> {
+    pub(crate) fn from(value: Option<pb::Node>, field: &str) -> Result<Arc<Node>, tonic::Status> {
         Ok(Arc::new(super::super::present::from(value, field)?))
     }
 }
 
 /// The edge a walk came by and the node it came from: `via`, `from`.
-pub mod via {
+pub(crate) mod via {
     use crate::api::pb;
     use crate::model::{Edge, NodeId};
 
-    pub fn to(value: Option<(Edge, NodeId)>) -> (Option<pb::Edge>, String) {
+    pub(crate) fn to(value: Option<(Edge, NodeId)>) -> (Option<pb::Edge>, String) {
         match value {
             Some((edge, from)) => (Some(edge.into()), from.to_string()),
             None => (None, String::new()),
         }
     }
 
-    pub fn from(
+    pub(crate) fn from(
         (via, from): (Option<pb::Edge>, String),
     ) -> Result<Option<(Edge, NodeId)>, tonic::Status> {
         match via {

@@ -3,14 +3,14 @@
 //! field.
 
 /// A count in `1..=max` as an `optional int32`: absent is `default`.
-pub mod count {
+pub(crate) mod count {
     use tonic::Status;
 
-    pub fn to<T: TryInto<i32>>(value: T, default: usize, max: usize) -> Option<i32> {
+    pub(crate) fn to<T: TryInto<i32>>(value: T, default: usize, max: usize) -> Option<i32> {
         super::bounded::to(value, default, 1, max)
     }
 
-    pub fn from<T: TryFrom<usize>>(
+    pub(crate) fn from<T: TryFrom<usize>>(
         value: Option<i32>,
         field: &str,
         default: usize,
@@ -21,14 +21,19 @@ pub mod count {
 }
 
 /// A number in `min..=max` as an `optional int32`: absent is `default`.
-pub mod bounded {
+pub(crate) mod bounded {
     use tonic::Status;
 
-    pub fn to<T: TryInto<i32>>(value: T, _default: usize, _min: usize, _max: usize) -> Option<i32> {
+    pub(crate) fn to<T: TryInto<i32>>(
+        value: T,
+        _default: usize,
+        _min: usize,
+        _max: usize,
+    ) -> Option<i32> {
         Some(value.try_into().unwrap_or(i32::MAX))
     }
 
-    pub fn from<T: TryFrom<usize>>(
+    pub(crate) fn from<T: TryFrom<usize>>(
         value: Option<i32>,
         field: &str,
         default: usize,
@@ -41,36 +46,36 @@ pub mod bounded {
 }
 
 /// A name that may be left out: a blank string is none.
-pub mod blank {
-    pub fn to(value: Option<String>) -> String {
+pub(crate) mod blank {
+    pub(crate) fn to(value: Option<String>) -> String {
         value.unwrap_or_default()
     }
 
-    pub fn from(value: String, _field: &str) -> Result<Option<String>, tonic::Status> {
+    pub(crate) fn from(value: String, _field: &str) -> Result<Option<String>, tonic::Status> {
         Ok((!value.trim().is_empty()).then_some(value))
     }
 }
 
 /// A reference that may be left out, trimmed: a blank string is none.
-pub mod trimmed {
-    pub fn to(value: Option<String>) -> String {
+pub(crate) mod trimmed {
+    pub(crate) fn to(value: Option<String>) -> String {
         value.unwrap_or_default()
     }
 
-    pub fn from(value: String, _field: &str) -> Result<Option<String>, tonic::Status> {
+    pub(crate) fn from(value: String, _field: &str) -> Result<Option<String>, tonic::Status> {
         Ok(Some(value.trim().to_owned()).filter(|v| !v.is_empty()))
     }
 }
 
 /// Words to search for: never blank.
-pub mod words {
+pub(crate) mod words {
     use tonic::Status;
 
-    pub fn to(value: String) -> String {
+    pub(crate) fn to(value: String) -> String {
         value
     }
 
-    pub fn from(value: String, field: &str) -> Result<String, Status> {
+    pub(crate) fn from(value: String, field: &str) -> Result<String, Status> {
         if value.trim().is_empty() {
             return Err(Status::invalid_argument(format!(
                 "{field}: give words to search for"
@@ -81,14 +86,14 @@ pub mod words {
 }
 
 /// Project names: none of them blank.
-pub mod names {
+pub(crate) mod names {
     use tonic::Status;
 
-    pub fn to(value: Vec<String>) -> Vec<String> {
+    pub(crate) fn to(value: Vec<String>) -> Vec<String> {
         value
     }
 
-    pub fn from(value: Vec<String>, field: &str) -> Result<Vec<String>, Status> {
+    pub(crate) fn from(value: Vec<String>, field: &str) -> Result<Vec<String>, Status> {
         if value.iter().any(|p| p.trim().is_empty()) {
             return Err(Status::invalid_argument(format!(
                 "{field}: empty project name"
@@ -99,16 +104,16 @@ pub mod names {
 }
 
 /// A folder to read: never blank.
-pub mod folder {
+pub(crate) mod folder {
     use std::path::PathBuf;
 
     use tonic::Status;
 
-    pub fn to(value: PathBuf) -> String {
+    pub(crate) fn to(value: PathBuf) -> String {
         value.display().to_string()
     }
 
-    pub fn from(value: String, field: &str) -> Result<PathBuf, Status> {
+    pub(crate) fn from(value: String, field: &str) -> Result<PathBuf, Status> {
         if value.trim().is_empty() {
             return Err(Status::invalid_argument(format!(
                 "{field}: give the Eywa folder to import"
@@ -119,16 +124,16 @@ pub mod folder {
 }
 
 /// A search mode by name; blank is the default, one not known is refused.
-pub mod strict_mode {
+pub(crate) mod strict_mode {
     use tonic::Status;
 
     use crate::retrieve::SearchMode;
 
-    pub fn to(value: SearchMode) -> String {
+    pub(crate) fn to(value: SearchMode) -> String {
         value.as_str().to_owned()
     }
 
-    pub fn from(value: String, field: &str) -> Result<SearchMode, Status> {
+    pub(crate) fn from(value: String, field: &str) -> Result<SearchMode, Status> {
         if value.trim().is_empty() {
             return Ok(SearchMode::default());
         }
@@ -141,11 +146,11 @@ pub mod strict_mode {
 }
 
 /// A choice among a few, by name (`as_str` and `parse`; blank is the default).
-pub mod named {
+pub(crate) mod named {
     use crate::engine::{ContextMode, ExportFormat, MigrateMode};
 
     /// A type chosen by name on the wire.
-    pub trait Named: Sized {
+    pub(crate) trait Named: Sized {
         fn name(self) -> &'static str;
         fn named(name: &str) -> crate::Result<Self>;
     }
@@ -166,30 +171,30 @@ pub mod named {
 
     named!(ContextMode, ExportFormat, MigrateMode);
 
-    pub fn to<T: Named>(value: T) -> String {
+    pub(crate) fn to<T: Named>(value: T) -> String {
         value.name().to_owned()
     }
 
-    pub fn from<T: Named>(value: String, _field: &str) -> Result<T, tonic::Status> {
+    pub(crate) fn from<T: Named>(value: String, _field: &str) -> Result<T, tonic::Status> {
         Ok(T::named(&value)?)
     }
 }
 
 /// Bytes of a session part: 0 for the default, at most 3 MiB (under the 4 MiB a gRPC
 /// client takes by default).
-pub mod part_bytes {
+pub(crate) mod part_bytes {
     use tonic::Status;
 
     /// Bytes of a part by default.
-    pub const DEFAULT: usize = 1 << 20;
+    pub(crate) const DEFAULT: usize = 1 << 20;
     /// Bytes of a part at most.
-    pub const MAX: usize = 3 << 20;
+    pub(crate) const MAX: usize = 3 << 20;
 
-    pub fn to(value: usize) -> u32 {
+    pub(crate) fn to(value: usize) -> u32 {
         crate::api::convert::n32(value)
     }
 
-    pub fn from(value: u32, field: &str) -> Result<usize, Status> {
+    pub(crate) fn from(value: u32, field: &str) -> Result<usize, Status> {
         match value as usize {
             0 => Ok(DEFAULT),
             n if n <= MAX => Ok(n.max(1)),
@@ -201,14 +206,14 @@ pub mod part_bytes {
 }
 
 /// Where to go on reading a session: `from_message`, `from_offset`.
-pub mod cursor {
+pub(crate) mod cursor {
     use crate::api::convert::sessions::SessionCursor;
 
-    pub fn to(value: SessionCursor) -> (u32, u64) {
+    pub(crate) fn to(value: SessionCursor) -> (u32, u64) {
         (crate::api::convert::n32(value.message), value.offset as u64)
     }
 
-    pub fn from(value: (u32, u64)) -> Result<SessionCursor, tonic::Status> {
+    pub(crate) fn from(value: (u32, u64)) -> Result<SessionCursor, tonic::Status> {
         Ok(SessionCursor {
             message: value.0 as usize,
             offset: usize::try_from(value.1).unwrap_or(usize::MAX),
@@ -218,7 +223,7 @@ pub mod cursor {
 
 /// Which edges a graph query follows: `relations`, `direction`, `since`, `until`,
 /// `as_of`.
-pub mod edge_filter {
+pub(crate) mod edge_filter {
     use tonic::Status;
 
     use crate::api::convert::{optional_time, timestamp};
@@ -228,7 +233,7 @@ pub mod edge_filter {
 
     type Time = Option<prost_types::Timestamp>;
 
-    pub fn to(f: EdgeFilter) -> (Vec<String>, i32, Time, Time, Option<pb::AsOf>) {
+    pub(crate) fn to(f: EdgeFilter) -> (Vec<String>, i32, Time, Time, Option<pb::AsOf>) {
         let direction = match f.direction {
             Direction::Both => pb::Direction::Both,
             Direction::Out => pb::Direction::Out,
@@ -247,7 +252,7 @@ pub mod edge_filter {
         )
     }
 
-    pub fn from(
+    pub(crate) fn from(
         (relations, direction, since, until, as_of): (
             Vec<String>,
             i32,
@@ -285,7 +290,7 @@ pub mod edge_filter {
 
 /// What a passage must be to be found: `types`, `projects`, `agent_types`, `since`,
 /// `until`.
-pub mod search_filter {
+pub(crate) mod search_filter {
     use tonic::Status;
 
     use crate::api::convert::{optional_time, timestamp};
@@ -294,7 +299,7 @@ pub mod search_filter {
     type Time = Option<prost_types::Timestamp>;
     type Wire = (Vec<String>, Vec<String>, Vec<String>, Time, Time);
 
-    pub fn to(f: SearchFilter) -> Wire {
+    pub(crate) fn to(f: SearchFilter) -> Wire {
         let SearchFilter {
             kinds,
             projects,
@@ -311,7 +316,7 @@ pub mod search_filter {
         )
     }
 
-    pub fn from(
+    pub(crate) fn from(
         (kinds, projects, agent_types, since, until): Wire,
     ) -> Result<SearchFilter, Status> {
         Ok(SearchFilter {
@@ -326,7 +331,7 @@ pub mod search_filter {
 
 /// How far back `get` looks, how many it returns, and which projects: `days_back`,
 /// `limit`, `projects`.
-pub mod get_options {
+pub(crate) mod get_options {
     use tonic::Status;
 
     use crate::engine::{MAX_DAYS_BACK, MAX_LIMIT};
@@ -334,7 +339,7 @@ pub mod get_options {
 
     type Wire = (Option<i32>, Option<i32>, Vec<String>);
 
-    pub fn to(o: GetOptions) -> Wire {
+    pub(crate) fn to(o: GetOptions) -> Wire {
         (
             super::count::to(o.days_back, 0, 0),
             super::count::to(o.limit, 0, 0),
@@ -342,7 +347,7 @@ pub mod get_options {
         )
     }
 
-    pub fn from((days_back, limit, projects): Wire) -> Result<GetOptions, Status> {
+    pub(crate) fn from((days_back, limit, projects): Wire) -> Result<GetOptions, Status> {
         Ok(GetOptions {
             days_back: super::count::from(
                 days_back,
