@@ -13,7 +13,7 @@ mod scale;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use eywa::api::RemoteClient;
+use eywa::api::{NodeQuery, RemoteClient};
 use eywa::graph::EdgeFilter;
 use eywa::retrieve::GetOptions;
 
@@ -130,7 +130,11 @@ fn main() {
                                 .await
                                 .map(drop),
                             "graph touched project:project-7" => client
-                                .what_touched("project:project-7", &EdgeFilter::default(), 100)
+                                .what_touched(NodeQuery {
+                                    node: "project:project-7".to_owned(),
+                                    filter: EdgeFilter::default(),
+                                    limit: 100,
+                                })
                                 .await
                                 .map(drop),
                             "stats" => client.stats().await.map(drop),

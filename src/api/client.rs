@@ -201,17 +201,12 @@ impl RemoteClient {
 
     /// The node `reference` names and its neighbors through edges `filter` admits, at most
     /// `limit`.
+    /// A node and its neighbors along the edges `query.filter` keeps.
     pub async fn neighbors(
         &mut self,
-        reference: &str,
-        filter: &EdgeFilter,
-        limit: usize,
+        query: NodeQuery,
     ) -> Result<(Node, Vec<Neighbor>), tonic::Status> {
-        let request = pb::NeighborsRequest::from(NodeQuery {
-            node: reference.to_owned(),
-            filter: filter.clone(),
-            limit,
-        });
+        let request = pb::NeighborsRequest::from(query);
         let pb::NeighborsResponse { node, neighbors } =
             self.graph.neighbors(request).await?.into_inner();
         Ok((
@@ -225,17 +220,9 @@ impl RemoteClient {
 
     /// Episodes that touched `entity` within the filter's window, newest first, at most
     /// `limit`.
-    pub async fn what_touched(
-        &mut self,
-        entity: &str,
-        filter: &EdgeFilter,
-        limit: usize,
-    ) -> Result<Vec<Touch>, tonic::Status> {
-        let request = pb::WhatTouchedRequest::from(NodeQuery {
-            node: entity.to_owned(),
-            filter: filter.clone(),
-            limit,
-        });
+    /// The episodes that touched `query.node`, with the edges that say how.
+    pub async fn what_touched(&mut self, query: NodeQuery) -> Result<Vec<Touch>, tonic::Status> {
+        let request = pb::WhatTouchedRequest::from(query);
         let pb::WhatTouchedResponse { touches } =
             self.graph.what_touched(request).await?.into_inner();
         touches.into_iter().map(Touch::try_from).collect()

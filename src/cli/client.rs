@@ -7,7 +7,7 @@ use std::cell::OnceCell;
 use std::path::Path;
 
 use anyhow::Context as _;
-use eywa::api::{Connection, RemoteClient};
+use eywa::api::{Connection, NodeQuery, RemoteClient};
 use eywa::embed::ModelStatus;
 use eywa::engine::{
     Context, ContextMode, EmbedReport, Engine, ExportFormat, GetOutcome, ImportReport,
@@ -161,7 +161,14 @@ impl Client {
                 let (node, neighbors) = l.engine()?.neighbors(reference, filter, limit)?;
                 Ok(((*node).clone(), neighbors))
             }
-            Client::Remote(r) => r.call(async |c| c.neighbors(reference, filter, limit).await),
+            Client::Remote(r) => {
+                let query = NodeQuery {
+                    node: reference.to_owned(),
+                    filter: filter.clone(),
+                    limit,
+                };
+                r.call(async |c| c.neighbors(query).await)
+            }
         }
     }
 
@@ -173,7 +180,14 @@ impl Client {
     ) -> anyhow::Result<Vec<Touch>> {
         match self {
             Client::Local(l) => Ok(l.engine()?.what_touched(entity, filter, limit)?),
-            Client::Remote(r) => r.call(async |c| c.what_touched(entity, filter, limit).await),
+            Client::Remote(r) => {
+                let query = NodeQuery {
+                    node: entity.to_owned(),
+                    filter: filter.clone(),
+                    limit,
+                };
+                r.call(async |c| c.what_touched(query).await)
+            }
         }
     }
 

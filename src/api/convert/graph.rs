@@ -19,8 +19,11 @@ const DEFAULT_PATH_DEPTH: usize = 4;
 
 /// A `Neighbors` or `WhatTouched` request, validated: a node and which of its edges.
 pub struct NodeQuery {
+    /// The node: an id, `session:<id or prefix>`, or `<type>:<name>`.
     pub node: String,
+    /// Which of its edges count.
     pub filter: EdgeFilter,
+    /// Most answers to return.
     pub limit: usize,
 }
 
