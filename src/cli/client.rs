@@ -162,11 +162,7 @@ impl Client {
                 Ok(((*node).clone(), neighbors))
             }
             Client::Remote(r) => {
-                let query = NodeQuery {
-                    node: reference.to_owned(),
-                    filter: filter.clone(),
-                    limit,
-                };
+                let query = NodeQuery::new(reference, filter, limit);
                 r.call(async |c| c.neighbors(query).await)
             }
         }
@@ -181,11 +177,7 @@ impl Client {
         match self {
             Client::Local(l) => Ok(l.engine()?.what_touched(entity, filter, limit)?),
             Client::Remote(r) => {
-                let query = NodeQuery {
-                    node: entity.to_owned(),
-                    filter: filter.clone(),
-                    limit,
-                };
+                let query = NodeQuery::new(entity, filter, limit);
                 r.call(async |c| c.what_touched(query).await)
             }
         }

@@ -50,7 +50,7 @@ impl Writer<'_> {
                     for (c, chunk) in all.chunks(READ_CHUNK).enumerate() {
                         let prepared: Vec<Result<Option<Prepared>>> = chunk
                             .par_iter()
-                            .map(|file| self.prepare(file, labels))
+                            .map(|file| self.prepare(file, labels, false))
                             .collect();
                         for (i, read) in prepared.into_iter().enumerate() {
                             if ahead.send((c * READ_CHUNK + i, read)).is_err() {
@@ -127,40 +127,22 @@ impl Writer<'_> {
         force: bool,
         group: &mut Group<'e>,
     ) -> Result<FileOutcome> {
-        let changed = self.unchanged(&file.path)?;
-        if changed.same && !force {
-            return Ok(FileOutcome::Unchanged);
+        match self.prepare(file, &run.labels, force)? {
+            Some(prepared) => self.write_read(file, prepared, run, group),
+            None => Ok(FileOutcome::Unchanged),
         }
-        let (transcript, archived) = self.read_source(
-            &file.path,
-            &file.session_id,
-            Mode::Main,
-            changed.known.as_ref(),
-            force,
-            &run.labels,
-        )?;
-        run.bytes_read += archived.read;
-        let path = file.path.to_string_lossy().into_owned();
-        self.write_main(
-            &file.session_id,
-            path,
-            transcript,
-            archived,
-            &changed,
-            run,
-            group,
-        )
     }
 
-    /// Reads a main session file when it is new or changed, with the labels the run knew
-    /// when it began: what the pipeline runs ahead of the writes, on any thread.
+    /// Reads a main session file when it is new or changed (or when `force`d), with the
+    /// labels known: what the pipeline runs ahead of the writes, on any thread.
     fn prepare(
         &self,
         file: &SessionFile,
         labels: &HashMap<u128, String>,
+        force: bool,
     ) -> Result<Option<Prepared>> {
         let changed = self.unchanged(&file.path)?;
-        if changed.same {
+        if changed.same && !force {
             return Ok(None);
         }
         let (transcript, archived) = self.read_source(
@@ -168,7 +150,7 @@ impl Writer<'_> {
             &file.session_id,
             Mode::Main,
             changed.known.as_ref(),
-            false,
+            force,
             labels,
         )?;
         Ok(Some(Prepared {
@@ -198,6 +180,17 @@ impl Writer<'_> {
             );
             return self.ingest_file(file, run, false, group);
         }
+        self.write_read(file, prepared, run, group)
+    }
+
+    /// Writes what a read of a main session file found.
+    fn write_read<'e>(
+        &'e self,
+        file: &SessionFile,
+        prepared: Prepared,
+        run: &mut Run,
+        group: &mut Group<'e>,
+    ) -> Result<FileOutcome> {
         let Prepared {
             changed,
             transcript,

@@ -27,6 +27,17 @@ pub struct NodeQuery {
     pub limit: usize,
 }
 
+impl NodeQuery {
+    /// A query about `node`, along the edges `filter` keeps.
+    pub fn new(node: &str, filter: &EdgeFilter, limit: usize) -> Self {
+        NodeQuery {
+            node: node.to_owned(),
+            filter: filter.clone(),
+            limit,
+        }
+    }
+}
+
 wire! {
     NodeQuery <=> pb::NeighborsRequest {
         node, limit: count(DEFAULT_GRAPH_LIMIT, MAX_LIMIT),
