@@ -255,33 +255,85 @@ impl Graph {
 mod tests {
     use std::collections::BTreeMap;
 
-    use chrono::NaiveDate;
     use eywa_storage::Config;
 
     use super::*;
-    use crate::extract::{HandoffFrontmatter, RedactionCounts, imported_facts};
     use crate::graph::{Direction, SourceRecord};
-    use crate::model::SessionFacts;
+    use crate::model::{
+        Edge, Entity, EntityType, Episode, Node, NodeKind, SessionFacts, Timestamp,
+    };
 
-    /// Writes imported handoffs: (short id, day of March 2026, projects).
-    fn write(graph: &Graph, handoffs: &[(&str, u32, &[&str])]) {
+    /// An imported session: an episode of ten minutes on `day` of March 2026 that
+    /// TOUCHED `projects`.
+    fn facts(short: &str, day: u32, projects: &[&str]) -> SessionFacts {
+        let session = format!("eywa:{short}");
+        let id = NodeId::episode(&session);
+        let start = Timestamp::parse(&format!("2026-03-{day:02}")).unwrap();
+        let end = Timestamp(start.0 + 10 * 60_000);
+        let mut entities = Vec::new();
+        let mut edges = Vec::new();
+        for name in projects {
+            let project = NodeId::project(&format!("eywa:{name}"));
+            entities.push(Node {
+                id: project,
+                name: (*name).to_owned(),
+                kind: NodeKind::Entity(Entity {
+                    entity_type: EntityType::Project,
+                    aliases: Vec::new(),
+                    path: None,
+                }),
+                content: None,
+                properties: BTreeMap::new(),
+                created_at: start,
+                updated_at: end,
+                doc_refs: Vec::new(),
+            });
+            let mut edge = Edge::new(id, Relation::Touched, project, start);
+            edge.valid_to = Some(end);
+            edges.push(edge);
+        }
+        let title = format!("Work {short}");
+        let episode = Episode {
+            session_id: session,
+            short_id: short.to_owned(),
+            source_path: String::new(),
+            project: projects
+                .first()
+                .map(|p| (*p).to_owned())
+                .unwrap_or_default(),
+            project_path: String::new(),
+            cwd: String::new(),
+            git_branch: None,
+            models: Vec::new(),
+            version: None,
+            start,
+            end,
+            active_minutes: 10,
+            user_messages: 0,
+            assistant_messages: 0,
+            prompts: 0,
+            tool_calls: 0,
+            title: title.clone(),
+            substance: 2,
+            agent: None,
+            tokens: Default::default(),
+            slug: None,
+            compactions: Vec::new(),
+            resumes: Vec::new(),
+        };
+        SessionFacts {
+            episode: Node::from_episode(id, title, episode),
+            handoff: None,
+            entities,
+            edges,
+        }
+    }
+
+    /// Writes imported sessions: (short id, day of March 2026, projects).
+    fn write(graph: &Graph, sessions: &[(&str, u32, &[&str])]) {
         let mut written = Vec::new();
-        for &(short, day, projects) in handoffs {
-            let front = HandoffFrontmatter {
-                session_id: short.to_string(),
-                date: NaiveDate::from_ymd_opt(2026, 3, day).unwrap(),
-                duration: None,
-                duration_minutes: Some(10),
-                model: None,
-                headline: format!("Work {short}"),
-                projects: projects
-                    .iter()
-                    .map(std::string::ToString::to_string)
-                    .collect(),
-                keywords: vec!["cart".into()],
-                substance: 2,
-            };
-            let facts = imported_facts(front, Default::default(), &mut RedactionCounts::default());
+        for &(short, day, projects) in sessions {
+            let facts = facts(short, day, projects);
             let record = SourceRecord {
                 path: format!("index#{short}"),
                 session_id: format!("eywa:{short}"),
