@@ -270,6 +270,20 @@ fn graph_and_stats_commands_print_human_and_json() {
         "--json",
     ]);
     assert_eq!(neighbors["neighbors"].as_array().unwrap().len(), 2);
+    // Each USED edge names the message of the session's first Read call.
+    for n in neighbors["neighbors"].as_array().unwrap() {
+        let edge = &n["edge"];
+        let evidence = edge["evidence"].as_array().unwrap();
+        assert_eq!(evidence.len(), 1, "{edge}");
+        assert_eq!(evidence[0]["doc_id"], edge["src"]);
+        assert!(
+            evidence[0]["chunk_id"]
+                .as_str()
+                .unwrap()
+                .starts_with("msg:")
+        );
+        assert_eq!(evidence[0]["score"], 1.0);
+    }
 
     let human = env
         .eywa()

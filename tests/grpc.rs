@@ -241,6 +241,28 @@ fn what_touched_returns_the_projects_sessions_newest_first() {
         .map(|n| n["node"]["name"].as_str().unwrap())
         .collect();
     assert_eq!(names, ["webapp"]);
+    // A project from the working directory: no one message states it.
+    let touched = &neighbors["neighbors"][0]["edge"];
+    assert!(touched.get("evidence").is_none(), "{touched}");
+
+    // A fact a message showed names it: the session's first Read call.
+    let used = f
+        .call(
+            "eywa.v1.Graph/Neighbors",
+            &format!(r#"{{"node": "{episode_id}", "relations": ["used"]}}"#),
+        )
+        .json();
+    let edge = &used["neighbors"][0]["edge"];
+    assert_eq!(edge["relation"], "USED");
+    let session = touch["episode"]["episode"]["sessionId"].as_str().unwrap();
+    assert_eq!(
+        edge["evidence"],
+        serde_json::json!([{
+            "docId": episode_id,
+            "chunkId": format!("msg:{session}-a0"),
+            "score": 1,
+        }])
+    );
 }
 
 #[test]

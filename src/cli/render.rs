@@ -73,6 +73,11 @@ pub(super) fn edge_json(edge: &Edge) -> Value {
         "valid_to": edge.valid_to.map(time),
         "recorded_at": time(edge.recorded_at),
         "expired_at": edge.expired_at.map(time),
+        "evidence": edge.evidence.iter().map(|e| json!({
+            "doc_id": e.doc_id.to_string(),
+            "chunk_id": e.chunk_id,
+            "score": e.score,
+        })).collect::<Vec<_>>(),
     })
 }
 

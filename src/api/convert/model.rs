@@ -10,7 +10,7 @@ use super::{bad, resume_command};
 use crate::api::pb;
 use crate::extract::render_markdown;
 use crate::model::{
-    AgentInfo, Compaction, Edge, Episode, Handoff, HandoffSections, Node, Timestamp,
+    AgentInfo, Compaction, DocRef, Edge, Episode, Handoff, HandoffSections, Node, Timestamp,
 };
 
 wire! {
@@ -51,10 +51,12 @@ wire! {
 wire! {
     Edge <=> pb::Edge {
         id: edge_id, src: id, dst: id, relation: relation, confidence, valid_from: time,
-        valid_to: maybe_time, recorded_at: time, expired_at: maybe_time,
+        valid_to: maybe_time, recorded_at: time, expired_at: maybe_time, evidence: messages,
     }
-    // Not sent.
-    from_wire(_e) { evidence: Vec::new() }
+}
+
+wire! {
+    DocRef <=> pb::Evidence { doc_id: id, chunk_id, score }
 }
 
 // The markdown is rendered before the sections are taken.
