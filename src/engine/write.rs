@@ -23,7 +23,15 @@ impl Engine {
 
     /// [`Engine::ingest`], calling `progress` after every file.
     pub fn ingest_with_progress(&self, progress: &mut dyn FnMut(Progress)) -> Result<IngestReport> {
-        self.write(|writer| writer.run(progress))
+        self.write(|writer| {
+            let report = writer.run(progress);
+            if report.is_err() {
+                // It may know lines of files whose group never landed: loaded again next
+                // run. (Imports and reindexes record no one's lines.)
+                writer.authors.forget();
+            }
+            report
+        })
     }
 
     /// Imports the handoffs of an Eywa data folder. Each becomes an Episode (`eywa:<id8>`)
@@ -43,9 +51,8 @@ impl Engine {
         self.write(|writer| writer.reindex())
     }
 
-    /// Runs `job` under the one ingest lock. When it fails, what it may have written is
-    /// forgotten: the `get` index is rebuilt from the store next time, and who wrote each
-    /// message is loaded again.
+    /// Runs `job` under the one ingest lock. When it fails after writing handoffs it could
+    /// not report, the `get` index is rebuilt from the store next time.
     fn write<T>(&self, job: impl for<'w> FnOnce(&'w Writer<'w>) -> Result<T>) -> Result<T> {
         let _guard = self
             .ingest_lock
@@ -54,7 +61,6 @@ impl Engine {
         let result = job(&self.writer());
         if result.is_err() {
             self.handoffs_lost();
-            self.authors.forget();
         }
         result
     }

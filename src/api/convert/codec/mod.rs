@@ -163,8 +163,8 @@ pub(crate) mod small {
         u32::from(value)
     }
 
-    pub(crate) fn from(value: u32, _field: &str) -> Result<u8, tonic::Status> {
-        u8::try_from(value).map_err(|_| crate::api::convert::bad("number over 255"))
+    pub(crate) fn from(value: u32, field: &str) -> Result<u8, tonic::Status> {
+        u8::try_from(value).map_err(|_| crate::api::convert::bad(&format!("{field} {value}")))
     }
 }
 
@@ -231,10 +231,11 @@ pub(crate) mod present {
 
     pub(crate) fn from<D: TryFrom<W, Error = Status>, W>(
         value: Option<W>,
-        _field: &str,
+        field: &str,
     ) -> Result<D, Status> {
         D::try_from(
-            value.ok_or_else(|| crate::api::convert::bad("answer without a part it must hold"))?,
+            value
+                .ok_or_else(|| crate::api::convert::bad(&format!("answer without its {field}")))?,
         )
     }
 }

@@ -8,8 +8,9 @@ pub(crate) mod date {
         value.to_string()
     }
 
-    pub(crate) fn from(value: String, _field: &str) -> Result<NaiveDate, tonic::Status> {
-        NaiveDate::parse_from_str(&value, "%Y-%m-%d").map_err(|_| crate::api::convert::bad("date"))
+    pub(crate) fn from(value: String, field: &str) -> Result<NaiveDate, tonic::Status> {
+        NaiveDate::parse_from_str(&value, "%Y-%m-%d")
+            .map_err(|e| crate::api::convert::bad(&format!("{field} `{value}`: {e}")))
     }
 }
 
