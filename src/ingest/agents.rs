@@ -26,13 +26,13 @@ impl Writer<'_> {
             return Ok(FileOutcome::Unchanged);
         }
         let name = format!("agent-{}", file.agent_id);
-        let (mut transcript, archived) = self.read_source(
+        let (mut transcript, archived) = self.archive().read_source(
             &file.path,
             &name,
             Mode::Agent,
             changed.known.as_ref(),
             false,
-            &run.labels,
+            &self.authors.history(&run.labels),
         )?;
         run.bytes_read += archived.read;
         run.redacted.add(&scrub(&mut transcript));
@@ -110,7 +110,7 @@ impl Writer<'_> {
         }
         self.graph.write_session(batch, facts, record)?;
         self.semantic()?.applied(staged);
-        self.retire(changed.known.as_ref(), archived)
+        self.archive().retire(changed.known.as_ref(), archived)
     }
 
     /// What is known of a subagent: what its meta file says (its description redacted),

@@ -196,7 +196,7 @@ impl Writer<'_> {
         self.graph
             .write_session(batch, std::slice::from_ref(&facts), &record)?;
         self.semantic()?.applied(staged);
-        self.retire(changed.known.as_ref(), &archived)
+        self.archive().retire(changed.known.as_ref(), &archived)
     }
 }
 

@@ -60,7 +60,7 @@ impl<'e> Writer<'_> {
         }
         group.files = 0;
         for (known, archived) in std::mem::take(&mut group.retired) {
-            self.retire(known.as_ref(), &archived)?;
+            self.archive().retire(known.as_ref(), &archived)?;
         }
         run.handoff_files.append(&mut group.handoff_files);
         if run.handoff_files.len() >= HANDOFF_FILES_AT_ONCE {

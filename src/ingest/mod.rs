@@ -7,7 +7,6 @@ mod group;
 mod handoffs;
 mod import;
 mod sessions;
-mod source;
 mod text;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -20,7 +19,7 @@ use serde::Serialize;
 use self::group::Group;
 pub use self::import::ImportReport;
 pub(crate) use self::text::{DIRTY as TEXT_DIRTY, mark_text_dirty};
-use crate::archive::{Authors, Stamp};
+use crate::archive::{Archive, Authors, Stamp};
 use crate::claude::{AgentFile, ClaudeDir, IndexEntry, SessionFile, Transcript};
 use crate::extract::RedactionCounts;
 use crate::graph::{Counts, Graph, SourceRecord};
@@ -184,6 +183,11 @@ impl<'e> Writer<'e> {
 
     fn semantic(&self) -> Result<&'e Semantic> {
         self.sinks.semantic()
+    }
+
+    /// The cold-tier history of the sources this run reads.
+    fn archive(&self) -> Archive<'e> {
+        Archive::new(self.graph)
     }
 
     /// Reads every new or changed session under the Claude dir into the graph, archiving

@@ -145,13 +145,13 @@ impl Writer<'_> {
         if changed.same && !force {
             return Ok(None);
         }
-        let (transcript, archived) = self.read_source(
+        let (transcript, archived) = self.archive().read_source(
             &file.path,
             &file.session_id,
             Mode::Main,
             changed.known.as_ref(),
             force,
-            labels,
+            &self.authors.history(labels),
         )?;
         Ok(Some(Prepared {
             changed,
@@ -248,7 +248,7 @@ impl Writer<'_> {
         else {
             return Ok(());
         };
-        let Some(reader) = self.archive_reader(&record)? else {
+        let Some(reader) = self.archive().archive_reader(&record)? else {
             return Ok(());
         };
         let archived = Archived::kept(&record);

@@ -129,7 +129,7 @@ impl Writer<'_> {
                 }
                 continue;
             };
-            let Some(reader) = self.archive_reader(&record)? else {
+            let Some(reader) = self.archive().archive_reader(&record)? else {
                 continue;
             };
             let mode = if record.agent {

@@ -143,13 +143,12 @@ pub(crate) mod counts {
     type Wire = (u64, u64, u64, u64, u64, u64, u64);
 
     pub(crate) fn to(c: Counts) -> Wire {
-        let all = (c.sessions, c.agents, c.episodes, c.entities, c.edges);
         (
-            all.0,
-            all.1,
-            all.2,
-            all.3,
-            all.4,
+            c.sessions,
+            c.agents,
+            c.episodes,
+            c.entities,
+            c.edges,
             c.sources,
             c.skipped_lines,
         )

@@ -341,8 +341,12 @@ pub(crate) mod get_options {
 
     pub(crate) fn to(o: GetOptions) -> Wire {
         (
-            super::count::to(o.days_back, 0, 0),
-            super::count::to(o.limit, 0, 0),
+            super::count::to(
+                o.days_back,
+                DEFAULT_DAYS_BACK as usize,
+                MAX_DAYS_BACK as usize,
+            ),
+            super::count::to(o.limit, DEFAULT_LIMIT, MAX_LIMIT),
             super::names::to(o.projects),
         )
     }
