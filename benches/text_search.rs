@@ -42,6 +42,8 @@ fn index() -> TextIndex {
             agent: None,
             timestamp: 1_750_000_000_000 + d as i64 * 30_000,
             text: text.join(" "),
+            message: None,
+            lead: 0,
         });
         if batch.len() == 10_000 {
             index.put(&batch).unwrap();

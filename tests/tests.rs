@@ -7,6 +7,7 @@ mod append;
 mod archive;
 mod bounded;
 mod check;
+mod chunks;
 mod cli;
 mod context;
 mod corpus;

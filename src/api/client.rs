@@ -8,7 +8,7 @@ use super::convert::graph::{
 };
 use super::convert::ingest::ImportQuery;
 use super::convert::model::node_from_wire;
-use super::convert::retrieval::{ContextQuery, GetQuery};
+use super::convert::retrieval::{ChunkQuery, ContextQuery, GetQuery};
 use super::convert::sessions::{ExportQuery, ListQuery, MigrateQuery};
 use super::pb;
 use crate::embed::ModelStatus;
@@ -139,6 +139,23 @@ impl RemoteClient {
         let request = pb::SearchRequest::from(request.clone());
         self.retrieval
             .search(request)
+            .await?
+            .into_inner()
+            .try_into()
+    }
+
+    /// Chunk `id` whole, with up to `neighbors` of its nearest chunks in other sessions.
+    pub async fn chunk(
+        &mut self,
+        id: &str,
+        neighbors: usize,
+    ) -> Result<crate::model::Chunk, tonic::Status> {
+        let request = pb::GetChunkRequest::from(ChunkQuery {
+            chunk_id: id.to_owned(),
+            neighbors,
+        });
+        self.retrieval
+            .get_chunk(request)
             .await?
             .into_inner()
             .try_into()

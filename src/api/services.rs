@@ -7,7 +7,7 @@ use tonic::{Request, Response, Status};
 
 use super::convert::graph::{FindQuery, NodeQuery, PathQuery, RelatedQuery, WalkQuery};
 use super::convert::ingest::ImportQuery;
-use super::convert::retrieval::{ContextQuery, GetQuery};
+use super::convert::retrieval::{ChunkQuery, ContextQuery, GetQuery};
 use super::convert::sessions::{
     ExportQuery, ListQuery, MigrateQuery, PartQuery, export_part, session_part,
 };
@@ -89,6 +89,7 @@ serve!(pb::retrieval_server::Retrieval {
     retrieve_context(RetrieveContextRequest) -> RetrieveContextResponse:
         |e, q: ContextQuery| e.retrieve_context(&q.sessions, q.mode, q.max_tokens, q.dry_run);
     search(SearchRequest) -> SearchResponse: |e, q: SearchRequest| e.search(&q);
+    get_chunk(GetChunkRequest) -> GetChunkResponse: |e, q: ChunkQuery| e.chunk(&q.chunk_id, q.neighbors);
 });
 
 serve!(pb::graph_server::Graph {

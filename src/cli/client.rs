@@ -15,7 +15,7 @@ use eywa::engine::{
     SessionPage, SessionSearch, Stats,
 };
 use eywa::graph::{EdgeFilter, Neighbor, PathStep, Related, Touch, Walk};
-use eywa::model::{Handoff, Node};
+use eywa::model::{Chunk, Handoff, Node};
 use eywa::retrieve::GetOptions;
 use eywa::server::Announcement;
 
@@ -94,6 +94,13 @@ impl Client {
         match self {
             Client::Local(l) => Ok(l.engine()?.search(request)?),
             Client::Remote(r) => r.call(async |c| c.search(request).await),
+        }
+    }
+
+    pub(super) fn chunk(&self, id: &str, neighbors: usize) -> anyhow::Result<Chunk> {
+        match self {
+            Client::Local(l) => Ok(l.engine()?.chunk(id, neighbors)?),
+            Client::Remote(r) => r.call(async |c| c.chunk(id, neighbors).await),
         }
     }
 

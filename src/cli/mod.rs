@@ -18,6 +18,7 @@ macro_rules! out {
 }
 
 mod check;
+mod chunk;
 mod client;
 mod config;
 mod context;
@@ -80,6 +81,9 @@ enum Command {
     Search(search::Args),
     /// Context from earlier sessions for an agent, fitted to a token budget
     Context(context::Args),
+    /// One embedded passage whole: where it comes from and the nearest chunks of other
+    /// sessions
+    Chunk(chunk::Args),
     /// The session library: list, show and export sessions
     Sessions(sessions::Args),
     /// Walk the knowledge graph
@@ -162,6 +166,7 @@ pub(crate) fn run() -> anyhow::Result<ExitCode> {
         | Command::Search(_)
         | Command::Sessions(_)
         | Command::Context(_)
+        | Command::Chunk(_)
         | Command::Graph(_)
         | Command::Import(_)
         | Command::Stats(_)
@@ -182,6 +187,7 @@ pub(crate) fn run() -> anyhow::Result<ExitCode> {
         Command::Search(args) => search::run(&paths, args),
         Command::Sessions(args) => sessions::run(&paths, args),
         Command::Context(args) => context::run(&paths, args),
+        Command::Chunk(args) => chunk::run(&paths, args),
         Command::Graph(args) => graph::run(&paths, args),
         Command::Import(args) => import::run(&paths, args),
         Command::Stats(args) => stats::run(&paths, args),

@@ -188,6 +188,7 @@ fn to_json(h: &SearchHit, now: Timestamp) -> serde_json::Value {
         "age": eywa::model::age(h.timestamp, now),
         "agent": h.agent,
         "matches": h.matches,
+        "chunk_id": h.chunk_id,
         "resume_command": (!h.session_id.is_empty())
             .then(|| format!("claude --resume {}", h.session_id)),
         "signals": h.signals,
@@ -218,6 +219,9 @@ fn print_human(h: &SearchHit, now: Timestamp, explain: bool) -> anyhow::Result<(
     }
     if explain {
         outln!("    {}", explain_line(&h.signals));
+        if let Some(id) = &h.chunk_id {
+            outln!("    eywa chunk {id}");
+        }
     }
     Ok(())
 }

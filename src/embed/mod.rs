@@ -8,7 +8,7 @@ mod install;
 mod minilm;
 
 pub use self::background::background_pool;
-pub use self::chunk::{MAX_CHUNK_CHARS, chunks};
+pub use self::chunk::{MAX_CHUNK_CHARS, Span, chunks, spans};
 pub use self::install::{
     InstallEvent, InstallOptions, InstallSource, Installed, MODEL_NAME, ModelDir, ModelStatus,
     WEIGHTS_SHA256, install, sha256_file,

@@ -254,8 +254,9 @@ impl Engine {
     }
 
     /// Semantic memory, opened on first use (the model's weights wait for the first
-    /// embedding). Vectors of another model, or none beside a store that holds sources,
-    /// mark the text index for a rebuild, which queues every document again.
+    /// embedding). Vectors of another model, none beside a store that holds sources, or
+    /// vectors without chunk records mark the text index for a rebuild, which queues
+    /// every document again (and writes its chunks).
     fn semantic(&self) -> Result<&crate::semantic::Semantic> {
         self.opened(&self.semantic, || {
             let store = self.graph.store();
@@ -264,7 +265,10 @@ impl Engine {
             let unembedded = semantic.embedder().is_some()
                 && store.is_empty(Keyspace::Vectors)
                 && store.is_empty(Keyspace::EmbedQueue);
-            if (vectors_reset || unembedded) && !store.is_empty(Keyspace::Sources) {
+            // A store from before chunks were records: the rebuild writes them.
+            let chunkless = store.is_empty(Keyspace::Chunks)
+                && !(store.is_empty(Keyspace::Vectors) && store.is_empty(Keyspace::EmbedQueue));
+            if (vectors_reset || unembedded || chunkless) && !store.is_empty(Keyspace::Sources) {
                 crate::ingest::mark_text_dirty(store)?;
             }
             Ok(semantic)

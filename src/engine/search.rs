@@ -97,9 +97,10 @@ impl Engine {
                     .as_ref()
                     .map(|s| s.snippet(&text))
                     .unwrap_or_default(),
-                Snippet::Chunk(key) => Semantic::entry(store, key)?
-                    .map(|e| e.snippet)
-                    .unwrap_or_default(),
+                Snippet::Chunk(key) => {
+                    hit.chunk_id = Some(crate::semantic::chunk_id(key));
+                    self.semantic()?.snippet(store, key)?
+                }
             };
             if !hit.session_id.is_empty()
                 && let Some(node) = self.graph.node(NodeId::episode(&hit.session_id))?

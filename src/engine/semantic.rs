@@ -11,6 +11,22 @@ use crate::semantic::{EmbedReport, STEP, SemanticStatus, VECTOR_FILE, configured
 use crate::{Error, Result};
 
 impl Engine {
+    /// Neighbors of a chunk shown at most.
+    pub const MAX_CHUNK_NEIGHBORS: usize = 50;
+
+    /// Chunk `id` (16 hex digits, as search hits give it) whole, where it comes from, and
+    /// up to `neighbors` of the most similar chunks of other sessions. Reading a cold
+    /// chunk brings it back to the warm tier.
+    pub fn chunk(&self, id: &str, neighbors: usize) -> Result<crate::model::Chunk> {
+        if neighbors > Self::MAX_CHUNK_NEIGHBORS {
+            return Err(Error::InvalidArgument(format!(
+                "neighbors must be at most {}, not {neighbors}",
+                Self::MAX_CHUNK_NEIGHBORS
+            )));
+        }
+        self.semantic()?.chunk(self.graph.store(), id, neighbors)
+    }
+
     /// Where semantic memory is: model, vectors, backlog.
     /// Opens semantic memory and loads the model's weights now (what a server does at
     /// start, so that a model that does not load shows at once and the first search does

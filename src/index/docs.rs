@@ -80,12 +80,16 @@ pub(crate) fn passage_docs(
     passages
         .iter()
         .map(|p| {
-            let text = match &p.context {
-                Some(context) if with_context => format!("{context}\n{}", p.text),
+            let lead = match &p.context {
+                Some(context) if with_context => context.as_str(),
                 // Embedded with the end of the message before: what a turn answers says
                 // what it means (LoCoMo dev, semantic alone: R@1 0.477 without, 0.533 with).
-                Some(context) => format!("{}\n{}", tail(context, EMBED_CONTEXT_CHARS), p.text),
-                None => p.text.clone(),
+                Some(context) => tail(context, EMBED_CONTEXT_CHARS),
+                None => "",
+            };
+            let (text, lead) = match lead {
+                "" => (p.text.clone(), 0),
+                lead => (format!("{lead}\n{}", p.text), lead.chars().count() + 1),
             };
             let id = match &p.agent {
                 Some(run) => format!("{}#{run}#{}.{}", input.source, p.seq, p.part),
@@ -100,6 +104,8 @@ pub(crate) fn passage_docs(
                 agent: p.agent.clone().or_else(|| own_agent.clone()),
                 timestamp: p.timestamp.map_or(start, |t| t.0),
                 text,
+                message: p.uuid.clone(),
+                lead,
             }
         })
         .collect()
@@ -119,6 +125,8 @@ pub(crate) fn session_docs(input: &IndexInput<'_>) -> Vec<TextDoc> {
         agent: input.agent(),
         timestamp: at,
         text,
+        message: None,
+        lead: 0,
     };
     let mut docs = Vec::new();
     if let Some(h) = input.handoff {
@@ -162,5 +170,7 @@ pub(crate) fn document_docs(source: &str, node: &Node, session: &str) -> Vec<Tex
         agent: None,
         timestamp: node.updated_at.0,
         text: format!("{}\n{}", node.name, node.content.as_deref().unwrap_or("")),
+        message: None,
+        lead: node.name.chars().count() + 1,
     }]
 }

@@ -49,6 +49,11 @@ pub struct TextDoc {
     /// Milliseconds since the epoch.
     pub timestamp: i64,
     pub text: String,
+    /// The transcript message the passage is (its uuid), if it is one.
+    pub message: Option<String>,
+    /// Characters of `text` before the passage itself: the message before it, or a
+    /// document's title, that it is indexed with. Chunk positions count from there.
+    pub lead: usize,
 }
 
 /// What to look for, and where.
@@ -389,6 +394,8 @@ impl TextIndex {
                         .and_then(|v| v.as_i64())
                         .unwrap_or(0),
                     text: text(f.text),
+                    message: None,
+                    lead: 0,
                 },
             });
         }
@@ -455,6 +462,8 @@ mod tests {
             agent: None,
             timestamp: ts,
             text: text.into(),
+            message: None,
+            lead: 0,
         }
     }
 

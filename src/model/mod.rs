@@ -1,5 +1,6 @@
 //! Domain types, no I/O: ids, timestamps, nodes, edges, handoffs.
 
+mod chunk;
 mod edge;
 mod facts;
 mod filter;
@@ -8,6 +9,7 @@ mod ids;
 mod node;
 mod time;
 
+pub use self::chunk::{Chunk, ChunkNeighbor};
 pub use self::edge::{DocRef, Edge, Relation};
 pub use self::facts::{SessionFacts, Spawn};
 pub use self::filter::SearchFilter;

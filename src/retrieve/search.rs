@@ -60,6 +60,9 @@ pub struct SearchHit {
     pub timestamp: Timestamp,
     /// The subagent the passage came from, if any.
     pub agent: Option<String>,
+    /// The best chunk's id, when the passage shown is a chunk semantic search found
+    /// (`eywa chunk ID` reads it whole).
+    pub chunk_id: Option<String>,
     /// Passages (lexical) or chunks (semantic) of this session that matched, among
     /// those collected.
     pub matches: u32,
@@ -213,6 +216,7 @@ pub(crate) fn fuse(
             snippet: String::new(),
             timestamp: Timestamp(best.timestamp),
             agent: best.agent,
+            chunk_id: None,
             matches: best.matches,
             signals,
         };

@@ -3,9 +3,11 @@
 //! (`queue`), the embedding cache (hot LRU, then the warm `embeddings` keyspace, by
 //! content hash), and vector search over the vector tier (`vectors`).
 
+mod chunks;
 mod queue;
 mod vectors;
 
+pub(crate) use self::chunks::chunk_id;
 pub(crate) use self::queue::Staged;
 pub(crate) use self::vectors::VECTOR_FILE;
 
@@ -123,6 +125,8 @@ pub(crate) struct Semantic {
     sweep: Mutex<Option<HashSet<u64>>>,
     cache: HotCache<[u8; 32], Arc<Vec<f32>>>,
     queries: HotCache<String, Arc<Vec<f32>>>,
+    /// The hot tier of chunk records.
+    chunks: chunks::ChunkCache,
     backlog: AtomicU64,
     /// Woken when chunks are queued.
     wake: (Mutex<u64>, Condvar),
@@ -196,6 +200,7 @@ impl Semantic {
                 "query_vectors",
                 NonZeroUsize::new(QUERY_CACHE).expect("positive"),
             ),
+            chunks: chunks::chunk_cache(),
             backlog: AtomicU64::new(store.len(Keyspace::EmbedQueue)? as u64),
             wake: (Mutex::new(0), Condvar::new()),
         };
@@ -218,8 +223,12 @@ impl Semantic {
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
-    pub(crate) fn cache_stats(&self) -> [CacheStats; 2] {
-        [self.cache.stats(), self.queries.stats()]
+    pub(crate) fn cache_stats(&self) -> [CacheStats; 3] {
+        [
+            self.cache.stats(),
+            self.queries.stats(),
+            self.chunks.stats(),
+        ]
     }
 
     /// Why semantic search cannot run now, or `None` when it can.

@@ -9,10 +9,11 @@ use eywa_storage::{Batch, Keyspace, Store};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
+use super::chunks::ChunkRecord;
 use super::vectors::{VectorEntry, Vectors};
 use super::{EMBEDDED_TYPES, MAX_CHUNKS, SNIPPET_CHARS, Semantic, text_hash};
 use crate::Result;
-use crate::embed::chunks;
+use crate::embed::spans;
 use crate::index::TextDoc;
 
 /// A chunk waiting to be embedded (the `embed_queue` keyspace).
@@ -63,19 +64,23 @@ pub(crate) struct Staged<'a> {
     unqueued: u64,
     /// Embedded chunks the batch removes.
     removed: Vec<u64>,
+    /// Chunk records the batch writes or drops.
+    chunks: u64,
 }
 
 impl Semantic {
-    /// The chunks of `docs` to embed, as queue items.
-    fn items(docs: &[TextDoc]) -> Vec<QueueItem> {
+    /// The chunks of `docs` to embed, as queue items and chunk records.
+    fn items(docs: &[TextDoc]) -> Vec<(QueueItem, ChunkRecord)> {
         let mut out = Vec::new();
         for doc in docs {
             if !EMBEDDED_TYPES.contains(&doc.kind.as_str()) {
                 continue;
             }
-            for (i, text) in chunks(&doc.text, MAX_CHUNKS).into_iter().enumerate() {
+            for (i, span) in spans(&doc.text, MAX_CHUNKS).into_iter().enumerate() {
+                let record = ChunkRecord::new(doc, &span);
+                let text = span.text;
                 let snippet: String = text.chars().take(SNIPPET_CHARS).collect();
-                out.push(QueueItem {
+                let item = QueueItem {
                     key: vector_key(&doc.id, i),
                     entry: VectorEntry {
                         doc: doc.id.clone(),
@@ -90,7 +95,8 @@ impl Semantic {
                         snippet,
                     },
                     text,
-                });
+                };
+                out.push((item, record));
             }
         }
         out
@@ -137,6 +143,7 @@ impl Semantic {
             queued: 0,
             unqueued: 0,
             removed: Vec::new(),
+            chunks: 0,
         }
     }
 
@@ -152,7 +159,7 @@ impl Semantic {
         batch: &mut Batch,
     ) -> Result<()> {
         let items = Self::items(docs);
-        let wanted: HashSet<u64> = items.iter().map(|i| i.key).collect();
+        let wanted: HashSet<u64> = items.iter().map(|(i, _)| i.key).collect();
         if replace {
             for kv in store.entries(Keyspace::VectorsBySource, &source_prefix(source)) {
                 let (k, pending) = kv?;
@@ -160,10 +167,11 @@ impl Semantic {
                 if !wanted.contains(&key) {
                     staged.unqueued += u64::from(Self::drop_key(batch, &k, &pending, key));
                     staged.removed.push(key);
+                    staged.chunks += 1;
                 }
             }
         }
-        for item in &items {
+        for (item, record) in &items {
             if let Some(seen) = self
                 .sweep
                 .lock()
@@ -183,6 +191,12 @@ impl Semantic {
                     let current: Option<VectorEntry> =
                         store.get(Keyspace::Vectors, &item.key.to_be_bytes())?;
                     if current.as_ref() == Some(&item.entry) {
+                        // Embedded as it is; its record is written once (a store from
+                        // before chunks were records gets them on its next reindex).
+                        if !store.contains(Keyspace::Chunks, &item.key.to_be_bytes())? {
+                            record.put(batch, item.key)?;
+                            staged.chunks += 1;
+                        }
                         continue;
                     }
                 }
@@ -191,7 +205,9 @@ impl Semantic {
             let qk = queue_key(item.entry.timestamp, item.key);
             batch.put(Keyspace::EmbedQueue, qk.clone(), item)?;
             batch.put_raw(Keyspace::VectorsBySource, sk, qk);
+            record.put(batch, item.key)?;
             staged.queued += 1;
+            staged.chunks += 1;
         }
         Ok(())
     }
@@ -227,6 +243,9 @@ impl Semantic {
         self.backlog.fetch_add(staged.queued, Ordering::Relaxed);
         self.backlog.fetch_sub(staged.unqueued, Ordering::Relaxed);
         self.forget(&staged.removed);
+        if staged.chunks > 0 {
+            self.chunks.bump();
+        }
         if staged.queued > 0 {
             let (lock, cvar) = &self.wake;
             *lock
@@ -247,6 +266,7 @@ impl Semantic {
             Vectors::journal(batch, key);
         }
         batch.delete(Keyspace::VectorsBySource, source_key.to_vec());
+        batch.delete(Keyspace::Chunks, key.to_be_bytes().to_vec());
         queued
     }
 
@@ -299,6 +319,9 @@ impl Semantic {
         store.apply(batch)?;
         self.backlog.fetch_sub(unqueued, Ordering::Relaxed);
         self.forget(&removed);
+        if !removed.is_empty() {
+            self.chunks.bump();
+        }
         Ok(())
     }
 

@@ -403,6 +403,25 @@ impl Vectors {
         }
     }
 
+    /// The `k` chunks most similar to chunk `key` outside its own session (any other
+    /// chunk, for a chunk of no session), best first; `None` when `key` has no vector.
+    pub(crate) fn near(&self, key: u64, k: usize) -> Result<Option<Vec<(u64, f32)>>> {
+        let (Some(vector), Some(own)) = (self.index.get(key), self.meta.get(&key)) else {
+            return Ok(None);
+        };
+        let session = own.session;
+        let keep = |other: u64| {
+            other != key
+                && (session == 0 || self.meta.get(&other).is_some_and(|m| m.session != session))
+        };
+        let hits = if self.meta.len() > EXACT_LIMIT {
+            self.index.search(&vector, k, &keep)?
+        } else {
+            self.index.search_exact(&vector, k, &keep)?
+        };
+        Ok(Some(hits))
+    }
+
     /// The mean of a session's chunk vectors, normalized; `None` without chunks.
     pub(crate) fn centroid(&self, session: &str) -> Option<Vec<f32>> {
         let keys = self.by_session.get(&self.strings.number(session)?)?;

@@ -4,10 +4,10 @@ use super::wire::wire;
 use super::{n32, resume_command};
 use crate::api::pb;
 use crate::engine::{
-    Context, ContextItem, ContextMode, ContextSession, DEFAULT_MAX_TOKENS, GetOutcome, HandoffHit,
-    MAX_SEARCH_LIMIT, SearchHit, SearchRequest, SearchResults,
+    Context, ContextItem, ContextMode, ContextSession, DEFAULT_MAX_TOKENS, Engine, GetOutcome,
+    HandoffHit, MAX_SEARCH_LIMIT, SearchHit, SearchRequest, SearchResults,
 };
-use crate::model::{Timestamp, age};
+use crate::model::{Chunk, ChunkNeighbor, Timestamp, age};
 use crate::retrieve::{GetOptions, Ranked, Signals};
 
 /// A `GetHandoffs` request, validated.
@@ -60,7 +60,7 @@ wire! {
 wire! {
     SearchHit <=> pb::SearchHit {
         title, project, score: float, kind = r#type, snippet, timestamp: time, agent: text,
-        matches, signals: required, session_id,
+        matches, signals: required, session_id, chunk_id: text,
     }
     to_wire(h) {
         short_id: h.session_id.chars().take(8).collect(),
@@ -100,4 +100,46 @@ wire! {
 
 wire! {
     ContextItem <=> pb::ContextItem { kind = r#type, tokens: size32, included, text }
+}
+
+/// A `GetChunk` request, validated.
+pub struct ChunkQuery {
+    pub chunk_id: String,
+    pub neighbors: usize,
+}
+
+wire! {
+    ChunkQuery <=> pb::GetChunkRequest {
+        chunk_id, neighbors: bounded(0, 0, Engine::MAX_CHUNK_NEIGHBORS),
+    }
+}
+
+wire! {
+    Chunk <=> pb::Chunk {
+        id, doc_id, session_id, kind = r#type, message: text, page: page_number,
+        start_char, end_char, content, timestamp: time, embedded, neighbors: messages,
+    }
+}
+
+wire! {
+    ChunkNeighbor <=> pb::ChunkNeighbor { id, doc_id, session_id, kind = r#type, score: float }
+}
+
+impl From<Chunk> for pb::GetChunkResponse {
+    fn from(chunk: Chunk) -> Self {
+        pb::GetChunkResponse {
+            chunk: Some(chunk.into()),
+        }
+    }
+}
+
+impl TryFrom<pb::GetChunkResponse> for Chunk {
+    type Error = tonic::Status;
+
+    fn try_from(response: pb::GetChunkResponse) -> Result<Self, Self::Error> {
+        response
+            .chunk
+            .ok_or_else(|| super::bad("chunk missing"))?
+            .try_into()
+    }
 }

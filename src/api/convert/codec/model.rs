@@ -246,3 +246,14 @@ pub(crate) mod via {
         }
     }
 }
+
+/// A page number counted from 1; 0 on the wire is no page.
+pub(crate) mod page_number {
+    pub(crate) fn to(value: Option<u32>) -> u32 {
+        value.unwrap_or(0)
+    }
+
+    pub(crate) fn from(value: u32, _field: &str) -> Result<Option<u32>, tonic::Status> {
+        Ok((value > 0).then_some(value))
+    }
+}
