@@ -27,6 +27,7 @@
 pub mod api;
 pub mod engine;
 pub mod error;
+pub mod memory;
 pub mod model;
 pub mod server;
 

@@ -21,6 +21,7 @@ mod hostile;
 mod import;
 mod ingest;
 mod library;
+mod memories;
 mod migrate;
 mod parity;
 mod plans;

@@ -3,6 +3,7 @@
 mod check;
 mod context;
 mod library;
+mod memory;
 mod migrate;
 mod query;
 mod search;
@@ -14,6 +15,7 @@ pub use self::check::{
     BackupManifest, BackupReport, CheckReport, MANIFEST as BACKUP_MANIFEST, copy_tree,
     ensure_store_free, restore,
 };
+pub use self::memory::{MAX_MEMORIES, MIN_SIMILARITY};
 pub use self::migrate::{MigrateError, MigrateResult};
 pub use self::query::{
     GetOutcome, HandoffHit, MAX_DAYS_BACK, MAX_DEPTH, MAX_LIMIT, parse_relations,
@@ -65,6 +67,8 @@ pub struct EngineConfig {
     /// Bytes that must stay free on the data dir's disk: a write that would start below
     /// it is refused with [`Error::DiskFull`] instead of failing half-way.
     pub min_free_bytes: u64,
+    /// The time memories decay and are consolidated by (the system clock; tests set one).
+    pub clock: crate::model::Clock,
 }
 
 impl EngineConfig {
@@ -81,6 +85,7 @@ impl EngineConfig {
             chunk_idle_days: Self::DEFAULT_CHUNK_IDLE_DAYS,
             embedding: Embedding::Off,
             min_free_bytes: eywa_storage::Config::DEFAULT_MIN_FREE_BYTES,
+            clock: crate::model::Clock::system(),
         }
     }
 
@@ -93,6 +98,7 @@ impl EngineConfig {
             chunk_idle_days: Self::DEFAULT_CHUNK_IDLE_DAYS,
             embedding: Embedding::Off,
             min_free_bytes: eywa_storage::Config::DEFAULT_MIN_FREE_BYTES,
+            clock: crate::model::Clock::system(),
         }
     }
 

@@ -53,7 +53,10 @@ impl Engine {
 
     /// Runs `job` under the one ingest lock. When it fails after writing handoffs it could
     /// not report, the `get` index is rebuilt from the store next time.
-    fn write<T>(&self, job: impl for<'w> FnOnce(&'w Writer<'w>) -> Result<T>) -> Result<T> {
+    pub(super) fn write<T>(
+        &self,
+        job: impl for<'w> FnOnce(&'w Writer<'w>) -> Result<T>,
+    ) -> Result<T> {
         let _guard = self
             .ingest_lock
             .lock()

@@ -194,6 +194,36 @@ impl Graph {
         now: Timestamp,
     ) -> Result<()> {
         let pending = &mut *pending;
+        self.stage_facts(pending, facts, now)?;
+        pending.change.source(old_source, source.clone());
+        pending.sources.insert(source.path.clone());
+        pending
+            .batch
+            .put(Keyspace::Sources, source.path.as_bytes().to_vec(), source)?;
+        Ok(())
+    }
+
+    /// Writes a node that no source file holds (a memory a client asked to keep) with its
+    /// entities and edges, atomically with `batch`: its edges that `facts` no longer lists
+    /// are expired, never deleted.
+    pub fn write_facts(&self, batch: Batch, facts: &SessionFacts) -> Result<()> {
+        let mut generation = self
+            .writer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut pending = Pending::new(batch);
+        self.stage_facts(&mut pending, std::slice::from_ref(facts), Timestamp::now())?;
+        self.commit(pending, &mut generation)
+    }
+
+    /// Stages the nodes and edges of `facts`, expiring the current edges out of each
+    /// node that it no longer lists (but those other writers own).
+    fn stage_facts(
+        &self,
+        pending: &mut Pending,
+        facts: &[SessionFacts],
+        now: Timestamp,
+    ) -> Result<()> {
         let own: HashSet<NodeId> = facts.iter().map(|f| f.episode.id).collect();
         for facts in facts {
             // One scan of what the store holds out of the episode: its edges that have no
@@ -263,11 +293,6 @@ impl Graph {
                 pending.stale_docs.push(doc);
             }
         }
-        pending.change.source(old_source, source.clone());
-        pending.sources.insert(source.path.clone());
-        pending
-            .batch
-            .put(Keyspace::Sources, source.path.as_bytes().to_vec(), source)?;
         Ok(())
     }
 

@@ -6,6 +6,7 @@ mod documents;
 mod group;
 mod handoffs;
 mod import;
+mod memories;
 mod sessions;
 mod text;
 

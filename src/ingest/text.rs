@@ -179,6 +179,7 @@ impl Writer<'_> {
                 }
             }
         }
+        self.index_memories()?;
         self.semantic()?.end_sweep(store)?;
         self.commit_text()?;
         Ok(self.text()?.len())

@@ -62,6 +62,11 @@ impl NodeId {
         NodeId(derive("memory-doc", path))
     }
 
+    /// A Memory, from its id (16 hex digits).
+    pub fn memory(id: &str) -> Self {
+        NodeId(derive("memory", id))
+    }
+
     /// The handoff Document of a session.
     pub fn handoff(session_id: &str) -> Self {
         NodeId(derive("handoff", session_id))

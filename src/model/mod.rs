@@ -19,4 +19,4 @@ pub use self::node::{
     AgentInfo, AgentLayout, Compaction, DecayState, Document, Entity, EntityType, Episode, Memory,
     MemoryType, Node, NodeKind, TokenUsage,
 };
-pub use self::time::{Timestamp, age};
+pub use self::time::{Clock, Timestamp, age};

@@ -97,3 +97,57 @@ mod tests {
         assert_eq!(ago(800 * 86_400_000), "2 years ago");
     }
 }
+
+/// Where the engine reads the time from: the system clock, or a clock a test sets (decay
+/// and consolidation of memories are tested across weeks in milliseconds).
+#[derive(Clone, Default)]
+pub struct Clock(Option<std::sync::Arc<std::sync::atomic::AtomicI64>>);
+
+impl Clock {
+    /// The system clock.
+    pub fn system() -> Clock {
+        Clock(None)
+    }
+
+    /// A clock that reads `start` until moved with [`Clock::advance`] or [`Clock::set`].
+    pub fn manual(start: Timestamp) -> Clock {
+        Clock(Some(std::sync::Arc::new(
+            std::sync::atomic::AtomicI64::new(start.0),
+        )))
+    }
+
+    /// The time now, by this clock.
+    pub fn now(&self) -> Timestamp {
+        match &self.0 {
+            None => Timestamp::now(),
+            Some(t) => Timestamp(t.load(std::sync::atomic::Ordering::SeqCst)),
+        }
+    }
+
+    /// Moves a manual clock forward by `ms` milliseconds (the system clock is not moved).
+    pub fn advance(&self, ms: i64) {
+        if let Some(t) = &self.0 {
+            t.fetch_add(ms, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+
+    /// Sets a manual clock to `at`.
+    pub fn set(&self, at: Timestamp) {
+        if let Some(t) = &self.0 {
+            t.store(at.0, std::sync::atomic::Ordering::SeqCst);
+        }
+    }
+}
+
+impl std::fmt::Debug for Clock {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match &self.0 {
+            None => f.write_str("Clock::system"),
+            Some(t) => write!(
+                f,
+                "Clock::manual({})",
+                t.load(std::sync::atomic::Ordering::SeqCst)
+            ),
+        }
+    }
+}

@@ -32,7 +32,7 @@ pub struct SearchRequest {
 }
 
 /// The content types the index holds.
-pub const CONTENT_TYPES: [&str; 9] = [
+pub const CONTENT_TYPES: [&str; 10] = [
     "user_message",
     "assistant_response",
     "compact_summary",
@@ -42,6 +42,7 @@ pub const CONTENT_TYPES: [&str; 9] = [
     "handoff",
     "plan",
     "memory",
+    crate::memory::MEMORY_TYPE,
 ];
 
 /// One session found: its best passage, its score, and why.

@@ -1,0 +1,315 @@
+//! The engine's side of memories: checking what a client asks to remember, resolving what
+//! it names in the graph, recall (relevance × decayed weight), listing and history. The
+//! writes go through the one writer (`crate::ingest`).
+
+use std::collections::HashMap;
+
+use super::Engine;
+use crate::index::TextQuery;
+use crate::memory::{
+    ConsolidateReport, MAX_CONTENT_CHARS, MEMORY_TYPE, Memories, MemoryFilter, MemoryItem,
+    MemoryUpdate, NewMemory, RecallHit, RecallQuery, id_bytes, weight,
+};
+use crate::model::{NodeKind, SearchFilter};
+use crate::semantic::Semantic;
+use crate::{Error, Result};
+
+/// Memories a recall returns at most, and a list's page at most.
+pub const MAX_MEMORIES: usize = 1_000;
+
+/// Share of a recall's relevance that comes from words (BM25 over the best); the rest is
+/// the cosine similarity of meaning, as in hybrid search.
+const LEXICAL_SHARE: f32 = 0.6;
+
+/// Cosine similarity under which a memory's meaning is taken as unrelated to the query
+/// (all-MiniLM-L6-v2 puts unrelated sentences at about 0 to 0.2, paraphrases above 0.5).
+pub const MIN_SIMILARITY: f32 = 0.3;
+
+/// Candidates gathered from each index per memory asked for.
+const CANDIDATES_PER_HIT: usize = 10;
+
+impl Engine {
+    /// Remembers `new`: checked, its session and what it is about resolved in the graph
+    /// (a project that exists is one of them), then written with its node and edges and
+    /// indexed for recall. The same text in the same project is one memory.
+    pub fn remember(&self, new: NewMemory) -> Result<MemoryItem> {
+        let new = self.checked(new)?;
+        let now = self.config.clock.now();
+        self.write(|w| w.remember(new, now))
+    }
+
+    /// A new version of memory `id`: what `update` gives replaces the memory's, and its
+    /// text is indexed and embedded again. The old version stays in its history.
+    pub fn update_memory(&self, id: &str, update: &MemoryUpdate) -> Result<MemoryItem> {
+        id_bytes(id)?;
+        let mut update = update.clone();
+        if let Some(content) = &update.content {
+            update.content = Some(check_content(content)?);
+        }
+        if let Some(i) = update.importance {
+            check_importance(i)?;
+        }
+        if let Some(tags) = &update.tags {
+            update.tags = Some(clean_tags(tags)?);
+        }
+        let now = self.config.clock.now();
+        self.write(|w| w.update_memory(id, &update, now))
+    }
+
+    /// Forgets memory `id`: recall no longer finds it, its edges expire, its history
+    /// stays (nothing is deleted).
+    pub fn forget_memory(&self, id: &str, reason: Option<String>) -> Result<MemoryItem> {
+        id_bytes(id)?;
+        let now = self.config.clock.now();
+        self.write(|w| w.forget_memory(id, crate::memory::Change::Forgotten, reason, now))
+    }
+
+    /// Memory `id` as it is now, its weight at this moment.
+    pub fn memory(&self, id: &str) -> Result<MemoryItem> {
+        self.memories()
+            .latest(id, self.config.clock.now())?
+            .ok_or_else(|| Error::NotFound(format!("no memory {}", id.trim())))
+    }
+
+    /// Every version of memory `id`, oldest first.
+    pub fn memory_history(&self, id: &str) -> Result<Vec<MemoryItem>> {
+        let versions = self.memories().history(id)?;
+        if versions.is_empty() {
+            return Err(Error::NotFound(format!("no memory {}", id.trim())));
+        }
+        Ok(versions)
+    }
+
+    /// The memories `filter` keeps, most recently changed first: `limit` of them from
+    /// `offset`, and how many there are.
+    pub fn list_memories(
+        &self,
+        filter: &MemoryFilter,
+        limit: usize,
+        offset: usize,
+    ) -> Result<(Vec<MemoryItem>, u64)> {
+        check_limit(limit)?;
+        let mut all: Vec<MemoryItem> = self
+            .memories()
+            .all(self.config.clock.now())?
+            .into_iter()
+            .filter(|m| filter.keeps(m))
+            .collect();
+        all.sort_by(|a, b| b.updated_at.cmp(&a.updated_at).then(a.id.cmp(&b.id)));
+        let total = all.len() as u64;
+        Ok((all.into_iter().skip(offset).take(limit).collect(), total))
+    }
+
+    /// Promotes short-term memories recalled often or important to long-term, and lets
+    /// go of those whose weight decay took under the threshold (see
+    /// [`crate::memory::verdict`]). `serve` runs it hourly.
+    pub fn consolidate_memories(&self) -> Result<ConsolidateReport> {
+        let now = self.config.clock.now();
+        self.write(|w| w.consolidate(now))
+    }
+
+    /// The memories that best match `q`: relevance (words and meaning) × the weight decay
+    /// left each, best first. Each one returned counts as recalled now: its last access
+    /// moves to now (its weight is whole again) and its recalls go up by one.
+    pub fn recall(&self, q: &RecallQuery) -> Result<Vec<RecallHit>> {
+        let query = q.query.trim();
+        if query.is_empty() {
+            return Err(Error::InvalidArgument(
+                "recall needs words to look for (list shows every memory)".into(),
+            ));
+        }
+        check_limit(q.limit)?;
+        let now = self.config.clock.now();
+        let filter = SearchFilter {
+            kinds: vec![MEMORY_TYPE.to_owned()],
+            projects: q.project.iter().cloned().collect(),
+            ..SearchFilter::default()
+        };
+        let candidates = q.limit.saturating_mul(CANDIDATES_PER_HIT).max(50);
+        let mut lexical: HashMap<String, f32> = HashMap::new();
+        match self.text()?.search_passages(&TextQuery {
+            query: query.to_owned(),
+            filter: filter.clone(),
+            limit: candidates,
+        }) {
+            Ok(hits) => {
+                let best = hits.iter().map(|h| h.score).fold(0f32, f32::max);
+                for h in hits {
+                    if let Some(id) = memory_of(&h.doc.id) {
+                        let score = if best > 0.0 { h.score / best } else { 0.0 };
+                        lexical.entry(id).or_insert(score);
+                    }
+                }
+            }
+            // Only common words: meaning may still match.
+            Err(Error::InvalidArgument(_)) => {}
+            Err(e) => return Err(e),
+        }
+        let semantic = self.semantic()?;
+        let mut meaning: HashMap<String, f32> = HashMap::new();
+        let with_meaning = semantic.not_ready().is_none();
+        if with_meaning {
+            let vector = semantic.embed_query(query)?;
+            let store = self.graph.store();
+            for hit in semantic.search(&vector, candidates, &filter)? {
+                if hit.score < MIN_SIMILARITY {
+                    continue;
+                }
+                if let Some(entry) = Semantic::entry(store, hit.key)?
+                    && let Some(id) = memory_of(&entry.doc)
+                {
+                    let best = meaning.entry(id).or_insert(0.0);
+                    *best = best.max(hit.score);
+                }
+            }
+        }
+        let memories = self.memories();
+        let mut hits = Vec::new();
+        let ids: std::collections::BTreeSet<&String> =
+            lexical.keys().chain(meaning.keys()).collect();
+        for id in ids {
+            let Some(m) = memories.latest(id, now)? else {
+                continue;
+            };
+            if m.forgotten_at.is_some()
+                || !(q.types.is_empty() || q.types.contains(&m.memory_type))
+                || !q.tags.iter().all(|t| m.tags.contains(&t.to_lowercase()))
+            {
+                continue;
+            }
+            let words = lexical.get(id).copied().unwrap_or(0.0);
+            let relevance = if with_meaning {
+                LEXICAL_SHARE * words
+                    + (1.0 - LEXICAL_SHARE) * meaning.get(id).copied().unwrap_or(0.0)
+            } else {
+                words
+            };
+            let w = weight(m.memory_type, m.importance, m.decay.last_access, now);
+            hits.push(RecallHit {
+                relevance,
+                weight: w,
+                score: relevance * w,
+                memory: m,
+            });
+        }
+        hits.sort_by(|a, b| {
+            b.score
+                .total_cmp(&a.score)
+                .then(a.memory.id.cmp(&b.memory.id))
+        });
+        hits.truncate(q.limit);
+        let recalled: Vec<String> = hits.iter().map(|h| h.memory.id.clone()).collect();
+        memories.recalled(&recalled, now)?;
+        Ok(hits)
+    }
+
+    fn memories(&self) -> Memories<'_> {
+        Memories {
+            store: self.graph.store(),
+        }
+    }
+
+    /// `new` checked, with its session's full id and the ids of what it is about.
+    fn checked(&self, mut new: NewMemory) -> Result<NewMemory> {
+        new.content = check_content(&new.content)?;
+        check_importance(new.importance)?;
+        new.tags = clean_tags(&new.tags)?;
+        new.project = new
+            .project
+            .map(|p| p.trim().to_owned())
+            .filter(|p| !p.is_empty());
+        if let Some(session) = new
+            .session
+            .as_deref()
+            .map(str::trim)
+            .filter(|s| !s.is_empty())
+        {
+            let node = self.resolve_one(&format!(
+                "session:{}",
+                session.strip_prefix("session:").unwrap_or(session)
+            ))?;
+            let Some(episode) = node.episode() else {
+                return Err(Error::InvalidArgument(format!(
+                    "`{session}` is not a session"
+                )));
+            };
+            new.session = Some(episode.session_id.clone());
+        } else {
+            new.session = None;
+        }
+        let mut about = Vec::new();
+        for reference in new.about.iter().map(|r| r.trim()).filter(|r| !r.is_empty()) {
+            about.push(self.resolve_one(reference)?.id.to_string());
+        }
+        if let Some(project) = &new.project
+            && let Ok(nodes) = self.resolve(&format!("project:{project}"))
+        {
+            about.extend(
+                nodes
+                    .iter()
+                    .filter(|n| matches!(n.kind, NodeKind::Entity(_)))
+                    .map(|n| n.id.to_string()),
+            );
+        }
+        about.sort();
+        about.dedup();
+        new.about = about;
+        Ok(new)
+    }
+}
+
+/// The memory id of a text-index document of a memory (`memory:<id>#memory`).
+fn memory_of(doc: &str) -> Option<String> {
+    let rest = doc.strip_prefix("memory:")?;
+    let id = rest.split('#').next()?;
+    (id.len() == 16).then(|| id.to_owned())
+}
+
+fn check_content(content: &str) -> Result<String> {
+    let content = content.trim();
+    if content.is_empty() {
+        return Err(Error::InvalidArgument("a memory needs content".into()));
+    }
+    let chars = content.chars().count();
+    if chars > MAX_CONTENT_CHARS {
+        return Err(Error::InvalidArgument(format!(
+            "a memory holds at most {MAX_CONTENT_CHARS} characters, not {chars} (add a document instead)"
+        )));
+    }
+    Ok(content.to_owned())
+}
+
+fn check_importance(importance: f32) -> Result<()> {
+    if !(0.0..=1.0).contains(&importance) {
+        return Err(Error::InvalidArgument(format!(
+            "importance is from 0 to 1, not {importance}"
+        )));
+    }
+    Ok(())
+}
+
+fn check_limit(limit: usize) -> Result<()> {
+    if limit == 0 || limit > MAX_MEMORIES {
+        return Err(Error::InvalidArgument(format!(
+            "limit must be 1 to {MAX_MEMORIES}, not {limit}"
+        )));
+    }
+    Ok(())
+}
+
+/// Tags trimmed and lowercased, each once, in order; a blank or over-long one is refused.
+fn clean_tags(tags: &[String]) -> Result<Vec<String>> {
+    let mut out: Vec<String> = Vec::new();
+    for tag in tags {
+        let tag = tag.trim().to_lowercase();
+        if tag.is_empty() || tag.len() > 64 || tag.contains(',') {
+            return Err(Error::InvalidArgument(format!(
+                "a tag is 1 to 64 characters without commas, not {tag:?}"
+            )));
+        }
+        if !out.contains(&tag) {
+            out.push(tag);
+        }
+    }
+    Ok(out)
+}

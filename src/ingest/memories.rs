@@ -1,0 +1,294 @@
+//! Writing memories: each version in the `memories` keyspace, the memory's node with its
+//! ABOUT and DERIVED_FROM edges in the graph, its text in the text index and its chunks in
+//! semantic memory, all in one transaction but the text index (committed right after, and
+//! rebuilt from the store if that is lost).
+
+use eywa_storage::Batch;
+
+use super::Writer;
+use crate::extract::SessionFacts;
+use crate::index::TextDoc;
+use crate::memory::{
+    Change, ConsolidateReport, MEMORY_TYPE, Memories, MemoryItem, MemoryUpdate, NewMemory,
+    memory_id, source, verdict,
+};
+use crate::model::{
+    DecayState, Edge, Memory, MemoryType, Node, NodeId, NodeKind, Relation, Timestamp,
+};
+use crate::{Error, Result};
+
+/// Characters of a memory's content its node is named by.
+const NAME_CHARS: usize = 80;
+
+impl Writer<'_> {
+    fn memories(&self) -> Memories<'_> {
+        Memories {
+            store: self.graph.store(),
+        }
+    }
+
+    /// Remembers `new` (checked and resolved by the caller). The same content in the same
+    /// project is one memory: remembered again, it is returned as it is, or remembered
+    /// anew (a new version) if it was forgotten.
+    pub(crate) fn remember(&self, new: NewMemory, now: Timestamp) -> Result<MemoryItem> {
+        let id = memory_id(new.project.as_deref(), &new.content);
+        let old = self.memories().latest(&id, now)?;
+        if let Some(old) = &old
+            && old.forgotten_at.is_none()
+        {
+            return Ok(old.clone());
+        }
+        let m = MemoryItem {
+            id,
+            version: old.as_ref().map_or(1, |o| o.version + 1),
+            content: new.content.trim().to_owned(),
+            memory_type: new.memory_type,
+            importance: new.importance,
+            project: new.project,
+            session: new.session,
+            tags: new.tags,
+            about: new.about,
+            origin: new.origin,
+            change: Change::Remembered,
+            reason: None,
+            created_at: old.as_ref().map_or(now, |o| o.created_at),
+            updated_at: now,
+            forgotten_at: None,
+            decay: DecayState {
+                last_access: now,
+                weight: 1.0,
+            },
+            recalls: 0,
+        };
+        self.write_memory(&m, now)?;
+        self.memories()
+            .latest(&m.id, now)?
+            .ok_or_else(|| Error::Index(format!("memory {} was written and is not there", m.id)))
+    }
+
+    /// A new version of memory `id` with `update` applied; its text is indexed and
+    /// embedded again.
+    pub(crate) fn update_memory(
+        &self,
+        id: &str,
+        update: &MemoryUpdate,
+        now: Timestamp,
+    ) -> Result<MemoryItem> {
+        let old = self.current(id, now)?;
+        let mut m = old.clone();
+        if let Some(content) = &update.content {
+            m.content = content.trim().to_owned();
+        }
+        if let Some(t) = update.memory_type {
+            m.memory_type = t;
+        }
+        if let Some(i) = update.importance {
+            m.importance = i;
+        }
+        if let Some(tags) = &update.tags {
+            m.tags.clone_from(tags);
+        }
+        if (&m.content, m.memory_type, m.importance, &m.tags)
+            == (&old.content, old.memory_type, old.importance, &old.tags)
+        {
+            return Ok(old);
+        }
+        m.version = old.version + 1;
+        m.change = Change::Updated;
+        m.reason.clone_from(&update.reason);
+        m.updated_at = now;
+        self.write_memory(&m, old.decay.last_access)?;
+        self.current(id, now)
+    }
+
+    /// Forgets memory `id`: a last version that recall no longer finds, its edges expired.
+    /// Its history stays.
+    pub(crate) fn forget_memory(
+        &self,
+        id: &str,
+        change: Change,
+        reason: Option<String>,
+        now: Timestamp,
+    ) -> Result<MemoryItem> {
+        let old = self.current(id, now)?;
+        let m = MemoryItem {
+            version: old.version + 1,
+            change,
+            reason,
+            updated_at: now,
+            forgotten_at: Some(now),
+            ..old.clone()
+        };
+        self.write_memory(&m, old.decay.last_access)?;
+        Ok(self.memories().latest(id, now)?.unwrap_or(m))
+    }
+
+    /// Promotes short-term memories recalled often or important, and lets go of those
+    /// faded (see [`crate::memory::verdict`]).
+    pub(crate) fn consolidate(&self, now: Timestamp) -> Result<ConsolidateReport> {
+        let mut report = ConsolidateReport::default();
+        for m in self.memories().all(now)? {
+            if m.forgotten_at.is_some() {
+                continue;
+            }
+            report.kept += 1;
+            match verdict(&m, now) {
+                Some(Change::Promoted) => {
+                    let why = format!(
+                        "recalled {} times, importance {:.2}",
+                        m.recalls, m.importance
+                    );
+                    let last_access = m.decay.last_access;
+                    let promoted = MemoryItem {
+                        version: m.version + 1,
+                        memory_type: MemoryType::Ltm,
+                        change: Change::Promoted,
+                        reason: Some(why),
+                        updated_at: now,
+                        ..m
+                    };
+                    self.write_memory(&promoted, last_access)?;
+                    report.promoted += 1;
+                }
+                Some(_) => {
+                    let why = format!("weight {:.3} after decay", m.decay.weight);
+                    self.forget_memory(&m.id, Change::Faded, Some(why), now)?;
+                    report.faded += 1;
+                    report.kept -= 1;
+                }
+                None => {}
+            }
+        }
+        Ok(report)
+    }
+
+    /// Memory `id` as it is now; not found, or forgotten, is an error.
+    fn current(&self, id: &str, now: Timestamp) -> Result<MemoryItem> {
+        match self.memories().latest(id, now)? {
+            None => Err(Error::NotFound(format!("no memory {}", id.trim()))),
+            Some(m) if m.forgotten_at.is_some() => Err(Error::FailedPrecondition(format!(
+                "memory {} is forgotten; remember it again to bring it back",
+                m.id
+            ))),
+            Some(m) => Ok(m),
+        }
+    }
+
+    /// Writes version `m` (its access as of `last_access`), its node and edges, and its
+    /// chunks in one transaction; then its text, committed.
+    fn write_memory(&self, m: &MemoryItem, last_access: Timestamp) -> Result<()> {
+        let store = self.graph.store();
+        let mut batch = Batch::new();
+        self.memories().put(&mut batch, m, last_access)?;
+        let docs = memory_docs(m);
+        let source = source(&m.id);
+        self.mark_text_dirty()?;
+        let staged = self
+            .semantic()?
+            .stage(store, &source, &docs, true, &mut batch)?;
+        self.graph.write_facts(batch, &memory_facts(m))?;
+        self.semantic()?.applied(staged);
+        let text = self.text()?;
+        text.delete_source(&source);
+        text.put(&docs)?;
+        self.commit_text()
+    }
+
+    /// Puts every memory not forgotten in the text index and queues its chunks (a rebuild
+    /// of the text index). Returns how many.
+    pub(crate) fn index_memories(&self) -> Result<u64> {
+        let store = self.graph.store();
+        let mut n = 0;
+        for m in self.memories().all(Timestamp::now())? {
+            let docs = memory_docs(&m);
+            if docs.is_empty() {
+                continue;
+            }
+            self.text()?.put(&docs)?;
+            self.semantic()?
+                .enqueue(store, &source(&m.id), &docs, false)?;
+            n += 1;
+        }
+        Ok(n)
+    }
+}
+
+/// What a memory puts in the text index and semantic memory: its content, unless it is
+/// forgotten.
+fn memory_docs(m: &MemoryItem) -> Vec<TextDoc> {
+    if m.forgotten_at.is_some() {
+        return Vec::new();
+    }
+    vec![TextDoc {
+        id: format!("{}#memory", source(&m.id)),
+        source: source(&m.id),
+        session: m.session.clone().unwrap_or_default(),
+        project: m.project.as_deref().unwrap_or("").to_lowercase(),
+        kind: MEMORY_TYPE.to_owned(),
+        agent: None,
+        timestamp: m.updated_at.0,
+        text: m.content.clone(),
+        message: None,
+        lead: 0,
+    }]
+}
+
+/// The memory's node, ABOUT what it names and DERIVED_FROM its session; a forgotten
+/// memory keeps its node and its edges expire.
+fn memory_facts(m: &MemoryItem) -> SessionFacts {
+    let id = NodeId::memory(&m.id);
+    let mut properties = std::collections::BTreeMap::new();
+    properties.insert("memory_id".to_owned(), m.id.clone());
+    properties.insert("version".to_owned(), m.version.to_string());
+    properties.insert("change".to_owned(), m.change.as_str().to_owned());
+    if let Some(p) = &m.project {
+        properties.insert("project".to_owned(), p.clone());
+    }
+    if let Some(s) = &m.session {
+        properties.insert("session".to_owned(), s.clone());
+    }
+    if !m.tags.is_empty() {
+        properties.insert("tags".to_owned(), m.tags.join(","));
+    }
+    if let Some(o) = &m.origin {
+        properties.insert("origin".to_owned(), o.clone());
+    }
+    if let Some(at) = m.forgotten_at {
+        properties.insert("forgotten_at".to_owned(), at.to_rfc3339());
+    }
+    let mut edges = Vec::new();
+    if m.forgotten_at.is_none() {
+        for about in &m.about {
+            if let Some(dst) = NodeId::parse(about) {
+                edges.push(Edge::new(id, Relation::About, dst, m.updated_at));
+            }
+        }
+        if let Some(session) = &m.session {
+            edges.push(Edge::new(
+                id,
+                Relation::DerivedFrom,
+                NodeId::episode(session),
+                m.created_at,
+            ));
+        }
+    }
+    SessionFacts {
+        episode: Node {
+            id,
+            name: m.content.chars().take(NAME_CHARS).collect(),
+            kind: NodeKind::Memory(Memory {
+                memory_type: m.memory_type,
+                importance: m.importance,
+                decay_state: m.decay.clone(),
+            }),
+            content: Some(m.content.clone()),
+            properties,
+            created_at: m.created_at,
+            updated_at: m.updated_at,
+            doc_refs: Vec::new(),
+        },
+        handoff: None,
+        entities: Vec::new(),
+        edges,
+    }
+}

@@ -1,0 +1,318 @@
+//! Memories: remember, recall (relevance × decayed weight), update with history and a new
+//! embedding, forget (hidden from recall, kept in history), decay and promotion on an
+//! injected clock, and the graph edges a memory gets.
+
+use std::sync::Arc;
+
+use eywa::engine::{Embedding, Engine, EngineConfig};
+use eywa::graph::EdgeFilter;
+use eywa::memory::{Change, MemoryFilter, MemoryUpdate, NewMemory, RecallQuery};
+use eywa::model::{Clock, MemoryType, Timestamp};
+
+use crate::support::fixture::{ClaudeHome, days_ago};
+use crate::support::model::WordsEmbedder;
+
+const SHOP: &str = "d0000000-0000-4000-8000-000000000001";
+const DAY: i64 = 86_400_000;
+
+fn home() -> ClaudeHome {
+    let home = ClaudeHome::new();
+    home.session(
+        SHOP,
+        "/w/shop",
+        days_ago(2),
+        &[(
+            "Fix the coupon rounding",
+            "Totals now round once, in cents.",
+        )],
+    );
+    home
+}
+
+fn open(home: &ClaudeHome, clock: &Clock, model: Option<Arc<WordsEmbedder>>) -> Engine {
+    let config = EngineConfig {
+        clock: clock.clone(),
+        ..EngineConfig::temporary(home.root())
+    };
+    let config = match model {
+        Some(m) => config.with_embedding(Embedding::Embedder(m)),
+        None => config,
+    };
+    let engine = Engine::open(config).unwrap();
+    engine.ingest().unwrap();
+    engine
+}
+
+fn recall(engine: &Engine, query: &str) -> Vec<(String, f32)> {
+    engine
+        .recall(&RecallQuery {
+            query: query.into(),
+            limit: 10,
+            project: None,
+            types: Vec::new(),
+            tags: Vec::new(),
+        })
+        .unwrap()
+        .into_iter()
+        .map(|h| (h.memory.content, h.score))
+        .collect()
+}
+
+#[test]
+fn remember_recall_update_and_forget_keep_every_version() {
+    let home = home();
+    let clock = Clock::manual(Timestamp::now());
+    let model = Arc::new(WordsEmbedder::default());
+    let engine = open(&home, &clock, Some(model.clone()));
+    let m = engine
+        .remember(NewMemory {
+            project: Some("shop".into()),
+            session: Some(SHOP[..8].into()),
+            tags: vec!["Money".into()],
+            ..NewMemory::new("Money is kept in integer cents, never floats")
+        })
+        .unwrap();
+    assert_eq!(
+        (m.version, m.change, m.memory_type),
+        (1, Change::Remembered, MemoryType::Stm)
+    );
+    assert_eq!(
+        m.session.as_deref(),
+        Some(SHOP),
+        "a prefix resolves to the session"
+    );
+    assert_eq!(m.tags, ["money"]);
+    assert_eq!(
+        m.about.len(),
+        1,
+        "the shop project exists: the memory is about it"
+    );
+    // The same text in the same project is the same memory.
+    let again = engine
+        .remember(NewMemory {
+            project: Some("shop".into()),
+            ..NewMemory::new("  Money is kept in integer cents, never floats ")
+        })
+        .unwrap();
+    assert_eq!((again.id.as_str(), again.version), (m.id.as_str(), 1));
+    engine
+        .remember(NewMemory::new("Deploys go out on Tuesdays"))
+        .unwrap();
+
+    // Recall by words, and by meaning once embedded.
+    let found = recall(&engine, "integer cents");
+    assert_eq!(found[0].0, m.content);
+    assert_eq!(found.len(), 1);
+    engine.embed_pending(&mut |_, _| {}).unwrap();
+    let found = recall(&engine, "floats");
+    assert_eq!(found[0].0, m.content);
+
+    // The graph: ABOUT the project, DERIVED_FROM the session.
+    let node = format!("{}", eywa::model::NodeId::memory(&m.id));
+    let (_, out) = engine.neighbors(&node, &EdgeFilter::default(), 50).unwrap();
+    let relations: Vec<String> = out
+        .iter()
+        .map(|n| n.edge.relation.as_str().to_owned())
+        .collect();
+    assert!(relations.contains(&"ABOUT".to_owned()), "{relations:?}");
+    assert!(
+        relations.contains(&"DERIVED_FROM".to_owned()),
+        "{relations:?}"
+    );
+
+    // Update: a new version, the old one kept, the new text embedded.
+    let seen = model.seen.lock().unwrap().len();
+    clock.advance(DAY);
+    let updated = engine
+        .update_memory(
+            &m.id,
+            &MemoryUpdate {
+                content: Some("Money is kept in integer cents; totals round once".into()),
+                importance: Some(0.9),
+                reason: Some("rounding rule".into()),
+                ..MemoryUpdate::default()
+            },
+        )
+        .unwrap();
+    assert_eq!((updated.version, updated.change), (2, Change::Updated));
+    assert_eq!(updated.reason.as_deref(), Some("rounding rule"));
+    engine.embed_pending(&mut |_, _| {}).unwrap();
+    assert!(
+        model.seen.lock().unwrap().len() > seen,
+        "the new text is embedded"
+    );
+    assert_eq!(recall(&engine, "totals round once")[0].0, updated.content);
+    assert!(
+        recall(&engine, "floats").is_empty(),
+        "the old text is not recalled"
+    );
+    let history = engine.memory_history(&m.id).unwrap();
+    assert_eq!(history.len(), 2);
+    assert_eq!(history[0].content, m.content);
+
+    // Forget: hidden from recall and lists, kept in history, edges expired.
+    let forgotten = engine
+        .forget_memory(&m.id, Some("obsolete".into()))
+        .unwrap();
+    assert_eq!(
+        (forgotten.version, forgotten.change),
+        (3, Change::Forgotten)
+    );
+    assert!(recall(&engine, "totals round once").is_empty());
+    let (listed, total) = engine
+        .list_memories(&MemoryFilter::default(), 10, 0)
+        .unwrap();
+    assert_eq!((listed.len(), total), (1, 1));
+    let (all, _) = engine
+        .list_memories(
+            &MemoryFilter {
+                include_forgotten: true,
+                ..MemoryFilter::default()
+            },
+            10,
+            0,
+        )
+        .unwrap();
+    assert_eq!(all.len(), 2);
+    assert_eq!(engine.memory_history(&m.id).unwrap().len(), 3);
+    let (_, out) = engine.neighbors(&node, &EdgeFilter::default(), 50).unwrap();
+    assert!(out.is_empty(), "{out:?}");
+    // A forgotten memory is not updated; remembered again, it comes back as version 4.
+    let e = engine
+        .update_memory(
+            &m.id,
+            &MemoryUpdate {
+                importance: Some(0.1),
+                ..MemoryUpdate::default()
+            },
+        )
+        .unwrap_err();
+    assert!(matches!(e, eywa::Error::FailedPrecondition(_)), "{e}");
+    let back = engine
+        .remember(NewMemory {
+            project: Some("shop".into()),
+            ..NewMemory::new("Money is kept in integer cents, never floats")
+        })
+        .unwrap();
+    assert_eq!((back.id.as_str(), back.version), (m.id.as_str(), 4));
+}
+
+#[test]
+fn short_term_memories_fade_and_recalled_ones_are_promoted() {
+    let home = home();
+    let start = Timestamp::now();
+    let clock = Clock::manual(start);
+    let engine = open(&home, &clock, None);
+    let faint = engine
+        .remember(NewMemory::new("The staging password rotates monthly"))
+        .unwrap();
+    let used = engine
+        .remember(NewMemory::new("Run migrations before the deploy"))
+        .unwrap();
+    let rule = engine
+        .remember(NewMemory {
+            memory_type: MemoryType::Procedural,
+            ..NewMemory::new("Always run cargo fmt before a commit")
+        })
+        .unwrap();
+    let lasting = engine
+        .remember(NewMemory {
+            memory_type: MemoryType::Ltm,
+            ..NewMemory::new("The shop deploy runs on fly")
+        })
+        .unwrap();
+    // A week later an STM has half its weight; LTM and PROCEDURAL hardly or not at all.
+    clock.advance(7 * DAY);
+    let w = |id: &str| engine.memory(id).unwrap().decay.weight;
+    assert!((w(&faint.id) - 0.75 * 0.5).abs() < 1e-3, "{}", w(&faint.id));
+    assert!(w(&lasting.id) > 0.72);
+    assert!((w(&rule.id) - 0.75).abs() < 1e-6);
+    // Recalling `used` three times makes its weight whole again each time.
+    for _ in 0..3 {
+        let hits = engine
+            .recall(&RecallQuery {
+                query: "migrations deploy".into(),
+                limit: 1,
+                project: None,
+                types: vec![MemoryType::Stm],
+                tags: Vec::new(),
+            })
+            .unwrap();
+        assert_eq!(hits[0].memory.id, used.id);
+        clock.advance(DAY);
+    }
+    let now_used = engine.memory(&used.id).unwrap();
+    assert_eq!(now_used.recalls, 3);
+    assert!(now_used.decay.weight > 0.6);
+    // Consolidation: `used` is promoted; `faint` (3 more weeks alone) has faded.
+    clock.advance(21 * DAY);
+    let report = engine.consolidate_memories().unwrap();
+    assert_eq!((report.promoted, report.faded, report.kept), (1, 1, 3));
+    let promoted = engine.memory(&used.id).unwrap();
+    assert_eq!(
+        (promoted.memory_type, promoted.change),
+        (MemoryType::Ltm, Change::Promoted)
+    );
+    let gone = engine.memory(&faint.id).unwrap();
+    assert_eq!(gone.change, Change::Faded);
+    assert!(gone.forgotten_at.is_some());
+    assert_eq!(
+        engine.memory(&rule.id).unwrap().version,
+        1,
+        "procedural never fades"
+    );
+    // Nothing more to do: consolidation again changes nothing.
+    let report = engine.consolidate_memories().unwrap();
+    assert_eq!((report.promoted, report.faded), (0, 0));
+}
+
+#[test]
+fn bad_memories_are_refused_with_reasons() {
+    let home = home();
+    let engine = open(&home, &Clock::system(), None);
+    let bad = |new: NewMemory| engine.remember(new).unwrap_err().to_string();
+    assert!(bad(NewMemory::new("   ")).contains("needs content"));
+    assert!(bad(NewMemory::new("x".repeat(16_001))).contains("at most 16000"));
+    assert!(
+        bad(NewMemory {
+            importance: 1.5,
+            ..NewMemory::new("a")
+        })
+        .contains("0 to 1")
+    );
+    assert!(
+        bad(NewMemory {
+            tags: vec![" ".into()],
+            ..NewMemory::new("a")
+        })
+        .contains("tag")
+    );
+    assert!(
+        bad(NewMemory {
+            session: Some("ffffffff".into()),
+            ..NewMemory::new("a")
+        })
+        .contains("ffffffff")
+    );
+    assert!(
+        bad(NewMemory {
+            about: vec!["project:nowhere".into()],
+            ..NewMemory::new("a")
+        })
+        .contains("nowhere")
+    );
+    let e = engine.memory("0123456789abcdef").unwrap_err();
+    assert!(matches!(e, eywa::Error::NotFound(_)), "{e}");
+    let e = engine.forget_memory("nope", None).unwrap_err();
+    assert!(matches!(e, eywa::Error::InvalidArgument(_)), "{e}");
+    let e = engine
+        .recall(&RecallQuery {
+            query: " ".into(),
+            limit: 5,
+            project: None,
+            types: vec![],
+            tags: vec![],
+        })
+        .unwrap_err();
+    assert!(matches!(e, eywa::Error::InvalidArgument(_)), "{e}");
+}
