@@ -13,6 +13,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "ingest",
         "admin",
         "sessions",
+        "memory",
     ]
     .iter()
     .map(|name| PathBuf::from(format!("proto/eywa/v1/{name}.proto")))

@@ -316,3 +316,142 @@ fn bad_memories_are_refused_with_reasons() {
         .unwrap_err();
     assert!(matches!(e, eywa::Error::InvalidArgument(_)), "{e}");
 }
+
+#[test]
+fn memories_over_grpc_and_the_cli() {
+    use crate::support::{eywa_cli, grpcurl, server::TestServer};
+    let home = home();
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path().join("eywa");
+    let cli = |args: &[&str]| eywa_cli(&dir, home.root(), args);
+    // The CLI on the store alone.
+    let (ok, _, err) = cli(&["ingest"]);
+    assert!(ok, "{err}");
+    let (ok, out, err) = cli(&[
+        "memory",
+        "add",
+        "Money is kept in integer cents",
+        "--project",
+        "shop",
+        "--tag",
+        "money,rules",
+        "--session",
+        &SHOP[..8],
+        "--json",
+    ]);
+    assert!(ok, "{err}");
+    let added: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let id = added["id"].as_str().unwrap().to_owned();
+    assert_eq!(added["tags"], serde_json::json!(["money", "rules"]));
+    assert_eq!(added["session"], SHOP);
+    let (ok, out, err) = cli(&["memory", "recall", "integer", "cents", "--json"]);
+    assert!(ok, "{err}");
+    let recalled: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert_eq!(recalled["memories"][0]["memory"]["id"], id.as_str());
+    let (ok, _, err) = cli(&[
+        "memory",
+        "update",
+        &id,
+        "--importance",
+        "0.9",
+        "--reason",
+        "core rule",
+    ]);
+    assert!(ok, "{err}");
+    let (ok, out, err) = cli(&["memory", "history", &id]);
+    assert!(ok, "{err}");
+    assert!(
+        out.contains("v1") && out.contains("v2") && out.contains("core rule"),
+        "{out}"
+    );
+    let (ok, _, err) = cli(&["memory", "add", "x", "--type", "forever"]);
+    assert!(!ok && err.contains("STM, LTM or PROCEDURAL"), "{err}");
+    let (ok, _, err) = cli(&["memory", "forget", "0123456789abcdef"]);
+    assert!(!ok && err.contains("no memory"), "{err}");
+
+    // Over gRPC.
+    let Some(grpcurl) = grpcurl::grpcurl() else {
+        return;
+    };
+    let engine = Engine::open(EngineConfig::new(&dir, home.root())).unwrap();
+    let server = TestServer::start(engine);
+    let addr = server.addr();
+    let call = |method: &str, body: &str| {
+        grpcurl::run(
+            &grpcurl,
+            &[
+                "-plaintext",
+                "-d",
+                body,
+                &addr,
+                &format!("eywa.v1.Memory/{method}"),
+            ],
+        )
+    };
+    let remembered = call(
+        "Remember",
+        r#"{"content": "Deploys go out on Tuesdays", "memory_type": "LTM", "importance": 0.7, "project": "shop"}"#,
+    )
+    .json();
+    let deploy = remembered["memory"]["id"].as_str().unwrap().to_owned();
+    assert_eq!(remembered["memory"]["memoryType"], "LTM");
+    assert_eq!(remembered["memory"]["version"], 1);
+    let found = call("Recall", r#"{"query": "deploys tuesdays", "limit": 3}"#).json();
+    assert_eq!(found["memories"][0]["memory"]["id"], deploy.as_str());
+    assert!(found["memories"][0]["score"].as_f64().unwrap() > 0.0);
+    let updated = call(
+        "Update",
+        &format!(
+            r#"{{"id": "{deploy}", "content": "Deploys go out on Wednesdays", "reason": "moved"}}"#
+        ),
+    )
+    .json();
+    assert_eq!(updated["memory"]["version"], 2);
+    let history = call("MemoryHistory", &format!(r#"{{"id": "{deploy}"}}"#)).json();
+    assert_eq!(history["versions"].as_array().unwrap().len(), 2);
+    let forgot = call(
+        "Forget",
+        &format!(r#"{{"id": "{deploy}", "reason": "no longer true"}}"#),
+    )
+    .json();
+    assert_eq!(forgot["memory"]["change"], "forgotten");
+    let found = call("Recall", r#"{"query": "deploys wednesdays"}"#).json();
+    assert!(
+        found["memories"]
+            .as_array()
+            .is_none_or(|m| m.iter().all(|h| h["memory"]["id"] != deploy.as_str())),
+        "{found}"
+    );
+    let listed = call("ListMemories", r#"{"include_forgotten": true}"#).json();
+    assert_eq!(listed["total"], "2", "{listed}");
+    let consolidated = call("Consolidate", "{}");
+    assert!(consolidated.success, "{}", consolidated.stderr);
+    for (method, body, code) in [
+        ("Remember", r#"{"content": "  "}"#, "InvalidArgument"),
+        (
+            "Remember",
+            r#"{"content": "a", "importance": 2}"#,
+            "InvalidArgument",
+        ),
+        (
+            "Remember",
+            r#"{"content": "a", "memory_type": "FOREVER"}"#,
+            "InvalidArgument",
+        ),
+        ("Recall", r#"{"query": "x", "limit": 0}"#, "InvalidArgument"),
+        ("Update", r#"{"id": "nope"}"#, "InvalidArgument"),
+        (
+            "Update",
+            &format!(r#"{{"id": "{deploy}", "importance": 0.2}}"#) as &str,
+            "FailedPrecondition",
+        ),
+        ("MemoryHistory", r#"{"id": "0123456789abcdef"}"#, "NotFound"),
+    ] {
+        let out = call(method, body);
+        assert!(
+            !out.success && out.stderr.contains(&format!("Code: {code}")),
+            "{method} {body}: {}",
+            out.stderr
+        );
+    }
+}

@@ -7,6 +7,7 @@ use super::convert::graph::{
     FindQuery, NodeQuery, PathQuery, RelatedQuery, WalkQuery, path_from_wire,
 };
 use super::convert::ingest::ImportQuery;
+use super::convert::memory::{ForgetQuery, MemoryListQuery, UpdateQuery};
 use super::convert::model::node_from_wire;
 use super::convert::retrieval::{ChunkQuery, ContextQuery, GetQuery};
 use super::convert::sessions::{ExportQuery, ListQuery, MigrateQuery};
@@ -18,6 +19,9 @@ use crate::engine::{
     SessionSearch, Stats,
 };
 use crate::graph::{EdgeFilter, Neighbor, PathStep, Related, Touch, Walk};
+use crate::memory::{
+    ConsolidateReport, MemoryFilter, MemoryItem, MemoryUpdate, NewMemory, RecallHit, RecallQuery,
+};
 use crate::model::{Handoff, Node};
 use crate::retrieve::GetOptions;
 
@@ -30,6 +34,7 @@ pub struct RemoteClient {
     sessions: pb::sessions_client::SessionsClient<Authed>,
     ingest: pb::ingest_client::IngestClient<Authed>,
     admin: pb::admin_client::AdminClient<Authed>,
+    memory: pb::memory_client::MemoryClient<Authed>,
 }
 
 /// How to reach a server that takes remote callers: the certificate to trust (PEM; a
@@ -113,7 +118,8 @@ impl RemoteClient {
             graph: pb::graph_client::GraphClient::new(channel.clone()),
             sessions: pb::sessions_client::SessionsClient::new(channel.clone()),
             ingest: pb::ingest_client::IngestClient::new(channel.clone()),
-            admin: pb::admin_client::AdminClient::new(channel),
+            admin: pb::admin_client::AdminClient::new(channel.clone()),
+            memory: pb::memory_client::MemoryClient::new(channel),
         })
     }
 
@@ -420,5 +426,82 @@ impl RemoteClient {
             .await?
             .into_inner();
         response.try_into()
+    }
+
+    /// Has the server remember `new`.
+    pub async fn remember(&mut self, new: &NewMemory) -> Result<MemoryItem, tonic::Status> {
+        let request = pb::RememberRequest::from(new.clone());
+        self.memory.remember(request).await?.into_inner().try_into()
+    }
+
+    /// The server's memories that best match `query`.
+    pub async fn recall(&mut self, query: &RecallQuery) -> Result<Vec<RecallHit>, tonic::Status> {
+        let request = pb::RecallRequest::from(query.clone());
+        let pb::RecallResponse { memories } = self.memory.recall(request).await?.into_inner();
+        memories.into_iter().map(RecallHit::try_from).collect()
+    }
+
+    /// A new version of memory `id`.
+    pub async fn update_memory(
+        &mut self,
+        id: &str,
+        update: &MemoryUpdate,
+    ) -> Result<MemoryItem, tonic::Status> {
+        let request = pb::UpdateMemoryRequest::from(UpdateQuery {
+            id: id.to_owned(),
+            update: update.clone(),
+        });
+        self.memory.update(request).await?.into_inner().try_into()
+    }
+
+    /// Forgets memory `id`.
+    pub async fn forget_memory(
+        &mut self,
+        id: &str,
+        reason: Option<String>,
+    ) -> Result<MemoryItem, tonic::Status> {
+        let request = pb::ForgetRequest::from(ForgetQuery {
+            id: id.to_owned(),
+            reason,
+        });
+        self.memory.forget(request).await?.into_inner().try_into()
+    }
+
+    /// A page of the server's memories and how many the filter keeps.
+    pub async fn list_memories(
+        &mut self,
+        filter: &MemoryFilter,
+        limit: usize,
+        offset: usize,
+    ) -> Result<(Vec<MemoryItem>, u64), tonic::Status> {
+        let request = pb::ListMemoriesRequest::from(MemoryListQuery {
+            filter: filter.clone(),
+            limit,
+            offset,
+        });
+        let pb::ListMemoriesResponse { memories, total } =
+            self.memory.list_memories(request).await?.into_inner();
+        let memories = memories
+            .into_iter()
+            .map(MemoryItem::try_from)
+            .collect::<Result<_, _>>()?;
+        Ok((memories, total))
+    }
+
+    /// Every version of memory `id`, oldest first.
+    pub async fn memory_history(&mut self, id: &str) -> Result<Vec<MemoryItem>, tonic::Status> {
+        let request = pb::MemoryHistoryRequest { id: id.to_owned() };
+        let pb::MemoryHistoryResponse { versions } =
+            self.memory.memory_history(request).await?.into_inner();
+        versions.into_iter().map(MemoryItem::try_from).collect()
+    }
+
+    /// Has the server consolidate its memories.
+    pub async fn consolidate_memories(&mut self) -> Result<ConsolidateReport, tonic::Status> {
+        self.memory
+            .consolidate(pb::ConsolidateRequest {})
+            .await?
+            .into_inner()
+            .try_into()
     }
 }

@@ -7,12 +7,14 @@ use tonic::{Request, Response, Status};
 
 use super::convert::graph::{FindQuery, NodeQuery, PathQuery, RelatedQuery, WalkQuery};
 use super::convert::ingest::ImportQuery;
+use super::convert::memory::{ForgetQuery, MemoryListQuery, UpdateQuery};
 use super::convert::retrieval::{ChunkQuery, ContextQuery, GetQuery};
 use super::convert::sessions::{
     ExportQuery, ListQuery, MigrateQuery, PartQuery, export_part, session_part,
 };
 use super::pb;
 use crate::engine::{Engine, SearchRequest, SessionSearch};
+use crate::memory::{NewMemory, RecallQuery};
 
 /// What a handler answers.
 type Answer<T> = Result<Response<T>, Status>;
@@ -25,7 +27,8 @@ pub fn add_services<L>(router: Router<L>, engine: Arc<Engine>) -> Router<L> {
         .add_service(pb::graph_server::GraphServer::new(services.clone()))
         .add_service(pb::ingest_server::IngestServer::new(services.clone()))
         .add_service(pb::sessions_server::SessionsServer::new(services.clone()))
-        .add_service(pb::admin_server::AdminServer::new(services))
+        .add_service(pb::admin_server::AdminServer::new(services.clone()))
+        .add_service(pb::memory_server::MemoryServer::new(services))
 }
 
 /// Every service of `eywa.v1`, over one engine.
@@ -132,6 +135,17 @@ serve!(pb::admin_server::Admin {
     backup(BackupRequest { directory }) -> BackupResponse:
         |e| e.backup(std::path::Path::new(&directory));
     model_status(ModelStatusRequest {}) -> ModelStatusResponse: |e| model_status(e);
+});
+
+serve!(pb::memory_server::Memory {
+    remember(RememberRequest) -> MemoryResponse: |e, q: NewMemory| e.remember(q);
+    recall(RecallRequest) -> RecallResponse: |e, q: RecallQuery| e.recall(&q);
+    update(UpdateMemoryRequest) -> MemoryResponse: |e, q: UpdateQuery| e.update_memory(&q.id, &q.update);
+    forget(ForgetRequest) -> MemoryResponse: |e, q: ForgetQuery| e.forget_memory(&q.id, q.reason);
+    list_memories(ListMemoriesRequest) -> ListMemoriesResponse:
+        |e, q: MemoryListQuery| e.list_memories(&q.filter, q.limit, q.offset);
+    memory_history(MemoryHistoryRequest { id }) -> MemoryHistoryResponse: |e| e.memory_history(&id);
+    consolidate(ConsolidateRequest {}) -> ConsolidateResponse: |e| e.consolidate_memories();
 });
 
 /// A node by reference and, for a session, its handoff.

@@ -15,6 +15,9 @@ use eywa::engine::{
     SessionPage, SessionSearch, Stats,
 };
 use eywa::graph::{EdgeFilter, Neighbor, PathStep, Related, Touch, Walk};
+use eywa::memory::{
+    ConsolidateReport, MemoryFilter, MemoryItem, MemoryUpdate, NewMemory, RecallHit, RecallQuery,
+};
 use eywa::model::{Chunk, Handoff, Node};
 use eywa::retrieve::GetOptions;
 use eywa::server::Announcement;
@@ -101,6 +104,68 @@ impl Client {
         match self {
             Client::Local(l) => Ok(l.engine()?.chunk(id, neighbors)?),
             Client::Remote(r) => r.call(async |c| c.chunk(id, neighbors).await),
+        }
+    }
+
+    pub(super) fn remember(&self, new: &NewMemory) -> anyhow::Result<MemoryItem> {
+        match self {
+            Client::Local(l) => Ok(l.engine()?.remember(new.clone())?),
+            Client::Remote(r) => r.call(async |c| c.remember(new).await),
+        }
+    }
+
+    pub(super) fn recall(&self, query: &RecallQuery) -> anyhow::Result<Vec<RecallHit>> {
+        match self {
+            Client::Local(l) => Ok(l.engine()?.recall(query)?),
+            Client::Remote(r) => r.call(async |c| c.recall(query).await),
+        }
+    }
+
+    pub(super) fn update_memory(
+        &self,
+        id: &str,
+        update: &MemoryUpdate,
+    ) -> anyhow::Result<MemoryItem> {
+        match self {
+            Client::Local(l) => Ok(l.engine()?.update_memory(id, update)?),
+            Client::Remote(r) => r.call(async |c| c.update_memory(id, update).await),
+        }
+    }
+
+    pub(super) fn forget_memory(
+        &self,
+        id: &str,
+        reason: Option<String>,
+    ) -> anyhow::Result<MemoryItem> {
+        match self {
+            Client::Local(l) => Ok(l.engine()?.forget_memory(id, reason)?),
+            Client::Remote(r) => r.call(async |c| c.forget_memory(id, reason.clone()).await),
+        }
+    }
+
+    pub(super) fn list_memories(
+        &self,
+        filter: &MemoryFilter,
+        limit: usize,
+        offset: usize,
+    ) -> anyhow::Result<(Vec<MemoryItem>, u64)> {
+        match self {
+            Client::Local(l) => Ok(l.engine()?.list_memories(filter, limit, offset)?),
+            Client::Remote(r) => r.call(async |c| c.list_memories(filter, limit, offset).await),
+        }
+    }
+
+    pub(super) fn memory_history(&self, id: &str) -> anyhow::Result<Vec<MemoryItem>> {
+        match self {
+            Client::Local(l) => Ok(l.engine()?.memory_history(id)?),
+            Client::Remote(r) => r.call(async |c| c.memory_history(id).await),
+        }
+    }
+
+    pub(super) fn consolidate_memories(&self) -> anyhow::Result<ConsolidateReport> {
+        match self {
+            Client::Local(l) => Ok(l.engine()?.consolidate_memories()?),
+            Client::Remote(r) => r.call(async |c| c.consolidate_memories().await),
         }
     }
 

@@ -27,6 +27,7 @@ mod get;
 mod graph;
 mod import;
 mod ingest;
+mod memory;
 mod model;
 mod render;
 mod search;
@@ -88,6 +89,8 @@ enum Command {
     Sessions(sessions::Args),
     /// Walk the knowledge graph
     Graph(graph::Args),
+    /// Memories: remember, recall, update, forget, list, history, consolidate
+    Memory(memory::Args),
     /// Import a Python Eywa folder (handoff-index.json and handoffs/**/*.md)
     Import(import::Args),
     /// Counts, tier sizes and cache hit rates
@@ -168,6 +171,7 @@ pub(crate) fn run() -> anyhow::Result<ExitCode> {
         | Command::Context(_)
         | Command::Chunk(_)
         | Command::Graph(_)
+        | Command::Memory(_)
         | Command::Import(_)
         | Command::Stats(_)
         | Command::Model(_)
@@ -189,6 +193,7 @@ pub(crate) fn run() -> anyhow::Result<ExitCode> {
         Command::Context(args) => context::run(&paths, args),
         Command::Chunk(args) => chunk::run(&paths, args),
         Command::Graph(args) => graph::run(&paths, args),
+        Command::Memory(args) => memory::run(&paths, args),
         Command::Import(args) => import::run(&paths, args),
         Command::Stats(args) => stats::run(&paths, args),
         Command::Model(args) => model::run(&paths, args),

@@ -35,7 +35,9 @@ impl Engine {
     pub fn remember(&self, new: NewMemory) -> Result<MemoryItem> {
         let new = self.checked(new)?;
         let now = self.config.clock.now();
-        self.write(|w| w.remember(new, now))
+        let m = self.write(|w| w.remember(new, now))?;
+        self.embed_now();
+        Ok(m)
     }
 
     /// A new version of memory `id`: what `update` gives replaces the memory's, and its
@@ -53,7 +55,9 @@ impl Engine {
             update.tags = Some(clean_tags(tags)?);
         }
         let now = self.config.clock.now();
-        self.write(|w| w.update_memory(id, &update, now))
+        let m = self.write(|w| w.update_memory(id, &update, now))?;
+        self.embed_now();
+        Ok(m)
     }
 
     /// Forgets memory `id`: recall no longer finds it, its edges expire, its history
@@ -201,6 +205,21 @@ impl Engine {
         let recalled: Vec<String> = hits.iter().map(|h| h.memory.id.clone()).collect();
         memories.recalled(&recalled, now)?;
         Ok(hits)
+    }
+
+    /// Embeds what was just queued (a memory is the newest chunk), so that it is recalled
+    /// by meaning at once, from this process or a server alike. Without a model, or when
+    /// it fails, the chunk waits for the embedder as any other.
+    fn embed_now(&self) {
+        let Ok(semantic) = self.semantic() else {
+            return;
+        };
+        if semantic.embedder().is_none() || semantic.not_ready().is_some() {
+            return;
+        }
+        if let Err(e) = semantic.step(self.graph.store(), crate::semantic::STEP) {
+            tracing::warn!(error = %e, "a new memory waits for the embedder");
+        }
     }
 
     fn memories(&self) -> Memories<'_> {

@@ -7,6 +7,7 @@ pub(super) mod admin;
 pub(super) mod codec;
 pub(super) mod graph;
 pub(super) mod ingest;
+pub(super) mod memory;
 pub(super) mod model;
 pub(super) mod retrieval;
 pub(super) mod sessions;

@@ -84,7 +84,7 @@ pub(crate) mod node_kind {
                 path: d.path,
                 hash: d.hash,
             }),
-            NodeKind::Memory(m) => Detail::Memory(pb::Memory {
+            NodeKind::Memory(m) => Detail::Memory(pb::MemoryNode {
                 memory_type: m.memory_type.as_str().to_owned(),
                 importance: m.importance,
                 last_access: Some(crate::api::convert::timestamp(m.decay_state.last_access)),
@@ -255,5 +255,168 @@ pub(crate) mod page_number {
 
     pub(crate) fn from(value: u32, _field: &str) -> Result<Option<u32>, tonic::Status> {
         Ok((value > 0).then_some(value))
+    }
+}
+
+/// A memory type by name (`STM`, `LTM`, `PROCEDURAL`, any case); blank is STM.
+pub(crate) mod memory_type {
+    use crate::model::MemoryType;
+
+    pub(crate) fn to(value: MemoryType) -> String {
+        value.as_str().to_owned()
+    }
+
+    pub(crate) fn from(value: String, field: &str) -> Result<MemoryType, tonic::Status> {
+        if value.trim().is_empty() {
+            return Ok(MemoryType::Stm);
+        }
+        super::maybe_memory_type::from(value, field).map(|t| t.unwrap_or(MemoryType::Stm))
+    }
+}
+
+/// A memory type that may be absent (blank).
+pub(crate) mod maybe_memory_type {
+    use crate::model::MemoryType;
+
+    pub(crate) fn to(value: Option<MemoryType>) -> String {
+        value.map(|t| t.as_str().to_owned()).unwrap_or_default()
+    }
+
+    pub(crate) fn from(value: String, field: &str) -> Result<Option<MemoryType>, tonic::Status> {
+        if value.trim().is_empty() {
+            return Ok(None);
+        }
+        MemoryType::parse(&value).map(Some).ok_or_else(|| {
+            tonic::Status::invalid_argument(format!(
+                "{field} {value:?} is not STM, LTM or PROCEDURAL"
+            ))
+        })
+    }
+}
+
+/// Memory types by name.
+pub(crate) mod memory_types {
+    use crate::model::MemoryType;
+
+    pub(crate) fn to(value: Vec<MemoryType>) -> Vec<String> {
+        value.into_iter().map(|t| t.as_str().to_owned()).collect()
+    }
+
+    pub(crate) fn from(value: Vec<String>, field: &str) -> Result<Vec<MemoryType>, tonic::Status> {
+        value
+            .into_iter()
+            .map(|v| super::memory_type::from(v, field))
+            .collect()
+    }
+}
+
+/// Why a memory's version was written, by name.
+pub(crate) mod change {
+    use crate::memory::Change;
+
+    pub(crate) fn to(value: Change) -> String {
+        value.as_str().to_owned()
+    }
+
+    pub(crate) fn from(value: String, field: &str) -> Result<Change, tonic::Status> {
+        Change::parse(&value).ok_or_else(|| crate::api::convert::bad(&format!("{field} {value:?}")))
+    }
+}
+
+/// How far a memory has faded, flattened: last access, weight.
+pub(crate) mod decay {
+    use crate::model::{DecayState, Timestamp};
+
+    pub(crate) fn to(d: DecayState) -> (Option<prost_types::Timestamp>, f32) {
+        (
+            Some(crate::api::convert::timestamp(d.last_access)),
+            d.weight,
+        )
+    }
+
+    pub(crate) fn from(
+        (last_access, weight): (Option<prost_types::Timestamp>, f32),
+    ) -> Result<DecayState, tonic::Status> {
+        let last_access: Timestamp = crate::api::convert::time(last_access);
+        Ok(DecayState {
+            last_access,
+            weight,
+        })
+    }
+}
+
+/// An importance as an `optional float`: absent is the default (0.5).
+pub(crate) mod importance {
+    pub(crate) fn to(value: f32) -> Option<f32> {
+        Some(value)
+    }
+
+    pub(crate) fn from(value: Option<f32>, _field: &str) -> Result<f32, tonic::Status> {
+        Ok(value.unwrap_or(crate::memory::DEFAULT_IMPORTANCE))
+    }
+}
+
+/// What an update changes, flattened: content, type, importance, tags (sent when
+/// `set_tags`), reason.
+pub(crate) mod memory_update {
+    use crate::memory::MemoryUpdate;
+
+    type Wire = (
+        Option<String>,
+        String,
+        Option<f32>,
+        Vec<String>,
+        bool,
+        String,
+    );
+
+    pub(crate) fn to(u: MemoryUpdate) -> Wire {
+        (
+            u.content,
+            super::maybe_memory_type::to(u.memory_type),
+            u.importance,
+            u.tags.clone().unwrap_or_default(),
+            u.tags.is_some(),
+            u.reason.unwrap_or_default(),
+        )
+    }
+
+    pub(crate) fn from(
+        (content, memory_type, importance, tags, set_tags, reason): Wire,
+    ) -> Result<MemoryUpdate, tonic::Status> {
+        Ok(MemoryUpdate {
+            content,
+            memory_type: super::maybe_memory_type::from(memory_type, "memory_type")?,
+            importance,
+            tags: set_tags.then_some(tags),
+            reason: crate::api::convert::some(reason),
+        })
+    }
+}
+
+/// Which memories to list, flattened: project, types, tags, whether forgotten ones too.
+pub(crate) mod memory_filter {
+    use crate::memory::MemoryFilter;
+
+    type Wire = (String, Vec<String>, Vec<String>, bool);
+
+    pub(crate) fn to(f: MemoryFilter) -> Wire {
+        (
+            f.project.unwrap_or_default(),
+            super::memory_types::to(f.types),
+            f.tags,
+            f.include_forgotten,
+        )
+    }
+
+    pub(crate) fn from(
+        (project, types, tags, include_forgotten): Wire,
+    ) -> Result<MemoryFilter, tonic::Status> {
+        Ok(MemoryFilter {
+            project: Some(project.trim().to_owned()).filter(|p| !p.is_empty()),
+            types: super::memory_types::from(types, "memory_types")?,
+            tags: tags.into_iter().map(|t| t.trim().to_lowercase()).collect(),
+            include_forgotten,
+        })
     }
 }
