@@ -455,3 +455,136 @@ fn memories_over_grpc_and_the_cli() {
         );
     }
 }
+
+#[test]
+fn claude_md_files_become_procedural_memories_versioned_as_they_change() {
+    let projects = tempfile::tempdir().unwrap();
+    let shop = projects.path().join("shop");
+    std::fs::create_dir_all(&shop).unwrap();
+    std::fs::write(
+        shop.join("CLAUDE.md"),
+        "# Shop\n\nRun `make check` before a commit.\n",
+    )
+    .unwrap();
+    let home = ClaudeHome::new();
+    home.session(
+        SHOP,
+        &shop.display().to_string(),
+        days_ago(1),
+        &[("Fix the coupon rounding", "Done.")],
+    );
+    std::fs::write(
+        home.root().join("CLAUDE.md"),
+        "Answer in British English.\n",
+    )
+    .unwrap();
+    let engine = Engine::open(EngineConfig::temporary(home.root())).unwrap();
+    let report = engine.ingest().unwrap();
+    assert_eq!((report.claude_md_files, report.memories_written), (2, 2));
+    let procedural = |engine: &Engine| {
+        engine
+            .list_memories(
+                &MemoryFilter {
+                    types: vec![MemoryType::Procedural],
+                    ..MemoryFilter::default()
+                },
+                10,
+                0,
+            )
+            .unwrap()
+            .0
+    };
+    let memories = procedural(&engine);
+    assert_eq!(memories.len(), 2);
+    let project = memories
+        .iter()
+        .find(|m| m.project.as_deref() == Some("shop"))
+        .unwrap();
+    assert!(project.content.contains("make check"));
+    assert_eq!(project.tags, ["claude-md"]);
+    assert_eq!(
+        project.origin.as_deref(),
+        Some(shop.join("CLAUDE.md").display().to_string().as_str())
+    );
+    assert_eq!(project.about.len(), 1, "about the shop project");
+    let user = memories.iter().find(|m| m.project.is_none()).unwrap();
+    assert!(user.content.contains("British English"));
+    // Found by recall, and read again only when changed.
+    let hits = engine
+        .recall(&RecallQuery {
+            query: "make check commit".into(),
+            limit: 5,
+            project: None,
+            types: vec![],
+            tags: vec![],
+        })
+        .unwrap();
+    assert_eq!(hits[0].memory.id, project.id);
+    assert_eq!(engine.ingest().unwrap().memories_written, 0);
+    std::fs::write(
+        shop.join("CLAUDE.md"),
+        "# Shop\n\nRun `make check` and `make lint` before a commit.\n",
+    )
+    .unwrap();
+    assert_eq!(engine.ingest().unwrap().memories_written, 1);
+    let history = engine.memory_history(&project.id).unwrap();
+    assert_eq!(history.len(), 2);
+    assert!(!history[0].content.contains("make lint"));
+    assert!(history[1].content.contains("make lint"));
+    assert_eq!(history[1].change, Change::Updated);
+    assert_eq!(
+        procedural(&engine).len(),
+        2,
+        "a new version, not a new memory"
+    );
+}
+
+#[test]
+fn a_handoffs_insights_become_short_term_memories_of_its_session() {
+    let home = ClaudeHome::new();
+    home.session(
+        SHOP,
+        "/w/shop",
+        days_ago(1),
+        &[(
+            "Why do totals drift?",
+            "Found it. The root cause is a race between the writer and the flush.",
+        )],
+    );
+    // Two months old: its short-term memories have faded already and are not written.
+    home.session(
+        "d0000000-0000-4000-8000-000000000002",
+        "/w/shop",
+        days_ago(60),
+        &[(
+            "Why is the cache stale?",
+            "It turned out the cache was never invalidated on rename.",
+        )],
+    );
+    let engine = Engine::open(EngineConfig::temporary(home.root())).unwrap();
+    let report = engine.ingest().unwrap();
+    assert_eq!(report.memories_written, 1);
+    let (memories, _) = engine
+        .list_memories(&MemoryFilter::default(), 10, 0)
+        .unwrap();
+    assert_eq!(memories.len(), 1, "{memories:#?}");
+    let m = &memories[0];
+    assert_eq!(m.memory_type, MemoryType::Stm);
+    assert_eq!(m.session.as_deref(), Some(SHOP));
+    assert_eq!(m.tags, ["insight"]);
+    assert!(
+        m.content
+            .starts_with("**Root cause** -- The root cause is a race"),
+        "{}",
+        m.content
+    );
+    assert!(m.decay.weight < 0.75, "decays from when the session ended");
+    let node = eywa::model::NodeId::memory(&m.id).to_string();
+    let (_, out) = engine.neighbors(&node, &EdgeFilter::default(), 50).unwrap();
+    assert!(
+        out.iter()
+            .any(|n| n.edge.relation.as_str() == "DERIVED_FROM"
+                && n.node.episode().is_some_and(|e| e.session_id == SHOP))
+    );
+    assert_eq!(engine.ingest().unwrap().memories_written, 0);
+}

@@ -150,6 +150,25 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         let (engine, stop) = (engine.clone(), stop.clone());
         std::thread::spawn(move || engine.run_embedder(&stop))
     };
+    // Memories fade and are promoted: at start, then hourly.
+    let consolidator = {
+        let (engine, stop) = (engine.clone(), stop.clone());
+        std::thread::spawn(move || {
+            every(CONSOLIDATE_EVERY, &stop, || {
+                match engine.consolidate_memories() {
+                    Ok(r) if r.promoted + r.faded > 0 => tracing::info!(
+                        promoted = r.promoted,
+                        faded = r.faded,
+                        "consolidated memories"
+                    ),
+                    Ok(_) => {}
+                    Err(e) => {
+                        tracing::warn!(error = %e, "memory consolidation failed; trying later");
+                    }
+                }
+            });
+        })
+    };
     let served = engine.clone();
     let data_dir = paths.data_dir.clone();
     // Where a client on this machine finds the token that may write.
@@ -190,8 +209,30 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         let _ = watcher.join();
     }
     let _ = embedder.join();
+    let _ = consolidator.join();
     served?;
     Ok(ExitCode::SUCCESS)
+}
+
+/// How often `serve` consolidates memories.
+const CONSOLIDATE_EVERY: std::time::Duration = std::time::Duration::from_secs(60 * 60);
+
+/// Runs `job` now and then every `interval` until `stop` is set (seen within 50 ms).
+fn every(
+    interval: std::time::Duration,
+    stop: &std::sync::atomic::AtomicBool,
+    mut job: impl FnMut(),
+) {
+    use std::sync::atomic::Ordering;
+    while !stop.load(Ordering::Relaxed) {
+        job();
+        let mut waited = std::time::Duration::ZERO;
+        while waited < interval && !stop.load(Ordering::Relaxed) {
+            let step = (interval - waited).min(std::time::Duration::from_millis(50));
+            std::thread::sleep(step);
+            waited += step;
+        }
+    }
 }
 
 /// The tokens and TLS identity of a server that accepts remote callers; says where they

@@ -35,7 +35,7 @@ impl Engine {
     pub fn remember(&self, new: NewMemory) -> Result<MemoryItem> {
         let new = self.checked(new)?;
         let now = self.config.clock.now();
-        let m = self.write(|w| w.remember(new, now))?;
+        let m = self.write(|w| w.remember(new, now, true))?;
         self.embed_now();
         Ok(m)
     }

@@ -123,6 +123,8 @@ pub struct Engine {
     results: GenerationalCache<String, Arc<GetOutcome>>,
     /// One ingest at a time.
     ingest_lock: Mutex<()>,
+    /// When this process last moved idle chunks to the cold tier (ms; 0: not yet).
+    last_sweep: std::sync::atomic::AtomicI64,
     /// Who wrote each message uuid; loaded on first use.
     authors: crate::archive::Authors,
     /// The full-text index (index tier), opened on first use.
@@ -227,6 +229,7 @@ impl Engine {
                 NonZeroUsize::new(RESULT_CACHE_ENTRIES).expect("positive"),
             ),
             ingest_lock: Mutex::new(()),
+            last_sweep: std::sync::atomic::AtomicI64::new(0),
             authors: crate::archive::Authors::default(),
             text: std::sync::OnceLock::new(),
             semantic: std::sync::OnceLock::new(),

@@ -80,6 +80,7 @@ impl Engine {
             sinks: self,
             data_dir: self.config.data_dir.as_deref(),
             chunk_idle_days: self.config.chunk_idle_days,
+            last_sweep: &self.last_sweep,
         }
     }
 }

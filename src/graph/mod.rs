@@ -321,6 +321,11 @@ impl Graph {
         self.find_by_name(Some(keys::ENTITY_TAG_BASE + entity_type as u8), name, false)
     }
 
+    /// Every entity of one type (a walk of its name index).
+    pub fn entities(&self, entity_type: EntityType) -> Result<Vec<Arc<Node>>> {
+        self.find_by_name(Some(keys::ENTITY_TAG_BASE + entity_type as u8), "", true)
+    }
+
     /// Nodes indexed by name whose normalized name equals `name` or, with `prefix`, starts
     /// with it; of one index tag or any.
     pub fn find_by_name(

@@ -13,7 +13,7 @@ use crate::memory::{
     memory_id, source, verdict,
 };
 use crate::model::{
-    DecayState, Edge, Memory, MemoryType, Node, NodeId, NodeKind, Relation, Timestamp,
+    DecayState, DocRef, Edge, Memory, MemoryType, Node, NodeId, NodeKind, Relation, Timestamp,
 };
 use crate::{Error, Result};
 
@@ -30,13 +30,41 @@ impl Writer<'_> {
     /// Remembers `new` (checked and resolved by the caller). The same content in the same
     /// project is one memory: remembered again, it is returned as it is, or remembered
     /// anew (a new version) if it was forgotten.
-    pub(crate) fn remember(&self, new: NewMemory, now: Timestamp) -> Result<MemoryItem> {
-        let id = memory_id(new.project.as_deref(), &new.content);
+    ///
+    /// A memory with an origin (a `CLAUDE.md` file, a handoff's insight) is that origin's:
+    /// its id comes from the origin, and a changed text is a new version of it. `commit`:
+    /// the text index is committed at once (else by the ingest run that wrote it).
+    pub(crate) fn remember(
+        &self,
+        new: NewMemory,
+        now: Timestamp,
+        commit: bool,
+    ) -> Result<MemoryItem> {
+        let id = match &new.origin {
+            Some(origin) => memory_id(Some(origin), ""),
+            None => memory_id(new.project.as_deref(), &new.content),
+        };
         let old = self.memories().latest(&id, now)?;
-        if let Some(old) = &old
-            && old.forgotten_at.is_none()
-        {
-            return Ok(old.clone());
+        if let Some(old) = &old {
+            let same = old.content == new.content.trim();
+            match (&new.origin, old.forgotten_at) {
+                (None, None) => return Ok(old.clone()),
+                // Forgotten or faded: an origin saying the same again does not revive it.
+                (Some(_), Some(_)) if same => return Ok(old.clone()),
+                (Some(_), None) if same => return Ok(old.clone()),
+                (Some(_), None) => {
+                    let update = MemoryUpdate {
+                        content: Some(new.content),
+                        reason: Some(format!(
+                            "{} changed",
+                            new.origin.as_deref().unwrap_or_default()
+                        )),
+                        ..MemoryUpdate::default()
+                    };
+                    return self.update_memory_with(&id, &update, now, commit);
+                }
+                (_, Some(_)) => {}
+            }
         }
         let m = MemoryItem {
             id,
@@ -60,7 +88,7 @@ impl Writer<'_> {
             },
             recalls: 0,
         };
-        self.write_memory(&m, now)?;
+        self.write_memory(&m, now, commit)?;
         self.memories()
             .latest(&m.id, now)?
             .ok_or_else(|| Error::Index(format!("memory {} was written and is not there", m.id)))
@@ -73,6 +101,16 @@ impl Writer<'_> {
         id: &str,
         update: &MemoryUpdate,
         now: Timestamp,
+    ) -> Result<MemoryItem> {
+        self.update_memory_with(id, update, now, true)
+    }
+
+    fn update_memory_with(
+        &self,
+        id: &str,
+        update: &MemoryUpdate,
+        now: Timestamp,
+        commit: bool,
     ) -> Result<MemoryItem> {
         let old = self.current(id, now)?;
         let mut m = old.clone();
@@ -97,7 +135,7 @@ impl Writer<'_> {
         m.change = Change::Updated;
         m.reason.clone_from(&update.reason);
         m.updated_at = now;
-        self.write_memory(&m, old.decay.last_access)?;
+        self.write_memory(&m, old.decay.last_access, commit)?;
         self.current(id, now)
     }
 
@@ -119,7 +157,7 @@ impl Writer<'_> {
             forgotten_at: Some(now),
             ..old.clone()
         };
-        self.write_memory(&m, old.decay.last_access)?;
+        self.write_memory(&m, old.decay.last_access, true)?;
         Ok(self.memories().latest(id, now)?.unwrap_or(m))
     }
 
@@ -147,7 +185,7 @@ impl Writer<'_> {
                         updated_at: now,
                         ..m
                     };
-                    self.write_memory(&promoted, last_access)?;
+                    self.write_memory(&promoted, last_access, true)?;
                     report.promoted += 1;
                 }
                 Some(_) => {
@@ -175,8 +213,8 @@ impl Writer<'_> {
     }
 
     /// Writes version `m` (its access as of `last_access`), its node and edges, and its
-    /// chunks in one transaction; then its text, committed.
-    fn write_memory(&self, m: &MemoryItem, last_access: Timestamp) -> Result<()> {
+    /// chunks in one transaction; then its text, committed now or by the run (`commit`).
+    fn write_memory(&self, m: &MemoryItem, last_access: Timestamp, commit: bool) -> Result<()> {
         let store = self.graph.store();
         let mut batch = Batch::new();
         self.memories().put(&mut batch, m, last_access)?;
@@ -191,7 +229,10 @@ impl Writer<'_> {
         let text = self.text()?;
         text.delete_source(&source);
         text.put(&docs)?;
-        self.commit_text()
+        if commit {
+            self.commit_text()?;
+        }
+        Ok(())
     }
 
     /// Puts every memory not forgotten in the text index and queues its chunks (a rebuild
@@ -264,12 +305,21 @@ fn memory_facts(m: &MemoryItem) -> SessionFacts {
             }
         }
         if let Some(session) = &m.session {
-            edges.push(Edge::new(
+            let mut edge = Edge::new(
                 id,
                 Relation::DerivedFrom,
                 NodeId::episode(session),
                 m.created_at,
-            ));
+            );
+            // An insight is evidenced by the handoff that states it.
+            if let Some(origin) = m.origin.as_deref().filter(|o| o.starts_with("handoff:")) {
+                edge.evidence.push(DocRef {
+                    doc_id: NodeId::handoff(session),
+                    chunk_id: origin.rsplit('#').next().unwrap_or_default().to_owned(),
+                    score: 1.0,
+                });
+            }
+            edges.push(edge);
         }
     }
     SessionFacts {
@@ -290,5 +340,117 @@ fn memory_facts(m: &MemoryItem) -> SessionFacts {
         handoff: None,
         entities: Vec::new(),
         edges,
+    }
+}
+
+/// `CLAUDE.md` files larger than this are not read as a memory.
+const MAX_CLAUDE_MD_BYTES: u64 = 256 * 1024;
+
+/// Importance of a memory taken from a `CLAUDE.md` file: the rules a user wrote down.
+const CLAUDE_MD_IMPORTANCE: f32 = 0.9;
+
+/// Importance of an insight a handoff states.
+const INSIGHT_IMPORTANCE: f32 = 0.5;
+
+impl Writer<'_> {
+    /// The insights a session's handoff states, as short-term memories of that session
+    /// (their weight from when it ended), written by [`Writer::write_derived`].
+    pub(super) fn derive_insights(handoff: &crate::model::Handoff, run: &mut super::Run) {
+        let ended = Timestamp(
+            handoff.started_at.0 + i64::from(handoff.duration_minutes.unwrap_or(0)) * 60_000,
+        );
+        for (n, (topic, explanation)) in handoff.sections.insights.iter().enumerate() {
+            let content = format!("**{topic}** -- {explanation}");
+            run.derived.push((
+                NewMemory {
+                    importance: INSIGHT_IMPORTANCE,
+                    project: handoff.projects.first().cloned(),
+                    session: Some(handoff.session_id.clone()),
+                    tags: vec!["insight".to_owned()],
+                    origin: Some(format!("handoff:{}#insight.{n}", handoff.session_id)),
+                    ..NewMemory::new(content)
+                },
+                ended,
+            ));
+        }
+    }
+
+    /// The user's `CLAUDE.md` (in the Claude dir) and those of the projects sessions
+    /// worked in, where they can be read, as procedural memories: a changed file is a new
+    /// version. Returns how many files were found.
+    pub(super) fn derive_claude_md(&self, run: &mut super::Run) -> Result<u64> {
+        let mut files = vec![(self.claude.root().join("CLAUDE.md"), None, None)];
+        for project in self.graph.entities(crate::model::EntityType::Project)? {
+            if let NodeKind::Entity(e) = &project.kind
+                && let Some(path) = &e.path
+            {
+                let path = std::path::Path::new(path);
+                for file in [
+                    path.join("CLAUDE.md"),
+                    path.join(".claude").join("CLAUDE.md"),
+                ] {
+                    files.push((file, Some(project.name.clone()), Some(project.id)));
+                }
+            }
+        }
+        let now = Timestamp::now();
+        let mut found = 0;
+        for (path, project, node) in files {
+            // Not there, not a file, or too big: nothing to remember.
+            let Ok(meta) = std::fs::metadata(&path) else {
+                continue;
+            };
+            if !meta.is_file() || meta.len() > MAX_CLAUDE_MD_BYTES {
+                continue;
+            }
+            let text = match std::fs::read_to_string(&path) {
+                Ok(text) => text,
+                Err(e) => {
+                    tracing::debug!(path = %path.display(), error = %e, "cannot read CLAUDE.md");
+                    continue;
+                }
+            };
+            found += 1;
+            let text = crate::extract::redact(&text, &mut run.redacted).into_owned();
+            if text.trim().is_empty() {
+                continue;
+            }
+            run.derived.push((
+                NewMemory {
+                    memory_type: MemoryType::Procedural,
+                    importance: CLAUDE_MD_IMPORTANCE,
+                    project,
+                    tags: vec!["claude-md".to_owned()],
+                    about: node.iter().map(ToString::to_string).collect(),
+                    origin: Some(path.display().to_string()),
+                    ..NewMemory::new(text)
+                },
+                now,
+            ));
+        }
+        Ok(found)
+    }
+
+    /// Writes the memories a run derived (a new or changed one only), their text
+    /// committed with the run's. One that has faded by now is not written.
+    pub(super) fn write_derived(&self, run: &mut super::Run) -> Result<u64> {
+        let now = Timestamp::now();
+        let mut written = 0;
+        for (new, at) in std::mem::take(&mut run.derived) {
+            if crate::memory::weight(new.memory_type, new.importance, at, now)
+                < crate::memory::FADED_WEIGHT
+            {
+                continue;
+            }
+            let before = self
+                .memories()
+                .latest(&memory_id(new.origin.as_deref(), ""), now)?
+                .map(|m| m.version);
+            let m = self.remember(new, at, false)?;
+            if before != Some(m.version) {
+                written += 1;
+            }
+        }
+        Ok(written)
     }
 }

@@ -53,6 +53,11 @@ pub struct IngestReport {
     pub plans: u64,
     /// Project memory files found (`projects/*/memory/*.md`).
     pub memory_files: u64,
+    /// `CLAUDE.md` files found (the user's and the projects'), read as procedural
+    /// memories.
+    pub claude_md_files: u64,
+    /// Memories this run wrote or changed (from `CLAUDE.md` files and handoff insights).
+    pub memories_written: u64,
     /// Bytes read from sources this run: whole files, or what was appended to a file
     /// since the last run.
     pub bytes_read: u64,
@@ -87,6 +92,8 @@ impl IngestReport {
             redacted: RedactionCounts::default(),
             plans: 0,
             memory_files: 0,
+            claude_md_files: 0,
+            memories_written: 0,
             bytes_read: 0,
             files_versioned: 0,
             skipped_files: Vec::new(),
@@ -110,6 +117,10 @@ pub struct SkippedFile {
 
 /// Files named in a report; more are counted.
 pub const SKIPPED_FILES_LISTED: usize = 1_000;
+
+/// How often a process moves idle chunks to the cold tier, at most (the first ingest of a
+/// process always does): one hour, in milliseconds.
+const SWEEP_EVERY_MS: i64 = 60 * 60 * 1000;
 
 /// Where an ingest run is, for progress displays.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -175,6 +186,9 @@ pub(crate) struct Writer<'e> {
     pub(crate) data_dir: Option<&'e Path>,
     /// Chunks not read for this many days move to the cold tier at the end of a run.
     pub(crate) chunk_idle_days: u32,
+    /// When this process last moved idle chunks (ms since the epoch; 0: not yet): the
+    /// walk over every chunk runs at most hourly, not at each poll of a follower.
+    pub(crate) last_sweep: &'e std::sync::atomic::AtomicI64,
 }
 
 impl<'e> Writer<'e> {
@@ -238,6 +252,8 @@ impl<'e> Writer<'e> {
         self.flush_handoff_files(&mut run)?;
         self.ingest_agents(&agents, &mut run, &mut report, &mut ticker)?;
         self.ingest_documents(&files, &mut run, &mut report)?;
+        report.claude_md_files = self.derive_claude_md(&mut run)?;
+        report.memories_written = self.write_derived(&mut run)?;
         self.end_run(&mut run, &mut report)?;
         report.elapsed = started.elapsed();
         // Callers say what a run read; a run that read nothing is not news.
@@ -324,7 +340,7 @@ impl<'e> Writer<'e> {
 
     /// What follows a run's writes: the text index committed, FOLLOWS and CONTINUES
     /// derived, the store flushed, the graph view saved, the handoff index rewritten when
-    /// the run wrote `handoffs`, and idle chunks moved to the cold tier.
+    /// the run wrote `handoffs`, and idle chunks moved to the cold tier (hourly at most).
     fn settle_store(&self, handoffs: &[Handoff]) -> Result<()> {
         if self.text_index_lags()? {
             self.commit_text()?;
@@ -341,8 +357,15 @@ impl<'e> Writer<'e> {
         if !handoffs.is_empty() {
             self.write_handoff_index()?;
         }
+        let now = Timestamp::now().0;
+        let last = self.last_sweep.load(std::sync::atomic::Ordering::Relaxed);
+        if last != 0 && now.saturating_sub(last) < SWEEP_EVERY_MS {
+            return Ok(());
+        }
+        self.last_sweep
+            .store(now, std::sync::atomic::Ordering::Relaxed);
         let idle = i64::from(self.chunk_idle_days) * 24 * 3600 * 1000;
-        let swept = self.graph.store().sweep_chunks(idle, Timestamp::now().0)?;
+        let swept = self.graph.store().sweep_chunks(idle, now)?;
         if swept.moved > 0 {
             tracing::info!(
                 chunks = swept.moved,
@@ -391,6 +414,9 @@ pub(super) struct Run {
     handoff_sink: Option<std::sync::mpsc::Sender<Vec<Handoff>>>,
     /// Files read in part or not at all.
     skipped: Vec<SkippedFile>,
+    /// Memories this run derived (insights of handoffs, `CLAUDE.md` files), with the
+    /// time each is from: written at its end.
+    derived: Vec<(crate::memory::NewMemory, Timestamp)>,
 }
 
 impl Run {

@@ -319,6 +319,9 @@ impl Writer<'_> {
             .writes
             .get_or_insert_with(|| self.graph.group())
             .add(batch, &facts, &record)?;
+        for handoff in handoffs.clone() {
+            Self::derive_insights(handoff, run);
+        }
         run.handoffs.extend(handoffs.map(|h| Handoff {
             sections: Default::default(),
             ..h.clone()
