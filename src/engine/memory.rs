@@ -40,6 +40,40 @@ impl Engine {
         Ok(m)
     }
 
+    /// Remembers every memory of `news` in one run: all are checked before any is
+    /// written (one bad memory, and nothing is), and the text index is committed once.
+    /// Returns each as stored, in order; `progress` is told how many are written so far.
+    pub fn remember_all(
+        &self,
+        news: Vec<NewMemory>,
+        progress: &mut dyn FnMut(usize),
+    ) -> Result<Vec<MemoryItem>> {
+        let checked = news
+            .into_iter()
+            .enumerate()
+            .map(|(i, new)| {
+                self.checked(new).map_err(|e| match e {
+                    Error::InvalidArgument(why) => {
+                        Error::InvalidArgument(format!("memory {}: {why}", i + 1))
+                    }
+                    other => other,
+                })
+            })
+            .collect::<Result<Vec<_>>>()?;
+        let now = self.config.clock.now();
+        let out = self.write(|w| {
+            let mut out = Vec::with_capacity(checked.len());
+            for new in checked {
+                out.push(w.remember(new, now, false)?);
+                progress(out.len());
+            }
+            w.commit_text()?;
+            Ok(out)
+        })?;
+        self.embed_now();
+        Ok(out)
+    }
+
     /// A new version of memory `id`: what `update` gives replaces the memory's, and its
     /// text is indexed and embedded again. The old version stays in its history.
     pub fn update_memory(&self, id: &str, update: &MemoryUpdate) -> Result<MemoryItem> {
