@@ -14,6 +14,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         "admin",
         "sessions",
         "memory",
+        "documents",
     ]
     .iter()
     .map(|name| PathBuf::from(format!("proto/eywa/v1/{name}.proto")))

@@ -44,6 +44,7 @@ fn index() -> TextIndex {
             text: text.join(" "),
             message: None,
             lead: 0,
+            page: None,
         });
         if batch.len() == 10_000 {
             index.put(&batch).unwrap();

@@ -13,6 +13,7 @@ mod context;
 mod corpus;
 mod crash;
 mod diskfull;
+mod documents;
 mod embed;
 mod fuzzing;
 mod grpc;

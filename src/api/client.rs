@@ -3,6 +3,7 @@
 
 use tonic::transport::Channel;
 
+use super::convert::documents::{AddQuery, DocumentListQuery, DocumentQuery};
 use super::convert::graph::{
     FindQuery, NodeQuery, PathQuery, RelatedQuery, WalkQuery, path_from_wire,
 };
@@ -35,6 +36,7 @@ pub struct RemoteClient {
     ingest: pb::ingest_client::IngestClient<Authed>,
     admin: pb::admin_client::AdminClient<Authed>,
     memory: pb::memory_client::MemoryClient<Authed>,
+    documents: pb::documents_client::DocumentsClient<Authed>,
 }
 
 /// How to reach a server that takes remote callers: the certificate to trust (PEM; a
@@ -119,7 +121,8 @@ impl RemoteClient {
             sessions: pb::sessions_client::SessionsClient::new(channel.clone()),
             ingest: pb::ingest_client::IngestClient::new(channel.clone()),
             admin: pb::admin_client::AdminClient::new(channel.clone()),
-            memory: pb::memory_client::MemoryClient::new(channel),
+            memory: pb::memory_client::MemoryClient::new(channel.clone()),
+            documents: pb::documents_client::DocumentsClient::new(channel),
         })
     }
 
@@ -503,5 +506,68 @@ impl RemoteClient {
             .await?
             .into_inner()
             .try_into()
+    }
+
+    /// Has the server add files and folders (paths on its machine) as documents.
+    pub async fn add_documents(
+        &mut self,
+        paths: &[String],
+        project: Option<&str>,
+    ) -> Result<Vec<crate::engine::DocumentOutcome>, tonic::Status> {
+        let request = pb::AddDocumentRequest::from(AddQuery {
+            paths: paths.to_vec(),
+            project: project.map(str::to_owned),
+        });
+        let pb::AddDocumentResponse { outcomes } =
+            self.documents.add_document(request).await?.into_inner();
+        outcomes.into_iter().map(TryInto::try_into).collect()
+    }
+
+    /// A document's version with its text.
+    pub async fn document(
+        &mut self,
+        document: &str,
+        version: Option<u32>,
+        as_of: Option<crate::model::Timestamp>,
+    ) -> Result<crate::docs::DocumentText, tonic::Status> {
+        let request = pb::GetDocumentRequest::from(DocumentQuery {
+            document: document.to_owned(),
+            version,
+            as_of,
+        });
+        self.documents
+            .get_document(request)
+            .await?
+            .into_inner()
+            .try_into()
+    }
+
+    /// A page of the server's documents, and how many there are.
+    pub async fn list_documents(
+        &mut self,
+        limit: usize,
+        offset: usize,
+    ) -> Result<(Vec<crate::docs::DocumentInfo>, u64), tonic::Status> {
+        let request = pb::ListDocumentsRequest::from(DocumentListQuery { limit, offset });
+        let pb::ListDocumentsResponse { documents, total } =
+            self.documents.list_documents(request).await?.into_inner();
+        let documents = documents
+            .into_iter()
+            .map(TryInto::try_into)
+            .collect::<Result<_, _>>()?;
+        Ok((documents, total))
+    }
+
+    /// Every version of a document, oldest first.
+    pub async fn document_history(
+        &mut self,
+        document: &str,
+    ) -> Result<Vec<crate::docs::DocumentInfo>, tonic::Status> {
+        let request = pb::DocumentHistoryRequest {
+            document: document.to_owned(),
+        };
+        let pb::DocumentHistoryResponse { versions } =
+            self.documents.document_history(request).await?.into_inner();
+        versions.into_iter().map(TryInto::try_into).collect()
     }
 }

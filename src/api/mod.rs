@@ -22,11 +22,12 @@ pub mod pb {
 pub const FILE_DESCRIPTOR_SET: &[u8] = tonic::include_file_descriptor_set!("eywa_descriptor");
 
 /// Fully qualified names of the services eywa serves, for health and listings.
-pub const SERVICE_NAMES: [&str; 6] = [
+pub const SERVICE_NAMES: [&str; 7] = [
     "eywa.v1.Retrieval",
     "eywa.v1.Graph",
     "eywa.v1.Ingest",
     "eywa.v1.Sessions",
     "eywa.v1.Admin",
     "eywa.v1.Memory",
+    "eywa.v1.Documents",
 ];

@@ -5,6 +5,7 @@ use std::sync::Arc;
 use tonic::transport::server::Router;
 use tonic::{Request, Response, Status};
 
+use super::convert::documents::{AddQuery, DocumentListQuery, DocumentQuery};
 use super::convert::graph::{FindQuery, NodeQuery, PathQuery, RelatedQuery, WalkQuery};
 use super::convert::ingest::ImportQuery;
 use super::convert::memory::{ForgetQuery, MemoryListQuery, UpdateQuery};
@@ -28,7 +29,8 @@ pub fn add_services<L>(router: Router<L>, engine: Arc<Engine>) -> Router<L> {
         .add_service(pb::ingest_server::IngestServer::new(services.clone()))
         .add_service(pb::sessions_server::SessionsServer::new(services.clone()))
         .add_service(pb::admin_server::AdminServer::new(services.clone()))
-        .add_service(pb::memory_server::MemoryServer::new(services))
+        .add_service(pb::memory_server::MemoryServer::new(services.clone()))
+        .add_service(pb::documents_server::DocumentsServer::new(services))
 }
 
 /// Every service of `eywa.v1`, over one engine.
@@ -146,6 +148,19 @@ serve!(pb::memory_server::Memory {
         |e, q: MemoryListQuery| e.list_memories(&q.filter, q.limit, q.offset);
     memory_history(MemoryHistoryRequest { id }) -> MemoryHistoryResponse: |e| e.memory_history(&id);
     consolidate(ConsolidateRequest {}) -> ConsolidateResponse: |e| e.consolidate_memories();
+});
+
+serve!(pb::documents_server::Documents {
+    add_document(AddDocumentRequest) -> AddDocumentResponse: |e, q: AddQuery| {
+        let paths: Vec<std::path::PathBuf> = q.paths.iter().map(std::path::PathBuf::from).collect();
+        e.add_documents(&paths, q.project.as_deref())
+    };
+    get_document(GetDocumentRequest) -> GetDocumentResponse:
+        |e, q: DocumentQuery| e.document(&q.document, q.version, q.as_of);
+    list_documents(ListDocumentsRequest) -> ListDocumentsResponse:
+        |e, q: DocumentListQuery| e.list_documents(q.limit, q.offset);
+    document_history(DocumentHistoryRequest { document }) -> DocumentHistoryResponse:
+        |e| e.document_history(&document);
 });
 
 /// A node by reference and, for a session, its handoff.

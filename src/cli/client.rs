@@ -169,6 +169,64 @@ impl Client {
         }
     }
 
+    pub(super) fn add_documents(
+        &self,
+        paths: &[std::path::PathBuf],
+        project: Option<&str>,
+    ) -> anyhow::Result<Vec<eywa::engine::DocumentOutcome>> {
+        match self {
+            Client::Local(l) => Ok(l.engine()?.add_documents(paths, project)?),
+            Client::Remote(r) => {
+                // The server reads the files: it is given them absolute.
+                let paths: Vec<String> = paths
+                    .iter()
+                    .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone()))
+                    .map(|p| p.display().to_string())
+                    .collect();
+                r.call(async |c| c.add_documents(&paths, project).await)
+            }
+        }
+    }
+
+    pub(super) fn document(
+        &self,
+        document: &str,
+        version: Option<u32>,
+        as_of: Option<eywa::model::Timestamp>,
+    ) -> anyhow::Result<eywa::docs::DocumentText> {
+        match self {
+            Client::Local(l) => Ok(l.engine()?.document(document, version, as_of)?),
+            Client::Remote(r) => {
+                let document = absolute_reference(document);
+                r.call(async |c| c.document(&document, version, as_of).await)
+            }
+        }
+    }
+
+    pub(super) fn list_documents(
+        &self,
+        limit: usize,
+        offset: usize,
+    ) -> anyhow::Result<(Vec<eywa::docs::DocumentInfo>, u64)> {
+        match self {
+            Client::Local(l) => Ok(l.engine()?.list_documents(limit, offset)?),
+            Client::Remote(r) => r.call(async |c| c.list_documents(limit, offset).await),
+        }
+    }
+
+    pub(super) fn document_history(
+        &self,
+        document: &str,
+    ) -> anyhow::Result<Vec<eywa::docs::DocumentInfo>> {
+        match self {
+            Client::Local(l) => Ok(l.engine()?.document_history(document)?),
+            Client::Remote(r) => {
+                let document = absolute_reference(document);
+                r.call(async |c| c.document_history(&document).await)
+            }
+        }
+    }
+
     pub(super) fn context(
         &self,
         sessions: &[String],
@@ -551,4 +609,15 @@ fn read_token(path: &std::path::Path) -> anyhow::Result<String> {
         .with_context(|| format!("cannot read the token in {}", path.display()))?
         .trim()
         .to_owned())
+}
+
+/// A document reference as the server must see it: an id as it is, a path made absolute
+/// here (the server's working directory is not the caller's).
+fn absolute_reference(reference: &str) -> String {
+    let is_id = reference.len() == 16 && reference.bytes().all(|b| b.is_ascii_hexdigit());
+    if is_id {
+        return reference.to_owned();
+    }
+    std::path::absolute(reference)
+        .map_or_else(|_| reference.to_owned(), |p| p.display().to_string())
 }

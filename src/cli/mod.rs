@@ -22,6 +22,7 @@ mod chunk;
 mod client;
 mod config;
 mod context;
+mod docs;
 mod embed;
 mod get;
 mod graph;
@@ -91,6 +92,8 @@ enum Command {
     Graph(graph::Args),
     /// Memories: remember, recall, update, forget, list, history, consolidate
     Memory(memory::Args),
+    /// Documents: add markdown, text and PDF files; list, show and their history
+    Docs(docs::Args),
     /// Import a Python Eywa folder (handoff-index.json and handoffs/**/*.md)
     Import(import::Args),
     /// Counts, tier sizes and cache hit rates
@@ -172,6 +175,7 @@ pub(crate) fn run() -> anyhow::Result<ExitCode> {
         | Command::Chunk(_)
         | Command::Graph(_)
         | Command::Memory(_)
+        | Command::Docs(_)
         | Command::Import(_)
         | Command::Stats(_)
         | Command::Model(_)
@@ -194,6 +198,7 @@ pub(crate) fn run() -> anyhow::Result<ExitCode> {
         Command::Chunk(args) => chunk::run(&paths, args),
         Command::Graph(args) => graph::run(&paths, args),
         Command::Memory(args) => memory::run(&paths, args),
+        Command::Docs(args) => docs::run(&paths, args),
         Command::Import(args) => import::run(&paths, args),
         Command::Stats(args) => stats::run(&paths, args),
         Command::Model(args) => model::run(&paths, args),

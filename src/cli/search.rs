@@ -189,6 +189,8 @@ fn to_json(h: &SearchHit, now: Timestamp) -> serde_json::Value {
         "agent": h.agent,
         "matches": h.matches,
         "chunk_id": h.chunk_id,
+        "document_id": h.document_id,
+        "page": h.page,
         "resume_command": (!h.session_id.is_empty())
             .then(|| format!("claude --resume {}", h.session_id)),
         "signals": h.signals,
@@ -197,10 +199,10 @@ fn to_json(h: &SearchHit, now: Timestamp) -> serde_json::Value {
 
 fn print_human(h: &SearchHit, now: Timestamp, explain: bool) -> anyhow::Result<()> {
     let short: String = h.session_id.chars().take(8).collect();
-    let title = if h.title.is_empty() {
-        "(no session)"
-    } else {
-        h.title.as_str()
+    let title = match (&h.document_id, h.page) {
+        (Some(_), Some(page)) => format!("{} (page {page})", h.title),
+        _ if h.title.is_empty() => "(no session)".to_owned(),
+        _ => h.title.clone(),
     };
     outln!(
         "{short}  {title}  [{}] {} · {:.2}",

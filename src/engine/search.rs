@@ -106,6 +106,10 @@ impl Engine {
                 && let Some(node) = self.graph.node(NodeId::episode(&hit.session_id))?
             {
                 hit.title = node.name.clone();
+            } else if let Some(id) = &hit.document_id
+                && let Some(info) = (crate::docs::Documents { store }).latest(id)?
+            {
+                hit.title = info.title;
             }
             hits.push(hit);
         }

@@ -39,6 +39,22 @@ pub fn keywords(t: &Transcript, projects: &[ProjectPath]) -> Vec<String> {
         .collect()
 }
 
+/// The terms a document says most (at least twice), most first: its key concepts.
+pub fn text_keywords(text: &str) -> Vec<String> {
+    let lowered = text.to_lowercase();
+    let mut counts: HashMap<&str, u32> = HashMap::new();
+    for term in terms(&lowered) {
+        *counts.entry(term).or_insert(0) += 1;
+    }
+    let mut ranked: Vec<(&str, u32)> = counts.into_iter().filter(|(_, n)| *n >= 2).collect();
+    ranked.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
+    ranked
+        .into_iter()
+        .take(MAX_KEYWORDS)
+        .map(|(term, _)| term.to_owned())
+        .collect()
+}
+
 /// Lowercase text split as `eywa get` splits queries (runs outside `[a-z0-9-]`), with
 /// hyphens trimmed at the ends, short, numeric and common words dropped.
 fn terms(lowered: &str) -> impl Iterator<Item = &str> {

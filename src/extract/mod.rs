@@ -16,7 +16,7 @@ pub use self::handoff_doc::{
     parse_index, parse_markdown, read_index, render_markdown,
 };
 pub use self::imported::{imported_facts, markdown_files};
-pub use self::keywords::keywords;
+pub use self::keywords::{keywords, text_keywords};
 pub use self::project::{ProjectPath, project_of};
 pub use self::redact::{Redaction, RedactionCounts, redact};
 pub use self::scrub::{redact_in_place, scrub, scrub_read_point};

@@ -106,6 +106,7 @@ pub(crate) fn passage_docs(
                 text,
                 message: p.uuid.clone(),
                 lead,
+                page: None,
             }
         })
         .collect()
@@ -127,6 +128,7 @@ pub(crate) fn session_docs(input: &IndexInput<'_>) -> Vec<TextDoc> {
         text,
         message: None,
         lead: 0,
+        page: None,
     };
     let mut docs = Vec::new();
     if let Some(h) = input.handoff {
@@ -172,5 +174,6 @@ pub(crate) fn document_docs(source: &str, node: &Node, session: &str) -> Vec<Tex
         text: format!("{}\n{}", node.name, node.content.as_deref().unwrap_or("")),
         message: None,
         lead: node.name.chars().count() + 1,
+        page: None,
     }]
 }

@@ -54,6 +54,8 @@ pub struct TextDoc {
     /// Characters of `text` before the passage itself: the message before it, or a
     /// document's title, that it is indexed with. Chunk positions count from there.
     pub lead: usize,
+    /// The page of a paged document it is, counted from 1.
+    pub page: Option<u32>,
 }
 
 /// What to look for, and where.
@@ -396,6 +398,7 @@ impl TextIndex {
                     text: text(f.text),
                     message: None,
                     lead: 0,
+                    page: None,
                 },
             });
         }
@@ -464,6 +467,7 @@ mod tests {
             text: text.into(),
             message: None,
             lead: 0,
+            page: None,
         }
     }
 

@@ -271,6 +271,7 @@ fn memory_docs(m: &MemoryItem) -> Vec<TextDoc> {
         text: m.content.clone(),
         message: None,
         lead: 0,
+        page: None,
     }]
 }
 

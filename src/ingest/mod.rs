@@ -9,6 +9,7 @@ mod import;
 mod memories;
 mod sessions;
 mod text;
+mod user_documents;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
 use std::path::Path;

@@ -180,6 +180,7 @@ impl Writer<'_> {
             }
         }
         self.index_memories()?;
+        self.index_documents()?;
         self.semantic()?.end_sweep(store)?;
         self.commit_text()?;
         Ok(self.text()?.len())

@@ -67,6 +67,11 @@ impl NodeId {
         NodeId(derive("memory", id))
     }
 
+    /// A Document a user added, from its id (16 hex digits, from its path).
+    pub fn document(id: &str) -> Self {
+        NodeId(derive("document", id))
+    }
+
     /// The handoff Document of a session.
     pub fn handoff(session_id: &str) -> Self {
         NodeId(derive("handoff", session_id))

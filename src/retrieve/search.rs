@@ -32,7 +32,7 @@ pub struct SearchRequest {
 }
 
 /// The content types the index holds.
-pub const CONTENT_TYPES: [&str; 10] = [
+pub const CONTENT_TYPES: [&str; 11] = [
     "user_message",
     "assistant_response",
     "compact_summary",
@@ -43,6 +43,7 @@ pub const CONTENT_TYPES: [&str; 10] = [
     "plan",
     "memory",
     crate::memory::MEMORY_TYPE,
+    crate::docs::DOCUMENT_TYPE,
 ];
 
 /// One session found: its best passage, its score, and why.
@@ -64,6 +65,11 @@ pub struct SearchHit {
     /// The best chunk's id, when the passage shown is a chunk semantic search found
     /// (`eywa chunk ID` reads it whole).
     pub chunk_id: Option<String>,
+    /// The document the passage is from, when it is one a user added (its id), and its
+    /// page, for a PDF.
+    pub document_id: Option<String>,
+    /// See `document_id`.
+    pub page: Option<u32>,
     /// Passages (lexical) or chunks (semantic) of this session that matched, among
     /// those collected.
     pub matches: u32,
@@ -208,6 +214,10 @@ pub(crate) fn fuse(
             Some(key) => Snippet::Chunk(key),
             None => Snippet::Passage(best.text),
         };
+        let (document_id, page) = match crate::docs::passage_of(&best.doc) {
+            Some((id, page)) => (Some(id), page),
+            None => (None, None),
+        };
         let hit = SearchHit {
             session_id: best.session_id,
             title: String::new(),
@@ -218,6 +228,8 @@ pub(crate) fn fuse(
             timestamp: Timestamp(best.timestamp),
             agent: best.agent,
             chunk_id: None,
+            document_id,
+            page,
             matches: best.matches,
             signals,
         };

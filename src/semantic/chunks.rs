@@ -61,7 +61,7 @@ impl ChunkRecord {
             session: doc.session.clone(),
             kind: doc.kind.clone(),
             message: doc.message.clone(),
-            page: None,
+            page: doc.page,
             start_char: at(span.start_char),
             end_char: at(span.end_char),
             content: span.text.clone(),

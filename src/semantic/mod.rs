@@ -28,7 +28,7 @@ use crate::embed::{Embedder, LazyMiniLm, ModelDir};
 use crate::{Error, Result};
 
 /// Content types whose text is embedded: what carries meaning. Tool calls are not.
-pub const EMBEDDED_TYPES: [&str; 9] = [
+pub const EMBEDDED_TYPES: [&str; 10] = [
     "user_message",
     "assistant_response",
     "compact_summary",
@@ -38,6 +38,7 @@ pub const EMBEDDED_TYPES: [&str; 9] = [
     "plan",
     "memory",
     crate::memory::MEMORY_TYPE,
+    crate::docs::DOCUMENT_TYPE,
 ];
 
 /// Chunks of one document at most (a plan or report longer than this is embedded by its

@@ -5,6 +5,7 @@
 
 pub(super) mod admin;
 pub(super) mod codec;
+pub(super) mod documents;
 pub(super) mod graph;
 pub(super) mod ingest;
 pub(super) mod memory;

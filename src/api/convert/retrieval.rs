@@ -60,7 +60,8 @@ wire! {
 wire! {
     SearchHit <=> pb::SearchHit {
         title, project, score: float, kind = r#type, snippet, timestamp: time, agent: text,
-        matches, signals: required, session_id, chunk_id: text,
+        matches, signals: required, session_id, chunk_id: text, document_id: text,
+        page: page_number,
     }
     to_wire(h) {
         short_id: h.session_id.chars().take(8).collect(),

@@ -420,3 +420,53 @@ pub(crate) mod memory_filter {
         })
     }
 }
+
+/// (type, name) pairs as `Type:name` strings.
+pub(crate) mod pairs {
+    pub(crate) fn to(value: Vec<(String, String)>) -> Vec<String> {
+        value.into_iter().map(|(t, n)| format!("{t}:{n}")).collect()
+    }
+
+    pub(crate) fn from(
+        value: Vec<String>,
+        field: &str,
+    ) -> Result<Vec<(String, String)>, tonic::Status> {
+        value
+            .into_iter()
+            .map(|v| {
+                v.split_once(':')
+                    .map(|(t, n)| (t.to_owned(), n.to_owned()))
+                    .ok_or_else(|| crate::api::convert::bad(&format!("{field} {v:?}")))
+            })
+            .collect()
+    }
+}
+
+/// What adding a file did, flattened: `new`/`changed`/`unchanged` and the version, or
+/// the reason it could not be read.
+pub(crate) mod added {
+    use crate::api::pb;
+    use crate::docs::{Added, DocumentInfo};
+
+    type Wire = (String, Option<pb::DocumentInfo>, String);
+
+    pub(crate) fn to(value: Result<(DocumentInfo, Added), String>) -> Wire {
+        match value {
+            Ok((info, added)) => (added.as_str().to_owned(), Some(info.into()), String::new()),
+            Err(why) => (String::new(), None, why),
+        }
+    }
+
+    pub(crate) fn from(
+        (added, document, error): Wire,
+    ) -> Result<Result<(DocumentInfo, Added), String>, tonic::Status> {
+        if !error.is_empty() {
+            return Ok(Err(error));
+        }
+        let added = Added::parse(&added)
+            .ok_or_else(|| crate::api::convert::bad(&format!("added {added:?}")))?;
+        let info =
+            document.ok_or_else(|| crate::api::convert::bad("outcome without its document"))?;
+        Ok(Ok((info.try_into()?, added)))
+    }
+}

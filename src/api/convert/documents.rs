@@ -1,0 +1,83 @@
+//! The Documents service's messages: adding files, reading a version, listing, history.
+
+use super::wire::wire;
+use crate::api::pb;
+use crate::docs::{DocumentInfo, DocumentText};
+use crate::engine::{DocumentOutcome, MAX_DOCUMENTS};
+use crate::model::Timestamp;
+
+wire! {
+    DocumentInfo <=> pb::DocumentInfo {
+        id, path, version, hash, mime, bytes, pages, chars, title, summary, key_concepts,
+        entities: pairs, project: text, modified_at: time, added_at: time,
+        replaced_at: maybe_time,
+    }
+    // Where its text is in the cold tier is the server's business.
+    from_wire(_d) { text_blob: String::new() }
+}
+
+wire! {
+    DocumentText <=> pb::GetDocumentResponse { info = document: present, pages }
+}
+
+wire! {
+    DocumentOutcome <=> pb::DocumentOutcome {
+        path, result => { added, document, error }: added,
+    }
+}
+
+/// An `AddDocument` request.
+pub struct AddQuery {
+    pub paths: Vec<String>,
+    pub project: Option<String>,
+}
+
+wire! {
+    AddQuery <=> pb::AddDocumentRequest { paths, project: trimmed }
+}
+
+/// A `GetDocument` request.
+pub struct DocumentQuery {
+    pub document: String,
+    pub version: Option<u32>,
+    pub as_of: Option<Timestamp>,
+}
+
+wire! {
+    DocumentQuery <=> pb::GetDocumentRequest { document, version: page_number, as_of: maybe_time }
+}
+
+/// A `ListDocuments` request, checked.
+pub struct DocumentListQuery {
+    pub limit: usize,
+    pub offset: usize,
+}
+
+wire! {
+    DocumentListQuery <=> pb::ListDocumentsRequest { limit: count(50, MAX_DOCUMENTS), offset: size32 }
+}
+
+impl From<Vec<DocumentOutcome>> for pb::AddDocumentResponse {
+    fn from(outcomes: Vec<DocumentOutcome>) -> Self {
+        pb::AddDocumentResponse {
+            outcomes: outcomes.into_iter().map(Into::into).collect(),
+        }
+    }
+}
+
+impl From<(Vec<DocumentInfo>, u64)> for pb::ListDocumentsResponse {
+    fn from((documents, total): (Vec<DocumentInfo>, u64)) -> Self {
+        pb::ListDocumentsResponse {
+            documents: documents.into_iter().map(Into::into).collect(),
+            total,
+        }
+    }
+}
+
+impl From<Vec<DocumentInfo>> for pb::DocumentHistoryResponse {
+    fn from(versions: Vec<DocumentInfo>) -> Self {
+        pb::DocumentHistoryResponse {
+            versions: versions.into_iter().map(Into::into).collect(),
+        }
+    }
+}

@@ -1,0 +1,183 @@
+//! The engine's side of documents: adding files and folders (each file alone: one that
+//! cannot be read is reported and leaves nothing behind), and reading versions back.
+
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+
+use super::Engine;
+use crate::docs::{Added, DocumentInfo, DocumentText, Documents};
+use crate::model::Timestamp;
+use crate::{Error, Result};
+
+/// Documents a list shows at most.
+pub const MAX_DOCUMENTS: usize = 1_000;
+
+/// Files found under the folders of one `add` at most.
+const MAX_FILES: usize = 100_000;
+
+/// What adding one file did.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DocumentOutcome {
+    /// The file, absolute.
+    pub path: String,
+    /// The version it is now, and whether it is new, changed or unchanged; or why it
+    /// could not be read (nothing of it was written).
+    pub result: std::result::Result<(DocumentInfo, Added), String>,
+}
+
+impl Engine {
+    /// Adds each file of `paths`, and every `.md`, `.txt` and `.pdf` file under each folder
+    /// (hidden ones left out), as a document: a new version only when its content changed.
+    /// A file that cannot be read (an encrypted or scanned PDF, not UTF-8 text, another
+    /// kind) is reported in its outcome and nothing of it is written; the others are.
+    /// `project` names their project (else the project whose folder holds each). When
+    /// every file fails, that is the error.
+    pub fn add_documents(
+        &self,
+        paths: &[PathBuf],
+        project: Option<&str>,
+    ) -> Result<Vec<DocumentOutcome>> {
+        let project = project.map(str::trim).filter(|p| !p.is_empty());
+        let mut files = Vec::new();
+        for path in paths {
+            let path = std::path::absolute(path).map_err(Error::io(path))?;
+            if path.is_dir() {
+                collect_files(&path, &mut files)?;
+            } else {
+                files.push(path);
+            }
+        }
+        if files.is_empty() {
+            return Err(Error::InvalidArgument(
+                "no .md, .txt or .pdf file to add".into(),
+            ));
+        }
+        let now = self.config.clock.now();
+        let outcomes = self.write(|w| {
+            let mut out = Vec::with_capacity(files.len());
+            for file in &files {
+                let result = match w.add_document(file, project, now, false) {
+                    Ok(added) => Ok(added),
+                    Err(Error::InvalidArgument(why)) => Err(why),
+                    Err(e) => return Err(e),
+                };
+                out.push(DocumentOutcome {
+                    path: file.display().to_string(),
+                    result,
+                });
+            }
+            w.commit_text()?;
+            Ok(out)
+        })?;
+        if outcomes.iter().all(|o| o.result.is_err()) {
+            let why: Vec<&str> = outcomes
+                .iter()
+                .filter_map(|o| o.result.as_ref().err().map(String::as_str))
+                .collect();
+            return Err(Error::InvalidArgument(why.join("; ")));
+        }
+        Ok(outcomes)
+    }
+
+    /// Document `reference` (its id or path) with its text: the latest version, version
+    /// `version`, or the version that was current at `as_of`.
+    pub fn document(
+        &self,
+        reference: &str,
+        version: Option<u32>,
+        as_of: Option<Timestamp>,
+    ) -> Result<DocumentText> {
+        let docs = self.documents();
+        let id = docs.resolve(reference)?;
+        let info = match (version, as_of) {
+            (Some(_), Some(_)) => {
+                return Err(Error::InvalidArgument(
+                    "give a version or a time, not both".into(),
+                ));
+            }
+            (Some(v), None) => docs
+                .version(&id, v)?
+                .ok_or_else(|| Error::NotFound(format!("{reference} has no version {v}")))?,
+            (None, Some(at)) => docs
+                .history(&id)?
+                .into_iter()
+                .rfind(|v| v.added_at <= at)
+                .ok_or_else(|| {
+                    Error::NotFound(format!(
+                        "{reference} was not added yet at {}",
+                        at.to_rfc3339()
+                    ))
+                })?,
+            (None, None) => docs
+                .latest(&id)?
+                .ok_or_else(|| Error::NotFound(format!("no document {reference}")))?,
+        };
+        let pages = docs.text(&info)?;
+        Ok(DocumentText { info, pages })
+    }
+
+    /// The latest version of each document, most recently added first: `limit` from
+    /// `offset`, and how many there are.
+    pub fn list_documents(&self, limit: usize, offset: usize) -> Result<(Vec<DocumentInfo>, u64)> {
+        if limit == 0 || limit > MAX_DOCUMENTS {
+            return Err(Error::InvalidArgument(format!(
+                "limit must be 1 to {MAX_DOCUMENTS}, not {limit}"
+            )));
+        }
+        let mut all = self.documents().all()?;
+        all.sort_by(|a, b| b.added_at.cmp(&a.added_at).then(a.path.cmp(&b.path)));
+        let total = all.len() as u64;
+        Ok((all.into_iter().skip(offset).take(limit).collect(), total))
+    }
+
+    /// Every version of document `reference` (its id or path), oldest first.
+    pub fn document_history(&self, reference: &str) -> Result<Vec<DocumentInfo>> {
+        let docs = self.documents();
+        let id = docs.resolve(reference)?;
+        docs.history(&id)
+    }
+
+    fn documents(&self) -> Documents<'_> {
+        Documents {
+            store: self.graph.store(),
+        }
+    }
+}
+
+/// The files eywa reads under `dir`, hidden entries left out, sorted.
+fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .map_err(Error::io(dir))?
+        .filter_map(std::result::Result::ok)
+        .collect();
+    entries.sort_by_key(std::fs::DirEntry::path);
+    for entry in entries {
+        let path = entry.path();
+        if entry.file_name().to_string_lossy().starts_with('.') {
+            continue;
+        }
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if kind.is_dir() {
+            collect_files(&path, out)?;
+        } else if kind.is_file()
+            && path.extension().is_some_and(|e| {
+                matches!(
+                    e.to_string_lossy().to_lowercase().as_str(),
+                    "md" | "markdown" | "txt" | "text" | "pdf"
+                )
+            })
+        {
+            if out.len() == MAX_FILES {
+                return Err(Error::InvalidArgument(format!(
+                    "more than {MAX_FILES} files under {}",
+                    dir.display()
+                )));
+            }
+            out.push(path);
+        }
+    }
+    Ok(())
+}

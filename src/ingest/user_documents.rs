@@ -1,0 +1,282 @@
+//! Adding a user's document: the file read into text (nothing is written when it cannot
+//! be), a new version only when its bytes changed, the version's text in the cold tier,
+//! its pages in the text index and semantic memory, and its node in the graph, MENTIONS
+//! its key concepts and the project whose folder holds it, all in one transaction but
+//! the text index (committed right after, and rebuilt from the store if that is lost).
+
+use eywa_storage::Batch;
+use sha2::{Digest, Sha256};
+
+use super::Writer;
+use crate::docs::{
+    Added, DOCUMENT_TYPE, DocumentInfo, Documents, Head, MAX_DOCUMENT_BYTES, PAGE_BREAK,
+    document_id, extract, head_key, source, summary, version_key,
+};
+use crate::extract::{SessionFacts, entity, text_keywords};
+use crate::index::TextDoc;
+use crate::model::{Document, Edge, EntityType, Node, NodeId, NodeKind, Relation, Timestamp};
+use crate::{Error, Result};
+
+impl Writer<'_> {
+    fn documents(&self) -> Documents<'_> {
+        Documents {
+            store: self.graph.store(),
+        }
+    }
+
+    /// Adds the file at `path` (absolute) as a document, or a new version of it when its
+    /// content changed. `project` names its project; else the project whose folder holds
+    /// it, if any.
+    pub(crate) fn add_document(
+        &self,
+        path: &std::path::Path,
+        project: Option<&str>,
+        now: Timestamp,
+        commit: bool,
+    ) -> Result<(DocumentInfo, Added)> {
+        let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => {
+                Error::InvalidArgument(format!("{}: no such file", path.display()))
+            }
+            _ => Error::io(path)(e),
+        })?;
+        if !meta.is_file() {
+            return Err(Error::InvalidArgument(format!(
+                "{}: not a file",
+                path.display()
+            )));
+        }
+        if meta.len() > MAX_DOCUMENT_BYTES {
+            return Err(Error::InvalidArgument(format!(
+                "{}: {} bytes; a document is at most {MAX_DOCUMENT_BYTES}",
+                path.display(),
+                meta.len()
+            )));
+        }
+        let bytes = std::fs::read(path).map_err(Error::io(path))?;
+        let hash: String = Sha256::digest(&bytes)
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        let path_text = path.display().to_string();
+        let id = document_id(&path_text);
+        let previous = self.documents().latest(&id)?;
+        if let Some(previous) = &previous
+            && previous.hash == hash
+        {
+            return Ok((previous.clone(), Added::Unchanged));
+        }
+        // Read before anything is written: a file that cannot be read leaves no trace.
+        let extracted = extract(path, &bytes)?;
+        let text = extracted.pages.join(&PAGE_BREAK.to_string());
+        let key_concepts = text_keywords(&text);
+        let project = match project {
+            Some(p) => Some(p.to_owned()),
+            None => self.project_holding(path)?.map(|(name, _)| name),
+        };
+        let mut entities: Vec<(String, String)> = key_concepts
+            .iter()
+            .map(|c| ("Concept".to_owned(), c.clone()))
+            .collect();
+        if let Some(p) = &project {
+            entities.push(("Project".to_owned(), p.clone()));
+        }
+        let store = self.graph.store();
+        let blob = store.blobs().put_small(text.as_bytes())?;
+        let modified_at = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(now, |d| {
+                Timestamp(i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+            });
+        let info = DocumentInfo {
+            id: id.clone(),
+            path: path_text.clone(),
+            version: previous.as_ref().map_or(1, |p| p.version + 1),
+            hash,
+            mime: extracted.mime.to_owned(),
+            bytes: meta.len(),
+            pages: if extracted.mime == "pdf" {
+                u32::try_from(extracted.pages.len()).unwrap_or(u32::MAX)
+            } else {
+                0
+            },
+            chars: text.chars().count() as u64,
+            title: extracted.title,
+            summary: summary(&text, &key_concepts),
+            key_concepts,
+            entities,
+            project,
+            modified_at,
+            added_at: now,
+            replaced_at: None,
+            text_blob: blob.hash.clone(),
+        };
+        let mut batch = Batch::new();
+        batch.put_blob(&blob)?;
+        if let Some(previous) = &previous {
+            let replaced = DocumentInfo {
+                replaced_at: Some(now),
+                ..previous.clone()
+            };
+            batch.put(
+                eywa_storage::Keyspace::Docs,
+                version_key(&id, previous.version),
+                &replaced,
+            )?;
+        }
+        batch.put(
+            eywa_storage::Keyspace::Docs,
+            version_key(&id, info.version),
+            &info,
+        )?;
+        batch.put(
+            eywa_storage::Keyspace::Docs,
+            head_key(&id),
+            &Head {
+                path: path_text,
+                latest: info.version,
+            },
+        )?;
+        let docs = document_text_docs(&info, &extracted.pages);
+        let source = source(&id);
+        self.mark_text_dirty()?;
+        let staged = self
+            .semantic()?
+            .stage(store, &source, &docs, true, &mut batch)?;
+        self.graph
+            .write_facts(batch, &self.document_facts(&info)?)?;
+        self.semantic()?.applied(staged);
+        let text_index = self.text()?;
+        text_index.delete_source(&source);
+        text_index.put(&docs)?;
+        if commit {
+            self.commit_text()?;
+        }
+        let added = if previous.is_some() {
+            Added::Changed
+        } else {
+            Added::New
+        };
+        Ok((info, added))
+    }
+
+    /// Puts the latest version of every document in the text index and queues its chunks
+    /// (a rebuild of the text index). Returns how many.
+    pub(crate) fn index_documents(&self) -> Result<u64> {
+        let store = self.graph.store();
+        let mut n = 0;
+        for info in self.documents().all()? {
+            let pages = self.documents().text(&info)?;
+            let docs = document_text_docs(&info, &pages);
+            self.text()?.put(&docs)?;
+            self.semantic()?
+                .enqueue(store, &source(&info.id), &docs, false)?;
+            n += 1;
+        }
+        Ok(n)
+    }
+
+    /// The project whose folder holds `path`: its name and id (the deepest, when folders
+    /// nest).
+    fn project_holding(&self, path: &std::path::Path) -> Result<Option<(String, NodeId)>> {
+        let mut best: Option<(usize, String, NodeId)> = None;
+        for project in self.graph.entities(EntityType::Project)? {
+            if let NodeKind::Entity(e) = &project.kind
+                && let Some(folder) = &e.path
+                && path.starts_with(folder)
+                && best.as_ref().is_none_or(|(len, _, _)| folder.len() > *len)
+            {
+                best = Some((folder.len(), project.name.clone(), project.id));
+            }
+        }
+        Ok(best.map(|(_, name, id)| (name, id)))
+    }
+
+    /// The document's node: MENTIONS its key concepts, and its project.
+    fn document_facts(&self, info: &DocumentInfo) -> Result<SessionFacts> {
+        let id = NodeId::document(&info.id);
+        let at = info.added_at;
+        let mut entities = Vec::new();
+        let mut edges = Vec::new();
+        for term in &info.key_concepts {
+            let concept = NodeId::concept(term);
+            entities.push(entity(EntityType::Concept, concept, term, None, at, at));
+            edges.push(Edge::new(id, Relation::Mentions, concept, at));
+        }
+        let holder = self.project_holding(std::path::Path::new(&info.path))?;
+        if let Some(name) = &info.project {
+            let project = match &holder {
+                Some((held, node)) if held == name => Some(*node),
+                _ => self
+                    .graph
+                    .find_entities(EntityType::Project, name)?
+                    .first()
+                    .map(|n| n.id),
+            };
+            if let Some(project) = project {
+                edges.push(Edge::new(id, Relation::Mentions, project, at));
+            }
+        }
+        let mut properties = std::collections::BTreeMap::new();
+        properties.insert("kind".to_owned(), DOCUMENT_TYPE.to_owned());
+        properties.insert("document_id".to_owned(), info.id.clone());
+        properties.insert("version".to_owned(), info.version.to_string());
+        if info.pages > 0 {
+            properties.insert("pages".to_owned(), info.pages.to_string());
+        }
+        if let Some(p) = &info.project {
+            properties.insert("project".to_owned(), p.clone());
+        }
+        Ok(SessionFacts {
+            episode: Node {
+                id,
+                name: info.title.clone(),
+                kind: NodeKind::Document(Document {
+                    mime: info.mime.clone(),
+                    path: info.path.clone(),
+                    hash: info.hash.clone(),
+                }),
+                content: Some(info.summary.clone()),
+                properties,
+                created_at: at,
+                updated_at: at,
+                doc_refs: Vec::new(),
+            },
+            handoff: None,
+            entities,
+            edges,
+        })
+    }
+}
+
+/// What a document version puts in the text index and semantic memory: each page of a
+/// PDF on its own (so a hit names its page), a text file whole; each with its title.
+fn document_text_docs(info: &DocumentInfo, pages: &[String]) -> Vec<TextDoc> {
+    let paged = info.mime == "pdf";
+    pages
+        .iter()
+        .enumerate()
+        .filter(|(_, text)| !text.trim().is_empty())
+        .map(|(i, text)| {
+            let page = paged.then(|| u32::try_from(i + 1).unwrap_or(u32::MAX));
+            TextDoc {
+                id: match page {
+                    Some(p) => format!("{}#p{p}", source(&info.id)),
+                    None => format!("{}#text", source(&info.id)),
+                },
+                source: source(&info.id),
+                session: String::new(),
+                project: info.project.as_deref().unwrap_or("").to_lowercase(),
+                kind: DOCUMENT_TYPE.to_owned(),
+                agent: None,
+                timestamp: info.modified_at.0,
+                text: format!("{}\n{text}", info.title),
+                message: None,
+                lead: info.title.chars().count() + 1,
+                page,
+            }
+        })
+        .collect()
+}

@@ -1,0 +1,392 @@
+//! Documents a user adds: markdown, text and PDF (made with lopdf, a real PDF writer) read
+//! into text and found by search (a PDF by page); a changed file is a new version with the
+//! old one readable (by number and as of a time); unchanged content stores nothing new; an
+//! encrypted or image-only PDF is refused with the reason and leaves nothing behind.
+
+use std::path::{Path, PathBuf};
+
+use eywa::docs::Added;
+use eywa::engine::{Engine, EngineConfig, SearchRequest};
+use eywa::model::{SearchFilter, Timestamp};
+use eywa::retrieve::SearchMode;
+use lopdf::content::{Content, Operation};
+use lopdf::{Document, Object, Stream, dictionary};
+
+use crate::support::fixture::ClaudeHome;
+
+/// A PDF with one page per text (empty text: a page that only draws a box).
+fn pdf(pages: &[&str]) -> Document {
+    let mut doc = Document::with_version("1.5");
+    let pages_id = doc.new_object_id();
+    let font_id = doc.add_object(dictionary! {
+        "Type" => "Font",
+        "Subtype" => "Type1",
+        "BaseFont" => "Helvetica",
+        "Encoding" => "WinAnsiEncoding",
+    });
+    let resources_id = doc.add_object(dictionary! {
+        "Font" => dictionary! { "F1" => font_id },
+    });
+    let mut kids: Vec<Object> = Vec::new();
+    for text in pages {
+        let operations = if text.is_empty() {
+            vec![
+                Operation::new("re", vec![10.into(), 10.into(), 200.into(), 200.into()]),
+                Operation::new("f", vec![]),
+            ]
+        } else {
+            vec![
+                Operation::new("BT", vec![]),
+                Operation::new("Tf", vec!["F1".into(), 12.into()]),
+                Operation::new("Td", vec![72.into(), 720.into()]),
+                Operation::new("Tj", vec![Object::string_literal(*text)]),
+                Operation::new("ET", vec![]),
+            ]
+        };
+        let content = Content { operations };
+        let content_id = doc.add_object(Stream::new(dictionary! {}, content.encode().unwrap()));
+        let page_id = doc.add_object(dictionary! {
+            "Type" => "Page",
+            "Parent" => pages_id,
+            "Contents" => content_id,
+        });
+        kids.push(page_id.into());
+    }
+    let count = kids.len() as i64;
+    doc.objects.insert(
+        pages_id,
+        Object::Dictionary(dictionary! {
+            "Type" => "Pages",
+            "Kids" => kids,
+            "Count" => count,
+            "Resources" => resources_id,
+            "MediaBox" => vec![0.into(), 0.into(), 612.into(), 792.into()],
+        }),
+    );
+    let catalog_id = doc.add_object(dictionary! { "Type" => "Catalog", "Pages" => pages_id });
+    doc.trailer.set("Root", catalog_id);
+    doc.trailer.set(
+        "ID",
+        Object::Array(vec![
+            Object::string_literal(b"eywa-test-pdf-id".to_vec()),
+            Object::string_literal(b"eywa-test-pdf-id".to_vec()),
+        ]),
+    );
+    doc
+}
+
+fn save(mut doc: Document, path: &Path) {
+    let mut bytes = Vec::new();
+    doc.save_to(&mut bytes).unwrap();
+    std::fs::write(path, bytes).unwrap();
+}
+
+fn encrypted(doc: &Document) -> Document {
+    let mut doc = doc.clone();
+    let state = lopdf::EncryptionState::try_from(lopdf::EncryptionVersion::V2 {
+        document: &doc,
+        owner_password: "owner",
+        user_password: "secret",
+        key_length: 128,
+        permissions: lopdf::Permissions::all(),
+    })
+    .unwrap();
+    doc.encrypt(&state).unwrap();
+    doc
+}
+
+struct World {
+    engine: Engine,
+    clock: eywa::model::Clock,
+    dir: tempfile::TempDir,
+    _home: ClaudeHome,
+}
+
+fn world() -> World {
+    let home = ClaudeHome::new();
+    std::fs::create_dir_all(home.root().join("projects")).unwrap();
+    let clock = eywa::model::Clock::manual(Timestamp::now());
+    let engine = Engine::open(EngineConfig {
+        clock: clock.clone(),
+        ..EngineConfig::temporary(home.root())
+    })
+    .unwrap();
+    World {
+        engine,
+        clock,
+        dir: tempfile::tempdir().unwrap(),
+        _home: home,
+    }
+}
+
+impl World {
+    fn path(&self, name: &str) -> PathBuf {
+        self.dir.path().join(name)
+    }
+
+    fn add(&self, name: &str) -> eywa::Result<(eywa::docs::DocumentInfo, Added)> {
+        let mut outcomes = self.engine.add_documents(&[self.path(name)], None)?;
+        assert_eq!(outcomes.len(), 1);
+        Ok(outcomes.remove(0).result.unwrap())
+    }
+
+    /// Document hits for `query`: (document id, page, title).
+    fn found(&self, query: &str) -> Vec<(String, Option<u32>, String)> {
+        self.engine
+            .search(&SearchRequest {
+                query: query.into(),
+                mode: SearchMode::Lexical,
+                filter: SearchFilter {
+                    kinds: vec!["document".into()],
+                    ..SearchFilter::default()
+                },
+                ..SearchRequest::default()
+            })
+            .unwrap()
+            .hits
+            .into_iter()
+            .map(|h| (h.document_id.unwrap_or_default(), h.page, h.title))
+            .collect()
+    }
+
+    fn blobs(&self) -> u64 {
+        self.engine.stats().unwrap().tiers.blobs
+    }
+}
+
+#[test]
+fn markdown_versions_chain_by_hash_and_old_ones_stay_readable() {
+    let w = world();
+    let notes = w.path("runbook.md");
+    std::fs::write(
+        &notes,
+        "# Deploy runbook\n\nDeploys go out on Tuesdays with a canary.\n",
+    )
+    .unwrap();
+    let (v1, added) = w.add("runbook.md").unwrap();
+    assert_eq!((v1.version, added, v1.mime.as_str()), (1, Added::New, "md"));
+    assert_eq!(v1.title, "Deploy runbook");
+    assert_eq!(
+        w.found("tuesdays canary"),
+        [(v1.id.clone(), None, "Deploy runbook".into())]
+    );
+
+    // Unchanged content: nothing new is stored.
+    let blobs = w.blobs();
+    let (same, added) = w.add("runbook.md").unwrap();
+    assert_eq!((same.version, added), (1, Added::Unchanged));
+    assert_eq!(w.blobs(), blobs);
+
+    // Edited: version 2, linked to version 1, which stays readable.
+    w.clock.advance(60_000);
+    let between = w.clock.now();
+    w.clock.advance(60_000);
+    std::fs::write(
+        &notes,
+        "# Deploy runbook\n\nDeploys go out on Wednesdays after the freeze.\n",
+    )
+    .unwrap();
+    let (v2, added) = w.add("runbook.md").unwrap();
+    assert_eq!(
+        (v2.version, added, v2.id.as_str()),
+        (2, Added::Changed, v1.id.as_str())
+    );
+    let history = w
+        .engine
+        .document_history(&notes.display().to_string())
+        .unwrap();
+    assert_eq!(history.len(), 2);
+    assert!(history[0].replaced_at.is_some() && history[1].replaced_at.is_none());
+    let old = w.engine.document(&v1.id, Some(1), None).unwrap();
+    assert!(old.pages[0].contains("Tuesdays"));
+    let then = w.engine.document(&v1.id, None, Some(between)).unwrap();
+    assert_eq!(then.info.version, 1);
+    assert!(then.pages[0].contains("Tuesdays"));
+    let now = w
+        .engine
+        .document(&notes.display().to_string(), None, None)
+        .unwrap();
+    assert!(now.pages[0].contains("Wednesdays"));
+    // Search sees the latest version only.
+    assert!(w.found("tuesdays").is_empty());
+    assert_eq!(w.found("wednesdays freeze").len(), 1);
+    let (listed, total) = w.engine.list_documents(10, 0).unwrap();
+    assert_eq!((listed.len(), total, listed[0].version), (1, 1, 2));
+    let e = w.engine.document(&v1.id, Some(3), None).unwrap_err();
+    assert!(matches!(e, eywa::Error::NotFound(_)), "{e}");
+}
+
+#[test]
+fn text_and_pdf_files_are_found_and_a_pdf_by_its_page() {
+    let w = world();
+    std::fs::write(
+        w.path("notes.txt"),
+        "Meeting notes\nThe cache warms in ninety seconds.\n",
+    )
+    .unwrap();
+    save(
+        pdf(&[
+            "Quarterly report on the storage engine",
+            "Compaction pauses dropped below four milliseconds",
+        ]),
+        &w.path("report.pdf"),
+    );
+    let (txt, _) = w.add("notes.txt").unwrap();
+    assert_eq!((txt.mime.as_str(), txt.pages), ("txt", 0));
+    let (report, _) = w.add("report.pdf").unwrap();
+    assert_eq!((report.mime.as_str(), report.pages), ("pdf", 2));
+    assert_eq!(report.title, "Quarterly report on the storage engine");
+    assert_eq!(w.found("ninety seconds")[0].0, txt.id);
+    let hits = w.found("compaction pauses");
+    assert_eq!(hits, [(report.id.clone(), Some(2), report.title.clone())]);
+    let text = w.engine.document(&report.id, None, None).unwrap();
+    assert_eq!(text.pages.len(), 2);
+    assert!(text.pages[1].contains("Compaction pauses dropped"));
+}
+
+#[test]
+fn an_encrypted_or_image_only_pdf_is_refused_and_leaves_nothing() {
+    let w = world();
+    let readable = pdf(&["Secret plans for the launch"]);
+    save(encrypted(&readable), &w.path("locked.pdf"));
+    save(pdf(&[""]), &w.path("scan.pdf"));
+    std::fs::write(w.path("slides.pptx"), b"not ours").unwrap();
+    let blobs = w.blobs();
+    for (name, why) in [
+        ("locked.pdf", "encrypted"),
+        ("scan.pdf", "no text layer"),
+        ("slides.pptx", ".pptx"),
+        ("missing.md", "no such file"),
+    ] {
+        let e = w.engine.add_documents(&[w.path(name)], None).unwrap_err();
+        assert!(matches!(e, eywa::Error::InvalidArgument(_)), "{name}: {e}");
+        assert!(e.to_string().contains(why), "{name}: {e}");
+    }
+    assert_eq!(w.blobs(), blobs);
+    assert_eq!(w.engine.list_documents(10, 0).unwrap().1, 0);
+    assert!(w.found("secret launch").is_empty());
+    // A folder: what can be read is added, what cannot is reported.
+    std::fs::write(w.path("ok.md"), "# Fine\n\nThis one reads well.\n").unwrap();
+    let outcomes = w
+        .engine
+        .add_documents(&[w.dir.path().to_path_buf()], None)
+        .unwrap();
+    let failed: Vec<&str> = outcomes
+        .iter()
+        .filter(|o| o.result.is_err())
+        .map(|o| o.path.rsplit('/').next().unwrap())
+        .collect();
+    assert_eq!(
+        failed,
+        ["locked.pdf", "scan.pdf"],
+        "the .pptx is not looked at"
+    );
+    assert_eq!(w.engine.list_documents(10, 0).unwrap().1, 1);
+}
+
+#[test]
+fn documents_over_grpc_and_the_cli() {
+    use crate::support::{eywa_cli, grpcurl, server::TestServer};
+    let home = ClaudeHome::new();
+    std::fs::create_dir_all(home.root().join("projects")).unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path().join("eywa");
+    let files = tempfile::tempdir().unwrap();
+    let guide = files.path().join("guide.md");
+    std::fs::write(&guide, "# Style guide\n\nPrefer short functions.\n").unwrap();
+    let cli = |args: &[&str]| eywa_cli(&dir, home.root(), args);
+    let (ok, out, err) = cli(&["docs", "add", &guide.display().to_string(), "--json"]);
+    assert!(ok, "{err}");
+    let added: serde_json::Value = serde_json::from_str(&out).unwrap();
+    let id = added["outcomes"][0]["document"]["id"]
+        .as_str()
+        .unwrap()
+        .to_owned();
+    assert_eq!(added["outcomes"][0]["added"], "new");
+    let (ok, out, err) = cli(&["docs", "show", &id, "--json"]);
+    assert!(ok, "{err}");
+    let shown: serde_json::Value = serde_json::from_str(&out).unwrap();
+    assert!(
+        shown["text"][0]
+            .as_str()
+            .unwrap()
+            .contains("short functions")
+    );
+    let locked = files.path().join("locked.pdf");
+    save(encrypted(&pdf(&["x y z"])), &locked);
+    let (ok, _, err) = cli(&["docs", "add", &locked.display().to_string()]);
+    assert!(!ok && err.contains("encrypted"), "{err}");
+
+    let Some(grpcurl) = grpcurl::grpcurl() else {
+        return;
+    };
+    let server = TestServer::start(Engine::open(EngineConfig::new(&dir, home.root())).unwrap());
+    let addr = server.addr();
+    let call = |method: &str, body: &str| {
+        grpcurl::run(
+            &grpcurl,
+            &[
+                "-plaintext",
+                "-d",
+                body,
+                &addr,
+                &format!("eywa.v1.Documents/{method}"),
+            ],
+        )
+    };
+    std::fs::write(
+        &guide,
+        "# Style guide\n\nPrefer short functions and plain names.\n",
+    )
+    .unwrap();
+    let out = call(
+        "AddDocument",
+        &format!(r#"{{"paths": ["{}"]}}"#, guide.display()),
+    )
+    .json();
+    assert_eq!(out["outcomes"][0]["added"], "changed");
+    assert_eq!(out["outcomes"][0]["document"]["version"], 2);
+    let got = call(
+        "GetDocument",
+        &format!(r#"{{"document": "{id}", "version": 1}}"#),
+    )
+    .json();
+    assert!(!got["pages"][0].as_str().unwrap().contains("plain names"));
+    let history = call(
+        "DocumentHistory",
+        &format!(r#"{{"document": "{}"}}"#, guide.display()),
+    )
+    .json();
+    assert_eq!(history["versions"].as_array().unwrap().len(), 2);
+    let listed = call("ListDocuments", "{}").json();
+    assert_eq!(listed["total"], "1");
+    for (method, body, code) in [
+        (
+            "AddDocument",
+            format!(r#"{{"paths": ["{}"]}}"#, locked.display()),
+            "InvalidArgument",
+        ),
+        (
+            "AddDocument",
+            r#"{"paths": []}"#.to_owned(),
+            "InvalidArgument",
+        ),
+        (
+            "GetDocument",
+            r#"{"document": "/nowhere.md"}"#.to_owned(),
+            "NotFound",
+        ),
+        (
+            "ListDocuments",
+            r#"{"limit": 0}"#.to_owned(),
+            "InvalidArgument",
+        ),
+    ] {
+        let out = call(method, &body);
+        assert!(
+            !out.success && out.stderr.contains(&format!("Code: {code}")),
+            "{method}: {}",
+            out.stderr
+        );
+    }
+}
