@@ -73,6 +73,13 @@ impl World {
             "~/src/shop" => "/w/shop".to_owned(),
             "~/src/shop-v2" => self.out.join("shop-v2").display().to_string(),
             "~/old-eywa" => self.folder.display().to_string(),
+            "~/notes" => self
+                .folder
+                .parent()
+                .unwrap()
+                .join("notes")
+                .display()
+                .to_string(),
             // The fixture's sessions call Read; none runs Bash.
             "tool:Bash" => "tool:Read".to_owned(),
             other => other.to_owned(),
@@ -138,6 +145,13 @@ fn build_world() -> Option<World> {
     );
     let claude = root.path().join("claude");
     copy_dir(home.root(), &claude);
+    let notes = root.path().join("notes");
+    std::fs::create_dir_all(&notes).unwrap();
+    std::fs::write(
+        notes.join("deploys.md"),
+        "# Deploys\n\nDeploys of the shop go out on Tuesdays after the coupon checks.\n",
+    )
+    .unwrap();
     let folder = root.path().join("old-eywa");
     std::fs::create_dir_all(folder.join("handoffs")).unwrap();
     let date = days_ago(5).date_naive().to_string();

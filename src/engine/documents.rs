@@ -70,6 +70,8 @@ impl Engine {
             w.commit_text()?;
             Ok(out)
         })?;
+        // Its first chunks are embedded now, as a memory's are: found by meaning at once.
+        self.embed_now();
         if outcomes.iter().all(|o| o.result.is_err()) {
             let why: Vec<&str> = outcomes
                 .iter()

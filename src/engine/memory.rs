@@ -241,10 +241,11 @@ impl Engine {
         Ok(hits)
     }
 
-    /// Embeds what was just queued (a memory is the newest chunk), so that it is recalled
-    /// by meaning at once, from this process or a server alike. Without a model, or when
+    /// Embeds what was just queued, newest first (a memory or a document just added is
+    /// the newest), up to one step of the embedder, so that it is found by meaning at
+    /// once, from this process or a server alike. Without a model, or when
     /// it fails, the chunk waits for the embedder as any other.
-    fn embed_now(&self) {
+    pub(super) fn embed_now(&self) {
         let Ok(semantic) = self.semantic() else {
             return;
         };
