@@ -28,8 +28,7 @@ const HEAD: u8 = b'd';
 /// Key prefix of a version: `v | id (8 bytes) | version (u32, big-endian)`.
 const VERSION: u8 = b'v';
 
-/// The content type documents are indexed as.
-pub const DOCUMENT_TYPE: &str = "document";
+pub use crate::model::DOCUMENT_TYPE;
 
 /// One version of a document, as stored (seed 002's Document).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -298,15 +297,6 @@ pub(crate) fn source(id: &str) -> String {
     format!("doc:{id}")
 }
 
-/// The document id and page of a text-index document id (`doc:<id>#p<page>` or
-/// `doc:<id>#text`).
-pub(crate) fn passage_of(doc: &str) -> Option<(String, Option<u32>)> {
-    let rest = doc.strip_prefix("doc:")?;
-    let (id, part) = rest.split_once('#')?;
-    let page = part.strip_prefix('p').and_then(|p| p.parse().ok());
-    Some((id.to_owned(), page))
-}
-
 /// Reading documents from the store.
 pub(crate) struct Documents<'s> {
     pub store: &'s Store,
@@ -427,13 +417,13 @@ mod tests {
     #[test]
     fn passages_name_their_document_and_page() {
         assert_eq!(
-            passage_of("doc:0123456789abcdef#p3"),
+            crate::model::document_passage("doc:0123456789abcdef#p3"),
             Some(("0123456789abcdef".into(), Some(3)))
         );
         assert_eq!(
-            passage_of("doc:0123456789abcdef#text"),
+            crate::model::document_passage("doc:0123456789abcdef#text"),
             Some(("0123456789abcdef".into(), None))
         );
-        assert_eq!(passage_of("/x.jsonl#1.0"), None);
+        assert_eq!(crate::model::document_passage("/x.jsonl#1.0"), None);
     }
 }

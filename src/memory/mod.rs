@@ -318,8 +318,7 @@ pub(crate) fn source(id: &str) -> String {
     format!("memory:{id}")
 }
 
-/// The content type a memory is indexed as.
-pub const MEMORY_TYPE: &str = "memory_item";
+pub use crate::model::MEMORY_TYPE;
 
 /// Reading memories from the store.
 pub(crate) struct Memories<'s> {

@@ -42,8 +42,8 @@ pub const CONTENT_TYPES: [&str; 11] = [
     "handoff",
     "plan",
     "memory",
-    crate::memory::MEMORY_TYPE,
-    crate::docs::DOCUMENT_TYPE,
+    crate::model::MEMORY_TYPE,
+    crate::model::DOCUMENT_TYPE,
 ];
 
 /// One session found: its best passage, its score, and why.
@@ -214,7 +214,7 @@ pub(crate) fn fuse(
             Some(key) => Snippet::Chunk(key),
             None => Snippet::Passage(best.text),
         };
-        let (document_id, page) = match crate::docs::passage_of(&best.doc) {
+        let (document_id, page) = match crate::model::document_passage(&best.doc) {
             Some((id, page)) => (Some(id), page),
             None => (None, None),
         };

@@ -37,8 +37,8 @@ pub const EMBEDDED_TYPES: [&str; 10] = [
     "handoff",
     "plan",
     "memory",
-    crate::memory::MEMORY_TYPE,
-    crate::docs::DOCUMENT_TYPE,
+    crate::model::MEMORY_TYPE,
+    crate::model::DOCUMENT_TYPE,
 ];
 
 /// Chunks of one document at most (a plan or report longer than this is embedded by its
