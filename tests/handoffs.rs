@@ -153,3 +153,61 @@ fn handoffs_are_written_in_eywa_format_with_an_index() {
     assert_eq!(entries.len(), 1);
     assert_eq!(entries[0].headline, handoff.headline);
 }
+
+/// A tool result line answering call `n`.
+fn result_line(n: u32, is_error: bool) -> String {
+    let at = days_ago(1) + chrono::Duration::minutes(i64::from(n) + 10);
+    json!({"type": "user", "uuid": format!("r{n}"), "sessionId": ID, "cwd": "/w/shop",
+           "timestamp": at.to_rfc3339(),
+           "message": {"role": "user", "content": [{"type": "tool_result",
+               "tool_use_id": format!("toolu_t{n}"), "is_error": is_error, "content": "x"}]}})
+    .to_string()
+}
+
+#[test]
+fn confidence_counts_the_messages_that_support_a_fact() {
+    let home = ClaudeHome::new();
+    let mut lines = session_lines(
+        ID,
+        "/w/shop",
+        days_ago(1),
+        &[(
+            "Fix the cart rounding in cart.rs",
+            "The cart rounding is fixed.",
+        )],
+    );
+    for (n, path, ok) in [
+        (1, "/w/shop/src/cart.rs", true),
+        (2, "/w/shop/src/cart.rs", true),
+        (3, "/w/shop/src/cart.rs", true),
+        (4, "/w/shop/src/missing.rs", false),
+    ] {
+        lines.push(tool_line(n, "Read", json!({"file_path": path})));
+        lines.push(result_line(n, !ok));
+    }
+    home.write_raw(
+        "-w-shop",
+        &format!("{ID}.jsonl"),
+        &(lines.join("\n") + "\n"),
+    );
+    let engine = Engine::open(EngineConfig::temporary(home.root())).unwrap();
+    engine.ingest().unwrap();
+    let (_, out) = engine
+        .neighbors(&format!("session:{ID}"), &EdgeFilter::default(), 100)
+        .unwrap();
+    let confidence = |relation: Relation, name: &str| {
+        out.iter()
+            .find(|n| n.edge.relation == relation && n.node.name == name)
+            .map(|n| n.edge.confidence)
+            .unwrap_or_else(|| panic!("no {relation:?} {name}: {out:#?}"))
+    };
+    // Three clean reads: 1 - 0.5^4. One read that failed: 0.25.
+    assert_eq!(confidence(Relation::Read, "src/cart.rs"), 0.9375);
+    assert_eq!(confidence(Relation::Read, "src/missing.rs"), 0.25);
+    // Read: five calls (the fixture's exchange makes one, without a file), one failed.
+    assert_eq!(confidence(Relation::Used, "Read"), 0.96875);
+    // The session is in its project: structure, not inference.
+    assert_eq!(confidence(Relation::Touched, "shop"), 1.0);
+    // "rounding" is said by the prompt and the reply.
+    assert_eq!(confidence(Relation::Mentions, "rounding"), 0.875);
+}

@@ -141,6 +141,7 @@ pub fn episode_facts(origin: Origin<'_>, t: &Transcript) -> Option<SessionFacts>
         let mut edge = Edge::new(episode_id, Relation::Used, id, first);
         edge.valid_to = Some(last);
         edge.evidence = evidence(usage.evidence.as_ref());
+        edge.confidence = Edge::supported(usage.count, usage.errors);
         edges.push(edge);
     }
     // Concepts: the session's keywords, each evidenced by the first prompt that says it.
@@ -159,6 +160,14 @@ pub fn episode_facts(origin: Origin<'_>, t: &Transcript) -> Option<SessionFacts>
             .position(|p| p.to_lowercase().contains(term.as_str()))
             .and_then(|i| t.prompt_uuids.get(i).and_then(Option::as_ref));
         edge.evidence = evidence(said);
+        // Supported by every prompt and reply that says the term.
+        let says = t
+            .prompts
+            .iter()
+            .chain(&t.assistant_text)
+            .filter(|text| text.to_lowercase().contains(term.as_str()))
+            .count();
+        edge.confidence = Edge::supported(u32::try_from(says).unwrap_or(u32::MAX), 0);
         edges.push(edge);
     }
 
@@ -178,6 +187,7 @@ pub fn episode_facts(origin: Origin<'_>, t: &Transcript) -> Option<SessionFacts>
             let mut edge = Edge::new(episode_id, relation, id, first);
             edge.valid_to = Some(last);
             edge.evidence = evidence(usage.evidence.as_ref());
+            edge.confidence = Edge::supported(usage.calls, usage.errors);
             edges.push(edge);
         }
         if let Some(project) = project {

@@ -146,7 +146,7 @@ impl Writer<'_> {
             .semantic()?
             .stage(store, &source, &docs, true, &mut batch)?;
         self.graph
-            .write_facts(batch, &self.document_facts(&info)?)?;
+            .write_facts(batch, &self.document_facts(&info, &text)?)?;
         self.semantic()?.applied(staged);
         let text_index = self.text()?;
         text_index.delete_source(&source);
@@ -195,15 +195,20 @@ impl Writer<'_> {
     }
 
     /// The document's node: MENTIONS its key concepts, and its project.
-    fn document_facts(&self, info: &DocumentInfo) -> Result<SessionFacts> {
+    fn document_facts(&self, info: &DocumentInfo, text: &str) -> Result<SessionFacts> {
         let id = NodeId::document(&info.id);
+        let lowered = text.to_lowercase();
         let at = info.added_at;
         let mut entities = Vec::new();
         let mut edges = Vec::new();
         for term in &info.key_concepts {
             let concept = NodeId::concept(term);
             entities.push(entity(EntityType::Concept, concept, term, None, at, at));
-            edges.push(Edge::new(id, Relation::Mentions, concept, at));
+            let mut edge = Edge::new(id, Relation::Mentions, concept, at);
+            // Supported by each time the text says it.
+            let says = lowered.matches(term.as_str()).count();
+            edge.confidence = Edge::supported(u32::try_from(says).unwrap_or(u32::MAX), 0);
+            edges.push(edge);
         }
         let holder = self.project_holding(std::path::Path::new(&info.path))?;
         if let Some(name) = &info.project {

@@ -141,7 +141,10 @@ pub struct Edge {
     pub dst: NodeId,
     /// What the edge says of `src` and `dst`.
     pub relation: Relation,
-    /// How sure eywa is of the fact; 1.0 for facts read straight from a source.
+    /// How sure eywa is of the fact, 0 to 1 (see [`Edge::supported`]): 1.0 for facts
+    /// that are the source's structure (a session in its project, a subagent it started,
+    /// sessions in sequence, a memory's links); for what tool calls and words show, from
+    /// how many messages support it.
     pub confidence: f32,
     /// When the fact began to hold in the world.
     pub valid_from: Timestamp,
@@ -159,6 +162,20 @@ pub struct Edge {
 }
 
 impl Edge {
+    /// The confidence of a fact `support` messages show and `against` contradict (calls
+    /// that named the file or tool and came back with an error): `1 − 0.5^(k + 1)` for
+    /// `k = support − against` messages, so one message gives 0.75, two 0.875, three
+    /// 0.9375; 0.25 when every call failed (the session tried, and nothing came of it).
+    /// A support of 0 (not counted: a read state saved before counts were kept) counts
+    /// as one message.
+    pub fn supported(support: u32, against: u32) -> f32 {
+        if support > 0 && against >= support {
+            return 0.25;
+        }
+        let k = support.saturating_sub(against).clamp(1, 30);
+        1.0 - 0.5f32.powi(i32::try_from(k).unwrap_or(30) + 1)
+    }
+
     /// A new edge whose id derives from its endpoints and relation.
     pub fn new(src: NodeId, relation: Relation, dst: NodeId, valid_from: Timestamp) -> Self {
         Edge {

@@ -50,6 +50,9 @@ pub(super) struct Accumulator {
     /// Inline runs and which run each sidechain uuid belongs to.
     pub(super) runs: Vec<Accumulator>,
     pub(super) run_of: HashMap<String, usize>,
+    /// Calls that named a file: tool_use id → the path (to count errored results).
+    #[serde(default)]
+    pub(super) file_calls: HashMap<String, String>,
 }
 
 impl Accumulator {
@@ -65,6 +68,7 @@ impl Accumulator {
             task_calls: HashMap::new(),
             runs: Vec::new(),
             run_of: HashMap::new(),
+            file_calls: HashMap::new(),
             response_ids: HashSet::new(),
             tool_use_ids: HashMap::new(),
             links: Vec::new(),

@@ -25,6 +25,16 @@ impl Accumulator {
             {
                 tool.errors += 1;
             }
+            if let Block::ToolResult {
+                tool_use_id: Some(id),
+                is_error: true,
+                ..
+            } = block
+                && let Some(path) = self.file_calls.get(*id)
+                && let Some(file) = self.t.files.get_mut(path)
+            {
+                file.errors += 1;
+            }
         }
         if let Some((agent_id, agent_type)) = line.spawned_agent() {
             let tool_use_id = blocks.iter().find_map(|b| match b {
@@ -184,7 +194,7 @@ impl Accumulator {
         let uuid = line.uuid();
         let shown = truncate_chars(&input.to_string(), MAX_TOOL_INPUT_CHARS);
         self.passage(PassageKind::ToolCall, line, &format!("{name} {shown}"));
-        self.note_files(name, input, ts, uuid);
+        self.note_files(name, input, ts, uuid, id);
         if name == "TodoWrite"
             && let Some(todos) = input.get("todos").and_then(|t| t.as_array())
         {
@@ -237,6 +247,7 @@ impl Accumulator {
         input: &serde_json::Value,
         ts: Option<Timestamp>,
         uuid: Option<&str>,
+        call_id: Option<&str>,
     ) {
         let (read, edited, created) = match tool {
             "Read" | "NotebookRead" => (true, false, false),
@@ -261,6 +272,17 @@ impl Accumulator {
         file.read |= read;
         file.edited |= edited;
         file.created |= created;
+        // A call replayed (the same id) is counted once.
+        let counted = match call_id {
+            Some(id) => self
+                .file_calls
+                .insert(id.to_owned(), path.to_owned())
+                .is_none(),
+            None => true,
+        };
+        if counted {
+            file.calls += 1;
+        }
         if let Some(ts) = ts {
             file.first = Some(file.first.map_or(ts, |f| f.min(ts)));
             file.last = Some(file.last.map_or(ts, |l| l.max(ts)));

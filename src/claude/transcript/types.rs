@@ -55,6 +55,13 @@ pub struct FileUse {
     pub last: Option<Timestamp>,
     /// uuid of the line whose tool call first showed the use (evidence).
     pub evidence: Option<String>,
+    /// Calls that named the file (each call id once); 0 in a read state saved before
+    /// they were counted.
+    #[serde(default)]
+    pub calls: u32,
+    /// Of those, calls whose result came back with `is_error`.
+    #[serde(default)]
+    pub errors: u32,
 }
 
 /// How often a session used one tool, and when.
