@@ -239,6 +239,26 @@ fn text_and_pdf_files_are_found_and_a_pdf_by_its_page() {
     assert_eq!(w.found("ninety seconds")[0].0, txt.id);
     let hits = w.found("compaction pauses");
     assert_eq!(hits, [(report.id.clone(), Some(2), report.title.clone())]);
+    // Seed 002's type names: `doc` is the documents, `chunk` every chunked type.
+    for alias in ["doc", "chunk"] {
+        let hits = w
+            .engine
+            .search(&SearchRequest {
+                query: "compaction pauses".into(),
+                mode: SearchMode::Lexical,
+                filter: SearchFilter {
+                    kinds: vec![alias.into()],
+                    ..SearchFilter::default()
+                },
+                ..SearchRequest::default()
+            })
+            .unwrap();
+        assert_eq!(
+            hits.hits[0].document_id.as_deref(),
+            Some(report.id.as_str()),
+            "{alias}"
+        );
+    }
     let text = w.engine.document(&report.id, None, None).unwrap();
     assert_eq!(text.pages.len(), 2);
     assert!(text.pages[1].contains("Compaction pauses dropped"));

@@ -4,7 +4,7 @@ use std::io::{BufRead, Write};
 use std::process::ExitCode;
 
 use anyhow::Context;
-use eywa::engine::{CONTENT_TYPES, SearchHit, SearchRequest, SearchResults};
+use eywa::engine::{SearchHit, SearchRequest, SearchResults};
 use eywa::model::{SearchFilter, Timestamp};
 use eywa::retrieve::SearchMode;
 use serde_json::json;
@@ -29,7 +29,8 @@ pub(super) struct Args {
     explain: bool,
     /// Only these content types (comma-separated or repeated): user_message,
     /// assistant_response, compact_summary, tool_call, subagent_summary, summary_label,
-    /// handoff, plan, memory
+    /// handoff, plan, memory (memory files and memories), memory_item, document; doc
+    /// (documents) and chunk (every type cut into embedded chunks) too
     #[arg(long = "type", value_delimiter = ',', value_name = "TYPE")]
     types: Vec<String>,
     /// Only sessions of this project (repeatable)
@@ -80,13 +81,8 @@ fn parse_since(s: &str) -> Result<Timestamp, String> {
 }
 
 pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
-    for t in &args.types {
-        if !CONTENT_TYPES.contains(&t.as_str()) {
-            anyhow::bail!(
-                "unknown content type `{t}`; known: {}",
-                CONTENT_TYPES.join(", ")
-            );
-        }
+    if let Err(why) = eywa::retrieve::search::content_types(&args.types) {
+        anyhow::bail!(why);
     }
     let request = |query: String, projects: Vec<String>| SearchRequest {
         query,

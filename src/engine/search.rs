@@ -9,8 +9,8 @@ use crate::index::TextQuery;
 use crate::model::{NodeId, NodeKind};
 use crate::retrieve::SearchMode;
 use crate::retrieve::search::{
-    CONTENT_TYPES, Focus, Found, MAX_SEARCH_LIMIT, SEMANTIC_DECAY, SESSION_DECAY, SearchRequest,
-    SearchResults, Snippet, fuse, group,
+    Focus, Found, MAX_SEARCH_LIMIT, SEMANTIC_DECAY, SESSION_DECAY, SearchRequest, SearchResults,
+    Snippet, fuse, group,
 };
 use crate::semantic::Semantic;
 use crate::{Error, Result};
@@ -27,11 +27,16 @@ impl Engine {
     /// hybrid mode without it is lexical, with a notice.
     pub fn search(&self, request: &SearchRequest) -> Result<SearchResults> {
         let cleaned;
+        let kinds = crate::retrieve::search::content_types(&request.filter.kinds)
+            .map_err(Error::InvalidArgument)?;
         let request = match crate::retrieve::clean_query(&request.query) {
-            std::borrow::Cow::Borrowed(_) => request,
-            std::borrow::Cow::Owned(query) => {
+            std::borrow::Cow::Borrowed(_) if kinds == request.filter.kinds => request,
+            query => {
+                let mut filter = request.filter.clone();
+                filter.kinds = kinds;
                 cleaned = SearchRequest {
-                    query,
+                    query: query.into_owned(),
+                    filter,
                     ..request.clone()
                 };
                 &cleaned
@@ -131,14 +136,6 @@ impl Engine {
             }
             n => n,
         };
-        for kind in &request.filter.kinds {
-            if !CONTENT_TYPES.contains(&kind.as_str()) {
-                return Err(Error::InvalidArgument(format!(
-                    "unknown content type `{kind}`; known: {}",
-                    CONTENT_TYPES.join(", ")
-                )));
-            }
-        }
         if let (Some(since), Some(until)) = (request.filter.since, request.filter.until)
             && since > until
         {

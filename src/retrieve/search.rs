@@ -46,6 +46,55 @@ pub const CONTENT_TYPES: [&str; 11] = [
     crate::model::DOCUMENT_TYPE,
 ];
 
+/// Names a search's types may also be given by (seed 002's `chunk | doc | memory`): `doc`
+/// is a user's documents, `memory` both memories and project memory files, `chunk` every
+/// type that is cut into embedded chunks.
+pub const TYPE_ALIASES: [(&str, &[&str]); 3] = [
+    ("doc", &[crate::model::DOCUMENT_TYPE]),
+    ("memory", &["memory", crate::model::MEMORY_TYPE]),
+    (
+        "chunk",
+        &[
+            "user_message",
+            "assistant_response",
+            "compact_summary",
+            "subagent_summary",
+            "summary_label",
+            "handoff",
+            "plan",
+            "memory",
+            crate::model::MEMORY_TYPE,
+            crate::model::DOCUMENT_TYPE,
+        ],
+    ),
+];
+
+/// The content types `given` names, aliases expanded, each once; an unknown name is the
+/// error, saying which are known.
+pub fn content_types(given: &[String]) -> Result<Vec<String>, String> {
+    let mut out: Vec<String> = Vec::new();
+    for name in given {
+        let name = name.trim();
+        let expanded: Vec<&str> = match TYPE_ALIASES.iter().find(|(alias, _)| *alias == name) {
+            Some((_, types)) => types.to_vec(),
+            None if CONTENT_TYPES.contains(&name) => vec![name],
+            None => {
+                return Err(format!(
+                    "unknown content type `{name}`; known: {}, and {}",
+                    CONTENT_TYPES.join(", "),
+                    TYPE_ALIASES.map(|(a, _)| a).join(", ")
+                ));
+            }
+        };
+        for t in expanded {
+            if !out.iter().any(|o| o == t) {
+                out.push(t.to_owned());
+            }
+        }
+    }
+    Ok(out)
+}
+
 /// One session found: its best passage, its score, and why.
 #[derive(Debug, Clone)]
 pub struct SearchHit {
