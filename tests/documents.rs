@@ -380,6 +380,21 @@ fn documents_over_grpc_and_the_cli() {
     assert_eq!(history["versions"].as_array().unwrap().len(), 2);
     let listed = call("ListDocuments", "{}").json();
     assert_eq!(listed["total"], "1");
+    let followed = call(
+        "FollowFolders",
+        &format!(
+            r#"{{"paths": ["{}"], "project": "style"}}"#,
+            files.path().display()
+        ),
+    )
+    .json();
+    assert_eq!(
+        followed["folders"][0]["path"],
+        files.path().display().to_string()
+    );
+    assert_eq!(followed["folders"][0]["project"], "style");
+    let listed = call("FollowFolders", "{}").json();
+    assert_eq!(listed["folders"].as_array().unwrap().len(), 1);
     for (method, body, code) in [
         (
             "AddDocument",
@@ -409,4 +424,60 @@ fn documents_over_grpc_and_the_cli() {
             out.stderr
         );
     }
+}
+
+#[test]
+fn a_followed_folder_is_read_again_by_every_ingest() {
+    let w = world();
+    let notes = w.path("notes");
+    std::fs::create_dir_all(&notes).unwrap();
+    std::fs::write(notes.join("a.md"), "# A\n\nThe first note says hello.\n").unwrap();
+    let outcomes = w
+        .engine
+        .follow_folders(std::slice::from_ref(&notes), Some("shop"), false)
+        .unwrap();
+    assert_eq!(outcomes.len(), 1);
+    assert_eq!(
+        w.engine.followed_folders().unwrap(),
+        [(notes.display().to_string(), Some("shop".to_owned()))]
+    );
+    // A new file and a changed one: the next ingest adds both; a bad one is counted.
+    std::fs::write(
+        notes.join("b.txt"),
+        "Second note about the release train.\n",
+    )
+    .unwrap();
+    std::fs::write(
+        notes.join("a.md"),
+        "# A\n\nThe first note now says goodbye.\n",
+    )
+    .unwrap();
+    save(pdf(&[""]), &notes.join("scan.pdf"));
+    let report = w.engine.ingest().unwrap();
+    assert_eq!((report.documents_added, report.documents_failed), (2, 1));
+    assert_eq!(w.engine.list_documents(10, 0).unwrap().1, 2);
+    assert_eq!(w.found("release train").len(), 1);
+    let a = w
+        .engine
+        .document(&notes.join("a.md").display().to_string(), None, None)
+        .unwrap();
+    assert_eq!(
+        (a.info.version, a.info.project.as_deref()),
+        (2, Some("shop"))
+    );
+    // Nothing changed: nothing added (files of the same size and time are not read).
+    assert_eq!(w.engine.ingest().unwrap().documents_added, 0);
+    // Stopped: no longer followed, what was added stays.
+    w.engine
+        .follow_folders(std::slice::from_ref(&notes), None, true)
+        .unwrap();
+    assert!(w.engine.followed_folders().unwrap().is_empty());
+    std::fs::write(notes.join("c.md"), "# C\n\nA third note.\n").unwrap();
+    assert_eq!(w.engine.ingest().unwrap().documents_added, 0);
+    assert_eq!(w.engine.list_documents(10, 0).unwrap().1, 2);
+    let e = w
+        .engine
+        .follow_folders(&[w.path("nowhere")], None, false)
+        .unwrap_err();
+    assert!(e.to_string().contains("not a folder"), "{e}");
 }

@@ -3,7 +3,7 @@
 
 use tonic::transport::Channel;
 
-use super::convert::documents::{AddQuery, DocumentListQuery, DocumentQuery};
+use super::convert::documents::{AddQuery, DocumentListQuery, DocumentQuery, FollowQuery};
 use super::convert::graph::{
     FindQuery, NodeQuery, PathQuery, RelatedQuery, WalkQuery, path_from_wire,
 };
@@ -569,5 +569,23 @@ impl RemoteClient {
         let pb::DocumentHistoryResponse { versions } =
             self.documents.document_history(request).await?.into_inner();
         versions.into_iter().map(TryInto::try_into).collect()
+    }
+
+    /// Has the server follow folders (or stop, with `stop`); what adding them did, and the
+    /// folders followed after.
+    pub async fn follow_folders(
+        &mut self,
+        paths: &[String],
+        project: Option<&str>,
+        stop: bool,
+    ) -> Result<crate::engine::Followed, tonic::Status> {
+        let request = pb::FollowFoldersRequest::from(FollowQuery {
+            paths: paths.to_vec(),
+            project: project.map(str::to_owned),
+            stop,
+        });
+        crate::engine::Followed::try_from(
+            self.documents.follow_folders(request).await?.into_inner(),
+        )
     }
 }

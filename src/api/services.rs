@@ -5,7 +5,7 @@ use std::sync::Arc;
 use tonic::transport::server::Router;
 use tonic::{Request, Response, Status};
 
-use super::convert::documents::{AddQuery, DocumentListQuery, DocumentQuery};
+use super::convert::documents::{AddQuery, DocumentListQuery, DocumentQuery, FollowQuery};
 use super::convert::graph::{FindQuery, NodeQuery, PathQuery, RelatedQuery, WalkQuery};
 use super::convert::ingest::ImportQuery;
 use super::convert::memory::{ForgetQuery, MemoryListQuery, UpdateQuery};
@@ -161,6 +161,14 @@ serve!(pb::documents_server::Documents {
         |e, q: DocumentListQuery| e.list_documents(q.limit, q.offset);
     document_history(DocumentHistoryRequest { document }) -> DocumentHistoryResponse:
         |e| e.document_history(&document);
+    follow_folders(FollowFoldersRequest) -> FollowFoldersResponse: |e, q: FollowQuery| {
+        let paths: Vec<std::path::PathBuf> = q.paths.iter().map(std::path::PathBuf::from).collect();
+        let outcomes = match paths.is_empty() {
+            true => Vec::new(),
+            false => e.follow_folders(&paths, q.project.as_deref(), q.stop)?,
+        };
+        Ok::<_, crate::Error>(crate::engine::Followed { outcomes, folders: e.followed_folders()? })
+    };
 });
 
 /// A node by reference and, for a session, its handoff.

@@ -188,6 +188,35 @@ impl Client {
         }
     }
 
+    pub(super) fn follow_folders(
+        &self,
+        folders: &[std::path::PathBuf],
+        project: Option<&str>,
+        stop: bool,
+    ) -> anyhow::Result<eywa::engine::Followed> {
+        match self {
+            Client::Local(l) => {
+                let engine = l.engine()?;
+                let outcomes = match folders.is_empty() {
+                    true => Vec::new(),
+                    false => engine.follow_folders(folders, project, stop)?,
+                };
+                Ok(eywa::engine::Followed {
+                    outcomes,
+                    folders: engine.followed_folders()?,
+                })
+            }
+            Client::Remote(r) => {
+                let paths: Vec<String> = folders
+                    .iter()
+                    .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone()))
+                    .map(|p| p.display().to_string())
+                    .collect();
+                r.call(async |c| c.follow_folders(&paths, project, stop).await)
+            }
+        }
+    }
+
     pub(super) fn document(
         &self,
         document: &str,

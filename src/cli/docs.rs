@@ -32,6 +32,21 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Follow folders: every ingest (`serve` polls) adds what changed in them; adds them
+    /// now. With no folder, lists those followed
+    Watch {
+        /// Folders
+        folders: Vec<std::path::PathBuf>,
+        /// Their project (else the project whose folder holds each file)
+        #[arg(long)]
+        project: Option<String>,
+        /// Stop following these folders (what was added stays)
+        #[arg(long)]
+        stop: bool,
+        /// Print JSON
+        #[arg(long)]
+        json: bool,
+    },
     /// Documents, most recently added first
     List {
         /// Documents to show
@@ -113,6 +128,54 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             }
             if failed > 0 {
                 return Ok(ExitCode::FAILURE);
+            }
+        }
+        Command::Watch {
+            folders,
+            project,
+            stop,
+            json,
+        } => {
+            let eywa::engine::Followed {
+                outcomes,
+                folders: followed,
+            } = client.follow_folders(&folders, project.as_deref(), stop)?;
+            let failed = outcomes.iter().filter(|o| o.result.is_err()).count();
+            if json {
+                let items: Vec<_> = outcomes
+                    .iter()
+                    .map(|o| match &o.result {
+                        Ok((info, added)) => json!({
+                            "path": o.path, "added": added.as_str(), "document": to_json(info),
+                        }),
+                        Err(why) => json!({ "path": o.path, "error": why }),
+                    })
+                    .collect();
+                let folders: Vec<_> = followed
+                    .iter()
+                    .map(|(path, project)| json!({ "path": path, "project": project }))
+                    .collect();
+                super::print_json(&json!({ "outcomes": items, "followed": folders }))?;
+            } else {
+                let added = outcomes.iter().filter(|o| o.result.is_ok()).count();
+                if !folders.is_empty() && !stop {
+                    outln!("added or checked {added} files; {failed} cannot be read");
+                }
+                for o in &outcomes {
+                    if let Err(why) = &o.result {
+                        errln!("eywa: {why}");
+                    }
+                }
+                if followed.is_empty() {
+                    outln!("No folder is followed.");
+                }
+                for (path, project) in &followed {
+                    let project = project
+                        .as_deref()
+                        .map(|p| format!("  [{p}]"))
+                        .unwrap_or_default();
+                    outln!("following {path}{project}");
+                }
             }
         }
         Command::List {

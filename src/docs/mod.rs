@@ -3,7 +3,7 @@
 //! with a latest pointer per path, every version's text kept in the cold tier. Writing
 //! one is `crate::ingest`'s; here are reading a file and the records.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use eywa_storage::{Keyspace, Store};
 use serde::{Deserialize, Serialize};
@@ -295,6 +295,46 @@ pub(crate) fn version_key(id: &str, version: u32) -> Vec<u8> {
 /// The source a document's text-index entries and chunks are filed under.
 pub(crate) fn source(id: &str) -> String {
     format!("doc:{id}")
+}
+
+/// Files found under one folder at most.
+const MAX_FILES: usize = 100_000;
+
+/// The files eywa reads under `dir`, hidden entries left out, sorted.
+pub(crate) fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
+    let mut entries: Vec<_> = std::fs::read_dir(dir)
+        .map_err(Error::io(dir))?
+        .filter_map(std::result::Result::ok)
+        .collect();
+    entries.sort_by_key(std::fs::DirEntry::path);
+    for entry in entries {
+        let path = entry.path();
+        if entry.file_name().to_string_lossy().starts_with('.') {
+            continue;
+        }
+        let Ok(kind) = entry.file_type() else {
+            continue;
+        };
+        if kind.is_dir() {
+            collect_files(&path, out)?;
+        } else if kind.is_file()
+            && path.extension().is_some_and(|e| {
+                matches!(
+                    e.to_string_lossy().to_lowercase().as_str(),
+                    "md" | "markdown" | "txt" | "text" | "pdf"
+                )
+            })
+        {
+            if out.len() == MAX_FILES {
+                return Err(Error::InvalidArgument(format!(
+                    "more than {MAX_FILES} files under {}",
+                    dir.display()
+                )));
+            }
+            out.push(path);
+        }
+    }
+    Ok(())
 }
 
 /// Reading documents from the store.

@@ -1,7 +1,7 @@
 //! The engine's side of documents: adding files and folders (each file alone: one that
 //! cannot be read is reported and leaves nothing behind), and reading versions back.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use serde::Serialize;
 
@@ -13,9 +13,6 @@ use crate::{Error, Result};
 /// Documents a list shows at most.
 pub const MAX_DOCUMENTS: usize = 1_000;
 
-/// Files found under the folders of one `add` at most.
-const MAX_FILES: usize = 100_000;
-
 /// What adding one file did.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct DocumentOutcome {
@@ -24,6 +21,15 @@ pub struct DocumentOutcome {
     /// The version it is now, and whether it is new, changed or unchanged; or why it
     /// could not be read (nothing of it was written).
     pub result: std::result::Result<(DocumentInfo, Added), String>,
+}
+
+/// What following folders did, and the folders followed after it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Followed {
+    /// What adding the folders' files did.
+    pub outcomes: Vec<DocumentOutcome>,
+    /// Every folder followed, with the project it was followed with.
+    pub folders: Vec<(String, Option<String>)>,
 }
 
 impl Engine {
@@ -43,7 +49,7 @@ impl Engine {
         for path in paths {
             let path = std::path::absolute(path).map_err(Error::io(path))?;
             if path.is_dir() {
-                collect_files(&path, &mut files)?;
+                crate::docs::collect_files(&path, &mut files)?;
             } else {
                 files.push(path);
             }
@@ -53,10 +59,24 @@ impl Engine {
                 "no .md, .txt or .pdf file to add".into(),
             ));
         }
+        let outcomes = self.add_files(&files, project)?;
+        if outcomes.iter().all(|o| o.result.is_err()) {
+            let why: Vec<&str> = outcomes
+                .iter()
+                .filter_map(|o| o.result.as_ref().err().map(String::as_str))
+                .collect();
+            return Err(Error::InvalidArgument(why.join("; ")));
+        }
+        Ok(outcomes)
+    }
+
+    /// Adds each of `files` on its own: one that cannot be read is reported in its
+    /// outcome, the others are written; the text index is committed once.
+    fn add_files(&self, files: &[PathBuf], project: Option<&str>) -> Result<Vec<DocumentOutcome>> {
         let now = self.config.clock.now();
         let outcomes = self.write(|w| {
             let mut out = Vec::with_capacity(files.len());
-            for file in &files {
+            for file in files {
                 let result = match w.add_document(file, project, now, false) {
                     Ok(added) => Ok(added),
                     Err(Error::InvalidArgument(why)) => Err(why),
@@ -72,13 +92,6 @@ impl Engine {
         })?;
         // Its first chunks are embedded now, as a memory's are: found by meaning at once.
         self.embed_now();
-        if outcomes.iter().all(|o| o.result.is_err()) {
-            let why: Vec<&str> = outcomes
-                .iter()
-                .filter_map(|o| o.result.as_ref().err().map(String::as_str))
-                .collect();
-            return Err(Error::InvalidArgument(why.join("; ")));
-        }
         Ok(outcomes)
     }
 
@@ -140,46 +153,64 @@ impl Engine {
         docs.history(&id)
     }
 
+    /// Follows `folders`: every ingest run (`serve` polls) adds what changed in them, with
+    /// `project` as their project. Adds them now; returns what that did. With `stop`, they
+    /// are no longer followed (what was added stays) and nothing is added.
+    pub fn follow_folders(
+        &self,
+        folders: &[PathBuf],
+        project: Option<&str>,
+        stop: bool,
+    ) -> Result<Vec<DocumentOutcome>> {
+        let project = project.map(str::trim).filter(|p| !p.is_empty());
+        let mut batch = eywa_storage::Batch::new();
+        let mut absolute = Vec::new();
+        for folder in folders {
+            let path = std::path::absolute(folder).map_err(Error::io(folder))?;
+            if !stop && !path.is_dir() {
+                return Err(Error::InvalidArgument(format!(
+                    "{}: not a folder",
+                    path.display()
+                )));
+            }
+            let mut key = crate::ingest::FOLLOWED.to_vec();
+            key.extend_from_slice(path.display().to_string().as_bytes());
+            if stop {
+                if !self
+                    .graph
+                    .store()
+                    .contains(eywa_storage::Keyspace::Settings, &key)?
+                {
+                    return Err(Error::NotFound(format!(
+                        "{} is not followed",
+                        path.display()
+                    )));
+                }
+                batch.delete(eywa_storage::Keyspace::Settings, key);
+            } else {
+                batch.put(eywa_storage::Keyspace::Settings, key, &project)?;
+            }
+            absolute.push(path);
+        }
+        self.graph.store().apply(batch)?;
+        if stop {
+            return Ok(Vec::new());
+        }
+        let mut files = Vec::new();
+        for folder in &absolute {
+            crate::docs::collect_files(folder, &mut files)?;
+        }
+        self.add_files(&files, project)
+    }
+
+    /// The folders followed, with the project each was followed with.
+    pub fn followed_folders(&self) -> Result<Vec<(String, Option<String>)>> {
+        crate::ingest::followed_folders(self.graph.store())
+    }
+
     fn documents(&self) -> Documents<'_> {
         Documents {
             store: self.graph.store(),
         }
     }
-}
-
-/// The files eywa reads under `dir`, hidden entries left out, sorted.
-fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
-    let mut entries: Vec<_> = std::fs::read_dir(dir)
-        .map_err(Error::io(dir))?
-        .filter_map(std::result::Result::ok)
-        .collect();
-    entries.sort_by_key(std::fs::DirEntry::path);
-    for entry in entries {
-        let path = entry.path();
-        if entry.file_name().to_string_lossy().starts_with('.') {
-            continue;
-        }
-        let Ok(kind) = entry.file_type() else {
-            continue;
-        };
-        if kind.is_dir() {
-            collect_files(&path, out)?;
-        } else if kind.is_file()
-            && path.extension().is_some_and(|e| {
-                matches!(
-                    e.to_string_lossy().to_lowercase().as_str(),
-                    "md" | "markdown" | "txt" | "text" | "pdf"
-                )
-            })
-        {
-            if out.len() == MAX_FILES {
-                return Err(Error::InvalidArgument(format!(
-                    "more than {MAX_FILES} files under {}",
-                    dir.display()
-                )));
-            }
-            out.push(path);
-        }
-    }
-    Ok(())
 }

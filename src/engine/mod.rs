@@ -16,7 +16,7 @@ pub use self::check::{
     BackupManifest, BackupReport, CheckReport, MANIFEST as BACKUP_MANIFEST, copy_tree,
     ensure_store_free, restore,
 };
-pub use self::documents::{DocumentOutcome, MAX_DOCUMENTS};
+pub use self::documents::{DocumentOutcome, Followed, MAX_DOCUMENTS};
 pub use self::memory::{MAX_MEMORIES, MIN_SIMILARITY};
 pub use self::migrate::{MigrateError, MigrateResult};
 pub use self::query::{

@@ -21,6 +21,7 @@ use serde::Serialize;
 use self::group::Group;
 pub use self::import::ImportReport;
 pub(crate) use self::text::{DIRTY as TEXT_DIRTY, mark_text_dirty};
+pub(crate) use self::user_documents::{FOLLOWED, followed_folders};
 use crate::archive::{Archive, Authors, Stamp};
 use crate::claude::{AgentFile, ClaudeDir, IndexEntry, SessionFile, Transcript};
 use crate::extract::RedactionCounts;
@@ -59,6 +60,10 @@ pub struct IngestReport {
     pub claude_md_files: u64,
     /// Memories this run wrote or changed (from `CLAUDE.md` files and handoff insights).
     pub memories_written: u64,
+    /// Files of followed folders (`eywa docs watch`) added or changed this run.
+    pub documents_added: u64,
+    /// Files of followed folders that cannot be read (an encrypted PDF, another kind).
+    pub documents_failed: u64,
     /// Bytes read from sources this run: whole files, or what was appended to a file
     /// since the last run.
     pub bytes_read: u64,
@@ -95,6 +100,8 @@ impl IngestReport {
             memory_files: 0,
             claude_md_files: 0,
             memories_written: 0,
+            documents_added: 0,
+            documents_failed: 0,
             bytes_read: 0,
             files_versioned: 0,
             skipped_files: Vec::new(),
@@ -253,6 +260,7 @@ impl<'e> Writer<'e> {
         self.flush_handoff_files(&mut run)?;
         self.ingest_agents(&agents, &mut run, &mut report, &mut ticker)?;
         self.ingest_documents(&files, &mut run, &mut report)?;
+        (report.documents_added, report.documents_failed) = self.follow_folders(Timestamp::now())?;
         report.claude_md_files = self.derive_claude_md(&mut run)?;
         report.memories_written = self.write_derived(&mut run)?;
         self.end_run(&mut run, &mut report)?;

@@ -17,6 +17,25 @@ use crate::index::TextDoc;
 use crate::model::{Document, Edge, EntityType, Node, NodeId, NodeKind, Relation, Timestamp};
 use crate::{Error, Result};
 
+/// Settings prefix of a followed folder: `docs_follow/ | absolute path` → its project.
+pub(crate) const FOLLOWED: &[u8] = b"docs_follow/";
+
+/// The folders followed, by path, with the project given when each was followed.
+pub(crate) fn followed_folders(
+    store: &eywa_storage::Store,
+) -> Result<Vec<(String, Option<String>)>> {
+    store
+        .scan::<Option<String>>(eywa_storage::Keyspace::Settings, FOLLOWED)
+        .map(|kv| {
+            let (key, project) = kv?;
+            Ok((
+                String::from_utf8_lossy(&key[FOLLOWED.len()..]).into_owned(),
+                project,
+            ))
+        })
+        .collect()
+}
+
 impl Writer<'_> {
     fn documents(&self) -> Documents<'_> {
         Documents {
@@ -53,14 +72,29 @@ impl Writer<'_> {
                 meta.len()
             )));
         }
+        let path_text = path.display().to_string();
+        let id = document_id(&path_text);
+        let previous = self.documents().latest(&id)?;
+        let modified_at = meta
+            .modified()
+            .ok()
+            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+            .map_or(now, |d| {
+                Timestamp(i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
+            });
+        // Same size and modification time as the latest version: not read again (a
+        // followed folder is looked at on every poll).
+        if let Some(previous) = &previous
+            && previous.bytes == meta.len()
+            && previous.modified_at == modified_at
+        {
+            return Ok((previous.clone(), Added::Unchanged));
+        }
         let bytes = std::fs::read(path).map_err(Error::io(path))?;
         let hash: String = Sha256::digest(&bytes)
             .iter()
             .map(|b| format!("{b:02x}"))
             .collect();
-        let path_text = path.display().to_string();
-        let id = document_id(&path_text);
-        let previous = self.documents().latest(&id)?;
         if let Some(previous) = &previous
             && previous.hash == hash
         {
@@ -83,13 +117,6 @@ impl Writer<'_> {
         }
         let store = self.graph.store();
         let blob = store.blobs().put_small(text.as_bytes())?;
-        let modified_at = meta
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .map_or(now, |d| {
-                Timestamp(i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-            });
         let info = DocumentInfo {
             id: id.clone(),
             path: path_text.clone(),
@@ -160,6 +187,37 @@ impl Writer<'_> {
             Added::New
         };
         Ok((info, added))
+    }
+
+    /// The folders followed: every ingest run adds what changed in them. By path, with
+    /// the project given when each was followed.
+    pub(crate) fn followed_folders(&self) -> Result<Vec<(String, Option<String>)>> {
+        followed_folders(self.graph.store())
+    }
+
+    /// Adds what changed in the followed folders; files that cannot be read are counted,
+    /// not fatal. Returns (added or changed, failed).
+    pub(super) fn follow_folders(&self, now: Timestamp) -> Result<(u64, u64)> {
+        let (mut added, mut failed) = (0, 0);
+        for (folder, project) in self.followed_folders()? {
+            let mut files = Vec::new();
+            if let Err(e) = crate::docs::collect_files(std::path::Path::new(&folder), &mut files) {
+                tracing::debug!(folder, error = %e, "cannot list a followed folder");
+                continue;
+            }
+            for file in files {
+                match self.add_document(&file, project.as_deref(), now, false) {
+                    Ok((_, Added::Unchanged)) => {}
+                    Ok(_) => added += 1,
+                    Err(Error::InvalidArgument(why)) => {
+                        tracing::debug!(why, "a followed file cannot be read");
+                        failed += 1;
+                    }
+                    Err(e) => return Err(e),
+                }
+            }
+        }
+        Ok((added, failed))
     }
 
     /// Puts the latest version of every document in the text index and queues its chunks

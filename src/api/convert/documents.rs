@@ -3,7 +3,7 @@
 use super::wire::wire;
 use crate::api::pb;
 use crate::docs::{DocumentInfo, DocumentText};
-use crate::engine::{DocumentOutcome, MAX_DOCUMENTS};
+use crate::engine::{DocumentOutcome, Followed, MAX_DOCUMENTS};
 use crate::model::Timestamp;
 
 wire! {
@@ -79,5 +79,51 @@ impl From<Vec<DocumentInfo>> for pb::DocumentHistoryResponse {
         pb::DocumentHistoryResponse {
             versions: versions.into_iter().map(Into::into).collect(),
         }
+    }
+}
+
+/// A `FollowFolders` request.
+pub struct FollowQuery {
+    pub paths: Vec<String>,
+    pub project: Option<String>,
+    pub stop: bool,
+}
+
+wire! {
+    FollowQuery <=> pb::FollowFoldersRequest { paths, project: trimmed, stop }
+}
+
+impl From<Followed> for pb::FollowFoldersResponse {
+    fn from(f: Followed) -> Self {
+        pb::FollowFoldersResponse {
+            outcomes: f.outcomes.into_iter().map(Into::into).collect(),
+            folders: f
+                .folders
+                .into_iter()
+                .map(|(path, project)| pb::FollowedFolder {
+                    path,
+                    project: project.unwrap_or_default(),
+                })
+                .collect(),
+        }
+    }
+}
+
+impl TryFrom<pb::FollowFoldersResponse> for Followed {
+    type Error = tonic::Status;
+
+    fn try_from(r: pb::FollowFoldersResponse) -> Result<Self, Self::Error> {
+        Ok(Followed {
+            outcomes: r
+                .outcomes
+                .into_iter()
+                .map(TryInto::try_into)
+                .collect::<Result<_, _>>()?,
+            folders: r
+                .folders
+                .into_iter()
+                .map(|f| (f.path, super::some(f.project)))
+                .collect(),
+        })
     }
 }
