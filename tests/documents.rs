@@ -481,3 +481,48 @@ fn a_followed_folder_is_read_again_by_every_ingest() {
         .unwrap_err();
     assert!(e.to_string().contains("not a folder"), "{e}");
 }
+
+#[test]
+fn context_gives_a_documents_pages_whole_or_leaves_them_out() {
+    use eywa::engine::ContextMode;
+    let w = world();
+    let long = "The storage engine compacts in the background. ".repeat(40);
+    save(
+        pdf(&["Release checklist for the storage engine", &long]),
+        &w.path("release.pdf"),
+    );
+    let (report, _) = w.add("release.pdf").unwrap();
+    let reference = format!("doc:{}", report.id);
+    let all = w
+        .engine
+        .retrieve_context(
+            std::slice::from_ref(&reference),
+            ContextMode::Smart,
+            8_000,
+            false,
+        )
+        .unwrap();
+    assert_eq!(all.sessions[0].items.len(), 2);
+    assert!(all.sessions[0].items.iter().all(|i| i.included));
+    assert!(all.text.contains("[DOCUMENT · page 2]") && all.text.contains(long.trim()));
+    // A budget that holds the first page only: the second is left out whole.
+    let some = w
+        .engine
+        .retrieve_context(
+            std::slice::from_ref(&reference),
+            ContextMode::Smart,
+            300,
+            false,
+        )
+        .unwrap();
+    let items = &some.sessions[0].items;
+    assert!(items[0].included && !items[1].included, "{items:#?}");
+    assert!(!some.text.contains("compacts in the background"));
+    // By path too.
+    let by_path = format!("doc:{}", w.path("release.pdf").display());
+    let again = w
+        .engine
+        .retrieve_context(&[by_path], ContextMode::Smart, 8_000, true)
+        .unwrap();
+    assert_eq!(again.sessions[0].session_id, reference);
+}

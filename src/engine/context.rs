@@ -13,7 +13,8 @@ use crate::{Error, Result};
 
 impl Engine {
     /// Context from `sessions` (ids or unique prefixes, in the caller's order of
-    /// preference), fitted to `max_tokens`: each session's must-haves (its header, plan,
+    /// preference; `doc:ID` or `doc:PATH` names a document, its pages as items), fitted to
+    /// `max_tokens`: each session's must-haves (its header, plan,
     /// first subagent summary and first prompt) first, sessions dropped last-first when
     /// even those do not fit; then the rest by priority (subagent summaries, the first
     /// three prompts, summary labels, further prompts, then messages in `full` mode). An
@@ -42,7 +43,10 @@ impl Engine {
         let mut out: Vec<ContextSession> = Vec::new();
         let mut candidates: Vec<Candidates> = Vec::new();
         for reference in sessions {
-            let (session, c) = self.context_candidates(reference, mode, now)?;
+            let (session, c) = match reference.trim().strip_prefix("doc:") {
+                Some(document) => self.document_candidates(document, now)?,
+                None => self.context_candidates(reference, mode, now)?,
+            };
             out.push(session);
             candidates.push(c);
         }
@@ -52,6 +56,55 @@ impl Engine {
             max_tokens,
             dry_run,
         ))
+    }
+
+    /// A document's header and its pages (its text whole, for a file without pages), the
+    /// first of them a must-have: each whole or left out.
+    fn document_candidates(
+        &self,
+        reference: &str,
+        now: Timestamp,
+    ) -> Result<(ContextSession, Candidates)> {
+        let doc = self.document(reference, None, None)?;
+        let d = &doc.info;
+        let age_days = (now.0 - d.modified_at.0).max(0) / 86_400_000;
+        let header = format!(
+            "--- Document {} · {} · v{} ---\nPath: {} · Changed: {}\n\n",
+            d.id,
+            d.title,
+            d.version,
+            d.path,
+            crate::model::age(d.modified_at, now)
+        );
+        let paged = d.pages > 0;
+        let items = doc
+            .pages
+            .iter()
+            .enumerate()
+            .filter(|(_, text)| !text.trim().is_empty())
+            .map(|(i, text)| {
+                let label = if paged {
+                    format!("[DOCUMENT · page {}]", i + 1)
+                } else {
+                    "[DOCUMENT]".to_owned()
+                };
+                (
+                    "document".to_owned(),
+                    format!("{label}\n{}\n\n", text.trim()),
+                )
+            })
+            .collect();
+        let session = ContextSession {
+            session_id: format!("doc:{}", d.id),
+            title: d.title.clone(),
+            project: d.project.clone().unwrap_or_default(),
+            age_days,
+            staleness: None,
+            dropped: false,
+            tokens: 0,
+            items: Vec::new(),
+        };
+        Ok((session, Candidates { header, items }))
     }
 
     /// A session's header and its candidate items in display order.

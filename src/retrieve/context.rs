@@ -100,6 +100,7 @@ fn rank(kind: &str, nth: usize) -> (u8, usize) {
         "user_message" if nth < 3 => (3, nth),
         "summary_labels" => (4, nth),
         "user_message" => (5, nth),
+        "document" => (3, nth),
         _ => (6, nth),
     }
 }
@@ -168,8 +169,10 @@ pub fn fit(
             let mut seen = Vec::new();
             let mut picked = Vec::new();
             for (i, (kind, _)) in c.items.iter().enumerate() {
-                let essential =
-                    matches!(kind.as_str(), "plan" | "subagent_summary" | "user_message");
+                let essential = matches!(
+                    kind.as_str(),
+                    "plan" | "subagent_summary" | "user_message" | "document"
+                );
                 if essential && !seen.contains(kind) {
                     seen.push(kind.clone());
                     picked.push(i);
