@@ -526,3 +526,95 @@ fn context_gives_a_documents_pages_whole_or_leaves_them_out() {
         .unwrap();
     assert_eq!(again.sessions[0].session_id, reference);
 }
+
+/// A session that reads `file` once, `days` days ago.
+fn reading_session(home: &ClaudeHome, id: &str, file: &Path, days: i64) {
+    use crate::support::fixture::{days_ago, session_lines};
+    let mut lines = session_lines(
+        id,
+        "/w/shop",
+        days_ago(days),
+        &[("Read the guide", "Read it.")],
+    );
+    let at = days_ago(days) + chrono::Duration::minutes(5);
+    lines.push(
+        serde_json::json!({"type": "assistant", "uuid": format!("{id}-read"), "sessionId": id,
+            "cwd": "/w/shop", "timestamp": at.to_rfc3339(),
+            "message": {"id": format!("msg_{id}_read"), "role": "assistant", "model": "claude-opus-4-1",
+                "content": [{"type": "tool_use", "id": format!("toolu_{id}_read"), "name": "Read",
+                             "input": {"file_path": file.display().to_string()}}]}})
+        .to_string(),
+    );
+    home.write_raw(
+        "-w-shop",
+        &format!("{id}.jsonl"),
+        &(lines.join("\n") + "\n"),
+    );
+}
+
+#[test]
+fn sessions_that_read_a_documents_file_link_to_its_version() {
+    use eywa::graph::{Direction, EdgeFilter};
+    let home = ClaudeHome::new();
+    let files = tempfile::tempdir().unwrap();
+    let guide = files.path().join("guide.md");
+    std::fs::write(&guide, "# Guide\n\nUse cents.\n").unwrap();
+    const BEFORE: &str = "d0c00000-0000-4000-8000-000000000001";
+    const AFTER: &str = "d0c00000-0000-4000-8000-000000000002";
+    reading_session(&home, BEFORE, &guide, 3);
+    // The document's versions are added two days and one day ago.
+    let clock = eywa::model::Clock::manual(Timestamp(
+        crate::support::fixture::days_ago(2).timestamp_millis(),
+    ));
+    let engine = Engine::open(EngineConfig {
+        clock: clock.clone(),
+        ..EngineConfig::temporary(home.root())
+    })
+    .unwrap();
+    engine.ingest().unwrap();
+    // Added after a session read it: that session is linked, to version 1.
+    let outcome = engine
+        .add_documents(std::slice::from_ref(&guide), None)
+        .unwrap();
+    let (doc, _) = outcome[0].result.clone().unwrap();
+    let node = eywa::model::NodeId::document(&doc.id).to_string();
+    let readers = |engine: &Engine| {
+        let filter = EdgeFilter {
+            direction: Direction::In,
+            ..EdgeFilter::default()
+        };
+        let (_, ins) = engine.neighbors(&node, &filter, 50).unwrap();
+        let mut out: Vec<(String, String, String)> = ins
+            .iter()
+            .filter_map(|n| {
+                let e = n.node.episode()?;
+                Some((
+                    e.session_id.clone(),
+                    n.edge.relation.as_str().to_owned(),
+                    n.edge.evidence[0].chunk_id.clone(),
+                ))
+            })
+            .collect();
+        out.sort();
+        out
+    };
+    assert_eq!(
+        readers(&engine),
+        [(BEFORE.to_owned(), "READ".to_owned(), "v1".to_owned())]
+    );
+    // Changed, then read by a new session: that one is linked to version 2.
+    std::fs::write(&guide, "# Guide\n\nUse cents, always.\n").unwrap();
+    clock.advance(86_400_000);
+    engine
+        .add_documents(std::slice::from_ref(&guide), None)
+        .unwrap();
+    reading_session(&home, AFTER, &guide, 0);
+    engine.ingest().unwrap();
+    assert_eq!(
+        readers(&engine),
+        [
+            (BEFORE.to_owned(), "READ".to_owned(), "v1".to_owned()),
+            (AFTER.to_owned(), "READ".to_owned(), "v2".to_owned()),
+        ]
+    );
+}

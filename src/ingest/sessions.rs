@@ -290,7 +290,8 @@ impl Writer<'_> {
             apply_index_entry(&mut transcript, entry);
         }
         run.redacted.add(&scrub(&mut transcript));
-        let facts = self.main_facts(session, &path, &transcript)?;
+        let mut facts = self.main_facts(session, &path, &transcript)?;
+        self.link_documents(&mut facts)?;
         let mut record = main_record(session, path, &transcript, &facts, changed);
         archived.record(&mut record);
         run.files_versioned += u64::from(archived.new_version);

@@ -184,6 +184,7 @@ impl Writer<'_> {
         let added = if previous.is_some() {
             Added::Changed
         } else {
+            self.link_earlier_sessions(&info)?;
             Added::New
         };
         Ok((info, added))
@@ -218,6 +219,64 @@ impl Writer<'_> {
             }
         }
         Ok((added, failed))
+    }
+
+    /// Links each episode of `facts` that READ, EDITED or CREATED a file that is a
+    /// document to that document too, with the same relation, time and confidence; its
+    /// evidence names the version current when the session last used the file.
+    pub(super) fn link_documents(&self, facts: &mut [SessionFacts]) -> Result<()> {
+        let docs = self.documents();
+        for f in facts {
+            let paths: std::collections::HashMap<NodeId, &str> = f
+                .entities
+                .iter()
+                .filter_map(|n| match &n.kind {
+                    NodeKind::Entity(e) if e.entity_type == EntityType::File => {
+                        e.path.as_deref().map(|p| (n.id, p))
+                    }
+                    _ => None,
+                })
+                .collect();
+            let mut links = Vec::new();
+            for edge in &f.edges {
+                if !matches!(
+                    edge.relation,
+                    Relation::Read | Relation::Edited | Relation::Created
+                ) {
+                    continue;
+                }
+                let Some(path) = paths.get(&edge.dst) else {
+                    continue;
+                };
+                let id = document_id(path);
+                if docs.head(&id)?.is_none() {
+                    continue;
+                }
+                let at = edge.valid_to.unwrap_or(edge.valid_from);
+                links.push(document_link(&docs, edge, &id, at)?);
+            }
+            f.edges.extend(links);
+        }
+        Ok(())
+    }
+
+    /// Links the sessions that already READ, EDITED or CREATED the file of a document
+    /// just added for the first time (see [`Writer::link_documents`]).
+    fn link_earlier_sessions(&self, info: &DocumentInfo) -> Result<()> {
+        let filter = crate::graph::EdgeFilter {
+            direction: crate::graph::Direction::In,
+            relations: vec![Relation::Read, Relation::Edited, Relation::Created],
+            ..crate::graph::EdgeFilter::default()
+        };
+        let file = NodeId::file(&info.path);
+        let docs = self.documents();
+        for n in self.graph.neighbors(file, &filter, 10_000)? {
+            let at = n.edge.valid_to.unwrap_or(n.edge.valid_from);
+            let link = document_link(&docs, &n.edge, &info.id, at)?;
+            self.graph
+                .supersede(crate::graph::EdgeRef::of(&link), link)?;
+        }
+        Ok(())
     }
 
     /// Puts the latest version of every document in the text index and queues its chunks
@@ -312,6 +371,28 @@ impl Writer<'_> {
             edges,
         })
     }
+}
+
+/// The edge from the episode of `edge` (a file use) to document `id`: the same relation,
+/// time and confidence; its evidence names the version current at `at` (the first one,
+/// for a session older than the document).
+fn document_link(docs: &Documents<'_>, edge: &Edge, id: &str, at: Timestamp) -> Result<Edge> {
+    let versions = docs.history(id)?;
+    let version = versions
+        .iter()
+        .rfind(|v| v.added_at <= at)
+        .or(versions.first())
+        .map_or(1, |v| v.version);
+    let node = NodeId::document(id);
+    let mut link = Edge::new(edge.src, edge.relation, node, edge.valid_from);
+    link.valid_to = edge.valid_to;
+    link.confidence = edge.confidence;
+    link.evidence = vec![crate::model::DocRef {
+        doc_id: node,
+        chunk_id: format!("v{version}"),
+        score: edge.confidence,
+    }];
+    Ok(link)
 }
 
 /// What a document version puts in the text index and semantic memory: each page of a
