@@ -323,3 +323,30 @@ fn get_chunk_over_grpc_and_the_cli_gives_the_chunk_whole() {
         );
     }
 }
+
+#[test]
+fn a_store_from_before_chunk_records_gets_them_at_its_next_ingest() {
+    use eywa_storage::{Batch, Keyspace};
+    let home = home();
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path().join("eywa");
+    let expected = {
+        let engine = Engine::open(config(&dir, &home, 30)).unwrap();
+        engine.ingest().unwrap();
+        let ids = chunk_ids(&engine);
+        // What an older eywa left: no chunk records, and no mark that they were written.
+        let store = engine.graph().store();
+        let mut batch = Batch::new();
+        for key in store.keys(Keyspace::Chunks, &[]) {
+            batch.delete(Keyspace::Chunks, key.unwrap());
+        }
+        batch.delete(Keyspace::Settings, b"chunks_recorded".to_vec());
+        store.apply(batch).unwrap();
+        assert!(chunk_ids(&engine).is_empty());
+        ids
+    };
+    // The CLI's path: a plain ingest, semantic memory opened only part-way through it.
+    let engine = Engine::open(EngineConfig::new(&dir, home.root())).unwrap();
+    engine.ingest().unwrap();
+    assert_eq!(chunk_ids(&engine), expected);
+}

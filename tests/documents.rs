@@ -618,3 +618,21 @@ fn sessions_that_read_a_documents_file_link_to_its_version() {
         ]
     );
 }
+
+#[test]
+fn a_text_files_own_form_feeds_are_text_not_pages() {
+    let w = world();
+    std::fs::write(
+        w.path("rfc.txt"),
+        "Section one says hello.\n\u{c}\nSection two mentions the zeppelin.\n",
+    )
+    .unwrap();
+    let (doc, _) = w.add("rfc.txt").unwrap();
+    assert_eq!(doc.pages, 0);
+    let text = w.engine.document(&doc.id, None, None).unwrap();
+    assert_eq!(text.pages.len(), 1);
+    // Still found whole after the text index is rebuilt from the store.
+    w.engine.reindex().unwrap();
+    assert_eq!(w.found("zeppelin").len(), 1);
+    assert_eq!(w.found("hello").len(), 1);
+}

@@ -117,6 +117,25 @@ fn a_remote_server_asks_for_tokens_by_scope_over_tls() {
     };
     let denied = migrate(&token(&read), "/w/billing-v2");
     assert!(denied.stderr.contains("PermissionDenied"), "{denied:?}");
+    // Nor write memories, nor have the server read its files as documents.
+    for (method, body) in [
+        ("eywa.v1.Memory/Remember", r#"{"content": "x"}"#),
+        ("eywa.v1.Memory/Forget", r#"{"id": "0123456789abcdef"}"#),
+        ("eywa.v1.Memory/Consolidate", "{}"),
+        (
+            "eywa.v1.Documents/AddDocument",
+            r#"{"paths": ["/etc/hostname.txt"]}"#,
+        ),
+        ("eywa.v1.Documents/FollowFolders", r#"{"paths": ["/"]}"#),
+    ] {
+        let denied = call(Some(&token(&read)), method, body);
+        assert!(
+            denied.stderr.contains("PermissionDenied"),
+            "{method}: {denied:?}"
+        );
+    }
+    let listed = call(Some(&token(&read)), "eywa.v1.Memory/ListMemories", "{}");
+    assert!(listed.success, "{listed:?}");
 
     // The token that may write: odd targets refused, a sane one migrated, its folder named.
     for target in ["/proc/self", "/srv/x/../../y", "relative/dir", "/sys"] {

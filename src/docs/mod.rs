@@ -161,6 +161,17 @@ fn utf8(path: &Path, bytes: &[u8]) -> Result<String> {
 
 /// The text of each page of a PDF.
 fn pdf_pages(path: &Path, bytes: &[u8]) -> Result<Vec<String>> {
+    // The reader runs on files of any origin: one that makes it panic is refused, not
+    // fatal to the server.
+    std::panic::catch_unwind(|| read_pdf(path, bytes)).unwrap_or_else(|_| {
+        Err(Error::InvalidArgument(format!(
+            "{}: the PDF reader failed on this file",
+            path.display()
+        )))
+    })
+}
+
+fn read_pdf(path: &Path, bytes: &[u8]) -> Result<Vec<String>> {
     let doc = lopdf::Document::load_mem(bytes).map_err(|e| {
         Error::InvalidArgument(format!("{}: not a PDF eywa can read ({e})", path.display()))
     })?;
@@ -264,6 +275,23 @@ pub(crate) fn summary(text: &str, concepts: &[String]) -> String {
     out.chars().take(SUMMARY_CHARS).collect()
 }
 
+/// `path` made absolute and lexically normal (no `.` or `..`), so that one file has one
+/// id however it is named. Symlinks are not followed.
+pub(crate) fn normal_path(path: &Path) -> Result<PathBuf> {
+    let absolute = std::path::absolute(path).map_err(Error::io(path))?;
+    let mut out = PathBuf::new();
+    for part in absolute.components() {
+        match part {
+            std::path::Component::ParentDir => {
+                out.pop();
+            }
+            std::path::Component::CurDir => {}
+            other => out.push(other),
+        }
+    }
+    Ok(out)
+}
+
 /// The id of the document at `path` (absolute).
 pub(crate) fn document_id(path: &str) -> String {
     Sha256::digest(path.as_bytes())[..8]
@@ -300,12 +328,17 @@ pub(crate) fn source(id: &str) -> String {
 /// Files found under one folder at most.
 const MAX_FILES: usize = 100_000;
 
-/// The files eywa reads under `dir`, hidden entries left out, sorted.
+/// The files eywa reads under `dir`, hidden entries and folders that cannot be listed left
+/// out, sorted.
 pub(crate) fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
-    let mut entries: Vec<_> = std::fs::read_dir(dir)
-        .map_err(Error::io(dir))?
-        .filter_map(std::result::Result::ok)
-        .collect();
+    let mut entries: Vec<_> = match std::fs::read_dir(dir) {
+        Ok(entries) => entries.filter_map(std::result::Result::ok).collect(),
+        // A folder that cannot be listed is passed over: its files are not found.
+        Err(e) => {
+            tracing::debug!(dir = %dir.display(), error = %e, "a folder cannot be listed");
+            return Ok(());
+        }
+    };
     entries.sort_by_key(std::fs::DirEntry::path);
     for entry in entries {
         let path = entry.path();
@@ -369,7 +402,7 @@ impl Documents<'_> {
         if id_bytes(reference).is_some() && self.head(reference)?.is_some() {
             return Ok(reference.to_owned());
         }
-        let path = std::path::absolute(reference)
+        let path = normal_path(Path::new(reference))
             .map_or_else(|_| reference.to_owned(), |p| p.display().to_string());
         let id = document_id(&path);
         if self.head(&id)?.is_some() {
@@ -408,6 +441,10 @@ impl Documents<'_> {
             ))
         })?;
         let text = String::from_utf8_lossy(&bytes);
+        // Only a PDF has pages: a text file's own form feeds are its text.
+        if info.mime != "pdf" {
+            return Ok(vec![text.into_owned()]);
+        }
         Ok(text.split(PAGE_BREAK).map(str::to_owned).collect())
     }
 }

@@ -137,7 +137,9 @@ fn paragraphs(text: &str) -> Vec<Paragraph> {
 fn fit(paragraph: &Paragraph) -> Vec<(String, usize, usize)> {
     let text = paragraph.text.as_str();
     if text.len() <= MAX_CHUNK_CHARS {
-        return vec![(text.to_owned(), 0, text.len())];
+        // The range starts at its first character, past an indent.
+        let lead = text.len() - text.trim_start().len();
+        return vec![(text.to_owned(), lead, text.len().max(lead))];
     }
     let at = |part: &str| part.as_ptr() as usize - text.as_ptr() as usize;
     let mut pieces = Vec::new();

@@ -47,7 +47,7 @@ impl Engine {
         let project = project.map(str::trim).filter(|p| !p.is_empty());
         let mut files = Vec::new();
         for path in paths {
-            let path = std::path::absolute(path).map_err(Error::io(path))?;
+            let path = crate::docs::normal_path(path)?;
             if path.is_dir() {
                 crate::docs::collect_files(&path, &mut files)?;
             } else {
@@ -166,7 +166,7 @@ impl Engine {
         let mut batch = eywa_storage::Batch::new();
         let mut absolute = Vec::new();
         for folder in folders {
-            let path = std::path::absolute(folder).map_err(Error::io(folder))?;
+            let path = crate::docs::normal_path(folder)?;
             if !stop && !path.is_dir() {
                 return Err(Error::InvalidArgument(format!(
                     "{}: not a folder",

@@ -127,6 +127,8 @@ impl Engine {
         offset: usize,
     ) -> Result<(Vec<MemoryItem>, u64)> {
         check_limit(limit)?;
+        let mut filter = filter.clone();
+        filter.tags = clean_tags(&filter.tags)?;
         let mut all: Vec<MemoryItem> = self
             .memories()
             .all(self.config.clock.now())?

@@ -173,8 +173,19 @@ const CHUNKS_LISTED: &[u8] = b"chunks_listed";
 /// marks the text index for a rebuild, which queues every chunk semantic memory lacks. A
 /// new store is marked listed at once.
 fn requeue_once(graph: &Graph) -> Result<()> {
+    rebuild_once(graph, CHUNKS_LISTED)?;
+    // Stores written before chunks were records: the rebuild writes every chunk's record.
+    rebuild_once(graph, CHUNKS_RECORDED)
+}
+
+/// Set once a store's chunks are known to have their records (`semantic/chunks.rs`).
+const CHUNKS_RECORDED: &[u8] = b"chunks_recorded";
+
+/// The first open of a store without `flag` marks its text index for a rebuild (when it
+/// holds sources), then sets `flag`.
+fn rebuild_once(graph: &Graph, flag: &[u8]) -> Result<()> {
     let store = graph.store();
-    if store.contains(Keyspace::Settings, CHUNKS_LISTED)? {
+    if store.contains(Keyspace::Settings, flag)? {
         return Ok(());
     }
     let mut batch = eywa_storage::Batch::new();
@@ -185,7 +196,7 @@ fn requeue_once(graph: &Graph) -> Result<()> {
             &true,
         )?;
     }
-    batch.put(Keyspace::Settings, CHUNKS_LISTED.to_vec(), &true)?;
+    batch.put(Keyspace::Settings, flag.to_vec(), &true)?;
     Ok(store.apply(batch)?)
 }
 
@@ -265,9 +276,8 @@ impl Engine {
     }
 
     /// Semantic memory, opened on first use (the model's weights wait for the first
-    /// embedding). Vectors of another model, none beside a store that holds sources, or
-    /// vectors without chunk records mark the text index for a rebuild, which queues
-    /// every document again (and writes its chunks).
+    /// embedding). Vectors of another model, or none beside a store that holds sources,
+    /// mark the text index for a rebuild, which queues every document again.
     fn semantic(&self) -> Result<&crate::semantic::Semantic> {
         self.opened(&self.semantic, || {
             let store = self.graph.store();
@@ -276,10 +286,7 @@ impl Engine {
             let unembedded = semantic.embedder().is_some()
                 && store.is_empty(Keyspace::Vectors)
                 && store.is_empty(Keyspace::EmbedQueue);
-            // A store from before chunks were records: the rebuild writes them.
-            let chunkless = store.is_empty(Keyspace::Chunks)
-                && !(store.is_empty(Keyspace::Vectors) && store.is_empty(Keyspace::EmbedQueue));
-            if (vectors_reset || unembedded || chunkless) && !store.is_empty(Keyspace::Sources) {
+            if (vectors_reset || unembedded) && !store.is_empty(Keyspace::Sources) {
                 crate::ingest::mark_text_dirty(store)?;
             }
             Ok(semantic)

@@ -57,6 +57,7 @@ impl Writer<'_> {
                 transcript.slug.as_deref(),
                 parent.as_deref(),
             )?;
+            self.link_documents(std::slice::from_mut(facts))?;
         }
         let mut record = SourceRecord {
             path,

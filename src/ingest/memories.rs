@@ -148,6 +148,17 @@ impl Writer<'_> {
         reason: Option<String>,
         now: Timestamp,
     ) -> Result<MemoryItem> {
+        self.forget_memory_with(id, change, reason, now, true)
+    }
+
+    fn forget_memory_with(
+        &self,
+        id: &str,
+        change: Change,
+        reason: Option<String>,
+        now: Timestamp,
+        commit: bool,
+    ) -> Result<MemoryItem> {
         let old = self.current(id, now)?;
         let m = MemoryItem {
             version: old.version + 1,
@@ -157,7 +168,7 @@ impl Writer<'_> {
             forgotten_at: Some(now),
             ..old.clone()
         };
-        self.write_memory(&m, old.decay.last_access, true)?;
+        self.write_memory(&m, old.decay.last_access, commit)?;
         Ok(self.memories().latest(id, now)?.unwrap_or(m))
     }
 
@@ -185,17 +196,20 @@ impl Writer<'_> {
                         updated_at: now,
                         ..m
                     };
-                    self.write_memory(&promoted, last_access, true)?;
+                    self.write_memory(&promoted, last_access, false)?;
                     report.promoted += 1;
                 }
                 Some(_) => {
                     let why = format!("weight {:.3} after decay", m.decay.weight);
-                    self.forget_memory(&m.id, Change::Faded, Some(why), now)?;
+                    self.forget_memory_with(&m.id, Change::Faded, Some(why), now, false)?;
                     report.faded += 1;
                     report.kept -= 1;
                 }
                 None => {}
             }
+        }
+        if report.promoted + report.faded > 0 {
+            self.commit_text()?;
         }
         Ok(report)
     }
@@ -347,6 +361,10 @@ fn memory_facts(m: &MemoryItem) -> SessionFacts {
 /// `CLAUDE.md` files larger than this are not read as a memory.
 const MAX_CLAUDE_MD_BYTES: u64 = 256 * 1024;
 
+/// Settings prefix of a `CLAUDE.md` file remembered: `claude_md_seen/ | path` → its size
+/// and modification time then.
+const CLAUDE_MD_SEEN: &[u8] = b"claude_md_seen/";
+
 /// Importance of a memory taken from a `CLAUDE.md` file: the rules a user wrote down.
 const CLAUDE_MD_IMPORTANCE: f32 = 0.9;
 
@@ -404,6 +422,23 @@ impl Writer<'_> {
             if !meta.is_file() || meta.len() > MAX_CLAUDE_MD_BYTES {
                 continue;
             }
+            // Read only when its size or time changed since it was last remembered.
+            let modified = meta
+                .modified()
+                .ok()
+                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+                .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
+            let stamp = (meta.len(), modified);
+            let mut key = CLAUDE_MD_SEEN.to_vec();
+            key.extend_from_slice(path.display().to_string().as_bytes());
+            let seen: Option<(u64, i64)> = self
+                .graph
+                .store()
+                .get(eywa_storage::Keyspace::Settings, &key)?;
+            if seen == Some(stamp) {
+                found += 1;
+                continue;
+            }
             let text = match std::fs::read_to_string(&path) {
                 Ok(text) => text,
                 Err(e) => {
@@ -416,6 +451,7 @@ impl Writer<'_> {
             if text.trim().is_empty() {
                 continue;
             }
+            run.seen.push((key, stamp));
             run.derived.push((
                 NewMemory {
                     memory_type: MemoryType::Procedural,
@@ -452,6 +488,12 @@ impl Writer<'_> {
                 written += 1;
             }
         }
+        // The files just remembered are not read again until they change.
+        let mut batch = Batch::new();
+        for (key, stamp) in std::mem::take(&mut run.seen) {
+            batch.put(eywa_storage::Keyspace::Settings, key, &stamp)?;
+        }
+        self.graph.store().apply(batch)?;
         Ok(written)
     }
 }

@@ -130,6 +130,10 @@ pub const SKIPPED_FILES_LISTED: usize = 1_000;
 /// process always does): one hour, in milliseconds.
 const SWEEP_EVERY_MS: i64 = 60 * 60 * 1000;
 
+/// Chunks one sweep moves to the cold tier at most (each is a blob file, synced): the rest
+/// go at the next sweep.
+const SWEEP_AT_MOST: u64 = 10_000;
+
 /// Where an ingest run is, for progress displays.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Progress {
@@ -374,7 +378,10 @@ impl<'e> Writer<'e> {
         self.last_sweep
             .store(now, std::sync::atomic::Ordering::Relaxed);
         let idle = i64::from(self.chunk_idle_days) * 24 * 3600 * 1000;
-        let swept = self.graph.store().sweep_chunks(idle, now)?;
+        let swept = self
+            .graph
+            .store()
+            .sweep_chunks_at_most(idle, now, SWEEP_AT_MOST)?;
         if swept.moved > 0 {
             tracing::info!(
                 chunks = swept.moved,
@@ -426,6 +433,9 @@ pub(super) struct Run {
     /// Memories this run derived (insights of handoffs, `CLAUDE.md` files), with the
     /// time each is from: written at its end.
     derived: Vec<(crate::memory::NewMemory, Timestamp)>,
+    /// Settings keys and stamps of the `CLAUDE.md` files read this run, saved once their
+    /// memories are written.
+    seen: Vec<(Vec<u8>, (u64, i64))>,
 }
 
 impl Run {

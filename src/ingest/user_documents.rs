@@ -20,6 +20,27 @@ use crate::{Error, Result};
 /// Settings prefix of a followed folder: `docs_follow/ | absolute path` → its project.
 pub(crate) const FOLLOWED: &[u8] = b"docs_follow/";
 
+/// Settings prefix of a followed file that cannot be read: `docs_failed/ | path` → its
+/// size and modification time then.
+const FAILED: &[u8] = b"docs_failed/";
+
+fn failed_key(file: &std::path::Path) -> Vec<u8> {
+    let mut key = FAILED.to_vec();
+    key.extend_from_slice(file.display().to_string().as_bytes());
+    key
+}
+
+/// A file's size and modification time (ms), when it can be read.
+fn file_stamp(file: &std::path::Path) -> Option<(u64, i64)> {
+    let meta = std::fs::metadata(file).ok()?;
+    let modified = meta
+        .modified()
+        .ok()?
+        .duration_since(std::time::UNIX_EPOCH)
+        .ok()?;
+    Some((meta.len(), i64::try_from(modified.as_millis()).ok()?))
+}
+
 /// The folders followed, by path, with the project given when each was followed.
 pub(crate) fn followed_folders(
     store: &eywa_storage::Store,
@@ -98,7 +119,21 @@ impl Writer<'_> {
         if let Some(previous) = &previous
             && previous.hash == hash
         {
-            return Ok((previous.clone(), Added::Unchanged));
+            // Touched, not changed: the version keeps its content and learns the file's
+            // new time, so the next look does not read it again.
+            let touched = DocumentInfo {
+                modified_at,
+                bytes: meta.len(),
+                ..previous.clone()
+            };
+            let mut batch = Batch::new();
+            batch.put(
+                eywa_storage::Keyspace::Docs,
+                version_key(&id, previous.version),
+                &touched,
+            )?;
+            self.graph.store().apply(batch)?;
+            return Ok((touched, Added::Unchanged));
         }
         // Read before anything is written: a file that cannot be read leaves no trace.
         let extracted = extract(path, &bytes)?;
@@ -207,11 +242,18 @@ impl Writer<'_> {
                 continue;
             }
             for file in files {
+                if self.failed_before(&file)? {
+                    failed += 1;
+                    continue;
+                }
                 match self.add_document(&file, project.as_deref(), now, false) {
                     Ok((_, Added::Unchanged)) => {}
                     Ok(_) => added += 1,
-                    Err(Error::InvalidArgument(why)) => {
-                        tracing::debug!(why, "a followed file cannot be read");
+                    // A file that cannot be read (or went away, or may not be read) is
+                    // counted and remembered until it changes; the run goes on.
+                    Err(e @ (Error::InvalidArgument(_) | Error::Io { .. })) => {
+                        tracing::debug!(path = %file.display(), error = %e, "a followed file cannot be read");
+                        self.remember_failure(&file)?;
                         failed += 1;
                     }
                     Err(e) => return Err(e),
@@ -279,13 +321,42 @@ impl Writer<'_> {
         Ok(())
     }
 
+    /// Whether `file` failed to be read before and has not changed since (same size and
+    /// modification time): it is not read again on every poll.
+    fn failed_before(&self, file: &std::path::Path) -> Result<bool> {
+        let Some(stamp) = file_stamp(file) else {
+            return Ok(false);
+        };
+        let known: Option<(u64, i64)> = self
+            .graph
+            .store()
+            .get(eywa_storage::Keyspace::Settings, &failed_key(file))?;
+        Ok(known == Some(stamp))
+    }
+
+    /// Notes that `file`, as it is now, cannot be read.
+    fn remember_failure(&self, file: &std::path::Path) -> Result<()> {
+        if let Some(stamp) = file_stamp(file) {
+            let mut batch = Batch::new();
+            batch.put(eywa_storage::Keyspace::Settings, failed_key(file), &stamp)?;
+            self.graph.store().apply(batch)?;
+        }
+        Ok(())
+    }
+
     /// Puts the latest version of every document in the text index and queues its chunks
     /// (a rebuild of the text index). Returns how many.
     pub(crate) fn index_documents(&self) -> Result<u64> {
         let store = self.graph.store();
         let mut n = 0;
         for info in self.documents().all()? {
-            let pages = self.documents().text(&info)?;
+            let pages = match self.documents().text(&info) {
+                Ok(pages) => pages,
+                Err(e) => {
+                    tracing::warn!(path = info.path, error = %e, "a document's text is missing: not indexed");
+                    continue;
+                }
+            };
             let docs = document_text_docs(&info, &pages);
             self.text()?.put(&docs)?;
             self.semantic()?

@@ -31,8 +31,15 @@ const DAY_MS: f64 = 86_400_000.0;
 
 /// Key prefix of a version: `v | id (8 bytes) | version (u32, big-endian)`.
 const VERSION: u8 = b'v';
-/// Key prefix of an access record: `a | id (8 bytes)`.
-const ACCESS: u8 = b'a';
+/// Key prefix of a memory's latest version number: `a | id (8 bytes)`. Only writers (under
+/// the one write lock) write it.
+const LATEST: u8 = b'a';
+/// Key prefix of a memory's access record: `r | id (8 bytes)`. Written when a memory is
+/// (re)born and by recalls, which take [`ACCESS_LOCK`].
+const ACCESS: u8 = b'r';
+
+/// Serializes the read-modify-write of access records by recalls, so that none is lost.
+static ACCESS_LOCK: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
 /// Why a version of a memory was written.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -118,8 +125,6 @@ pub struct MemoryItem {
 /// When a memory was last recalled, and how often: kept apart from its versions.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 pub(crate) struct Access {
-    /// The latest version's number.
-    pub latest: u32,
     pub last_access: Timestamp,
     pub recalls: u32,
 }
@@ -313,6 +318,12 @@ fn access_key(id: [u8; 8]) -> Vec<u8> {
     k
 }
 
+fn latest_key(id: [u8; 8]) -> Vec<u8> {
+    let mut k = vec![LATEST];
+    k.extend_from_slice(&id);
+    k
+}
+
 /// The source a memory's text-index documents and chunks are filed under.
 pub(crate) fn source(id: &str) -> String {
     format!("memory:{id}")
@@ -330,25 +341,31 @@ impl Memories<'_> {
         Ok(self.store.get(Keyspace::Memories, &access_key(id))?)
     }
 
+    fn latest_version(&self, id: [u8; 8]) -> Result<Option<u32>> {
+        Ok(self.store.get(Keyspace::Memories, &latest_key(id))?)
+    }
+
     /// The latest version of memory `id`, its access applied and its weight at `now`.
     pub(crate) fn latest(&self, id: &str, now: Timestamp) -> Result<Option<MemoryItem>> {
         let bytes = id_bytes(id)?;
-        let Some(access) = self.access(bytes)? else {
-            return Ok(None);
-        };
-        self.version(bytes, &access, now)
+        match self.latest_version(bytes)? {
+            Some(latest) => self.version(bytes, latest, now),
+            None => Ok(None),
+        }
     }
 
-    fn version(&self, id: [u8; 8], access: &Access, now: Timestamp) -> Result<Option<MemoryItem>> {
+    fn version(&self, id: [u8; 8], latest: u32, now: Timestamp) -> Result<Option<MemoryItem>> {
         let Some(mut m) = self
             .store
-            .get::<MemoryItem>(Keyspace::Memories, &version_key(id, access.latest))?
+            .get::<MemoryItem>(Keyspace::Memories, &version_key(id, latest))?
         else {
             return Ok(None);
         };
-        m.recalls = access.recalls;
-        m.decay.last_access = access.last_access;
-        m.decay.weight = weight(m.memory_type, m.importance, access.last_access, now);
+        if let Some(access) = self.access(id)? {
+            m.recalls = access.recalls;
+            m.decay.last_access = access.last_access;
+        }
+        m.decay.weight = weight(m.memory_type, m.importance, m.decay.last_access, now);
         Ok(Some(m))
     }
 
@@ -366,36 +383,40 @@ impl Memories<'_> {
     /// The latest version of every memory, in no order.
     pub(crate) fn all(&self, now: Timestamp) -> Result<Vec<MemoryItem>> {
         let mut out = Vec::new();
-        for kv in self.store.scan::<Access>(Keyspace::Memories, &[ACCESS]) {
-            let (key, access) = kv?;
+        for kv in self.store.scan::<u32>(Keyspace::Memories, &[LATEST]) {
+            let (key, latest) = kv?;
             let id: [u8; 8] = key[1..].try_into().map_err(|_| {
                 Error::Storage(eywa_storage::Error::BadKey {
                     keyspace: Keyspace::Memories.name(),
-                    reason: "a memory access key is not 9 bytes",
+                    reason: "a memory's latest-version key is not 9 bytes",
                 })
             })?;
-            out.extend(self.version(id, &access, now)?);
+            out.extend(self.version(id, latest, now)?);
         }
         Ok(out)
     }
 
-    /// Adds version `m` to `batch`, and its access record (last access `at`, keeping the
-    /// count of recalls).
+    /// Adds version `m` to `batch` as the memory's latest. A memory (re)born now gets a
+    /// fresh access record (last access `at`, no recalls); any other version keeps it.
     pub(crate) fn put(&self, batch: &mut Batch, m: &MemoryItem, at: Timestamp) -> Result<()> {
         let id = id_bytes(&m.id)?;
-        let recalls = self.access(id)?.map_or(0, |a| a.recalls);
         batch.put(Keyspace::Memories, version_key(id, m.version), m)?;
-        let access = Access {
-            latest: m.version,
-            last_access: at,
-            recalls,
-        };
-        batch.put(Keyspace::Memories, access_key(id), &access)?;
+        batch.put(Keyspace::Memories, latest_key(id), &m.version)?;
+        if m.change == Change::Remembered {
+            let access = Access {
+                last_access: at,
+                recalls: 0,
+            };
+            batch.put(Keyspace::Memories, access_key(id), &access)?;
+        }
         Ok(())
     }
 
     /// Records that a recall returned memories `ids` at `now`.
     pub(crate) fn recalled(&self, ids: &[String], now: Timestamp) -> Result<()> {
+        let _serial = ACCESS_LOCK
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let mut batch = Batch::new();
         for id in ids {
             let bytes = id_bytes(id)?;

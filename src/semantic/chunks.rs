@@ -49,6 +49,9 @@ pub(crate) struct ChunkRecord {
     pub end_char: u32,
     /// The chunk's whole text, as embedded.
     pub content: String,
+    /// When the passage was written (ms since the epoch).
+    #[serde(default)]
+    pub timestamp: i64,
 }
 
 impl ChunkRecord {
@@ -65,6 +68,7 @@ impl ChunkRecord {
             start_char: at(span.start_char),
             end_char: at(span.end_char),
             content: span.text.clone(),
+            timestamp: doc.timestamp,
         }
     }
 
@@ -125,8 +129,11 @@ impl Semantic {
     /// chunk tiers (a store whose chunks are not records yet shows the start kept with
     /// its vector).
     pub(crate) fn snippet(&self, store: &Store, key: u64) -> Result<String> {
-        if let Some(record) = self.chunk_record(store, key)? {
-            return Ok(record.content.chars().take(SNIPPET_CHARS).collect());
+        match self.chunk_record(store, key) {
+            Ok(Some(record)) => return Ok(record.content.chars().take(SNIPPET_CHARS).collect()),
+            Ok(None) => {}
+            // A damaged cold chunk does not fail the search: its vector's start is shown.
+            Err(e) => tracing::warn!(chunk = %chunk_id(key), error = %e, "a chunk cannot be read"),
         }
         Ok(Semantic::entry(store, key)?
             .map(|e| e.snippet)
@@ -155,7 +162,7 @@ impl Semantic {
             start_char: u64::from(record.start_char),
             end_char: u64::from(record.end_char),
             content: record.content.clone(),
-            timestamp: Timestamp(entry.as_ref().map_or(0, |e| e.timestamp)),
+            timestamp: Timestamp(entry.as_ref().map_or(record.timestamp, |e| e.timestamp)),
             embedded: self
                 .vectors()
                 .as_ref()

@@ -1,6 +1,6 @@
 //! Who may ask a server that listens beyond this machine's loopback: a bearer token on
-//! every call (a read-only one, or one that may also ingest, import, embed and migrate),
-//! over TLS. A loopback server (the default) asks neither.
+//! every call (a read-only one, or one that may also ingest, import, embed, migrate, write
+//! memories and add documents), over TLS. A loopback server (the default) asks neither.
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -11,12 +11,20 @@ use sha2::{Digest, Sha256};
 use crate::{Error, Result};
 
 /// Calls that change the store or the Claude dir: the read-only token may not make them.
-pub const WRITE_METHODS: [&str; 5] = [
+/// (`Recall` writes an access record too, but only of what the caller may read.)
+pub const WRITE_METHODS: [&str; 11] = [
     "/eywa.v1.Admin/Backup",
     "/eywa.v1.Ingest/Ingest",
     "/eywa.v1.Ingest/Import",
     "/eywa.v1.Ingest/Embed",
     "/eywa.v1.Sessions/MigrateSessions",
+    "/eywa.v1.Memory/Remember",
+    "/eywa.v1.Memory/Update",
+    "/eywa.v1.Memory/Forget",
+    "/eywa.v1.Memory/Consolidate",
+    // Reads a file of the server's machine, or has every ingest walk a folder of it.
+    "/eywa.v1.Documents/AddDocument",
+    "/eywa.v1.Documents/FollowFolders",
 ];
 
 /// Calls any client may make without a token: whether the server is up, and reflection

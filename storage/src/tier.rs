@@ -138,8 +138,17 @@ impl Store {
     /// crash never leaves a cold slot without its blob (at worst an orphan blob). A chunk
     /// written while it is being moved keeps the new write.
     pub fn sweep_chunks(&self, idle_ms: i64, now_ms: i64) -> Result<SweepReport> {
+        self.sweep_chunks_at_most(idle_ms, now_ms, u64::MAX)
+    }
+
+    /// [`Store::sweep_chunks`], moving at most `max` chunks (the rest wait for the next
+    /// sweep), so that one sweep's time is bounded.
+    pub fn sweep_chunks_at_most(&self, idle_ms: i64, now_ms: i64, max: u64) -> Result<SweepReport> {
         let mut report = SweepReport::default();
         for entry in self.partition(Keyspace::Chunks).iter() {
+            if report.moved >= max {
+                break;
+            }
             let (key, raw) = entry?;
             let ChunkSlot::Warm { bytes, last_access } = codec::decode(Keyspace::Chunks, &raw)?
             else {
