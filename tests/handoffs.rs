@@ -176,13 +176,14 @@ fn confidence_counts_the_messages_that_support_a_fact() {
             "The cart rounding is fixed.",
         )],
     );
-    for (n, path, ok) in [
-        (1, "/w/shop/src/cart.rs", true),
-        (2, "/w/shop/src/cart.rs", true),
-        (3, "/w/shop/src/cart.rs", true),
-        (4, "/w/shop/src/missing.rs", false),
+    for (n, tool, path, ok) in [
+        (1, "Read", "/w/shop/src/cart.rs", true),
+        (2, "Read", "/w/shop/src/cart.rs", true),
+        (3, "Read", "/w/shop/src/cart.rs", true),
+        (4, "Read", "/w/shop/src/missing.rs", false),
+        (5, "Edit", "/w/shop/src/cart.rs", false),
     ] {
-        lines.push(tool_line(n, "Read", json!({"file_path": path})));
+        lines.push(tool_line(n, tool, json!({"file_path": path})));
         lines.push(result_line(n, !ok));
     }
     home.write_raw(
@@ -204,6 +205,8 @@ fn confidence_counts_the_messages_that_support_a_fact() {
     // Three clean reads: 1 - 0.5^4. One read that failed: 0.25.
     assert_eq!(confidence(Relation::Read, "src/cart.rs"), 0.9375);
     assert_eq!(confidence(Relation::Read, "src/missing.rs"), 0.25);
+    // Its one Edit failed: the EDITED fact is doubtful, the reads are not.
+    assert_eq!(confidence(Relation::Edited, "src/cart.rs"), 0.25);
     // Read: five calls (the fixture's exchange makes one, without a file), one failed.
     assert_eq!(confidence(Relation::Used, "Read"), 0.96875);
     // The session is in its project: structure, not inference.

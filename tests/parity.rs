@@ -204,8 +204,9 @@ fn copy_dir(from: &Path, to: &Path) {
 }
 
 /// What a command printed, with what legitimately differs between two runs taken out:
-/// timings; the hot caches and bytes on disk of the process that answered; and how far
-/// serve's background embedder got (it embeds what a migration queued while the next
+/// timings; the recency term of `--explain` (and its total), which moves with the clock;
+/// the hot caches and bytes on disk of the process that answered; and how far serve's
+/// background embedder got (it embeds what a migration queued while the next
 /// commands run): the sum of chunks embedded and waiting is kept, and what an explicit
 /// `embed` found left to do is not.
 fn normalized(stdout: &str) -> String {
@@ -216,6 +217,9 @@ fn normalized(stdout: &str) -> String {
     let seconds = regex::Regex::new(r"\d+\.\d+s\b").unwrap();
     let mib = regex::Regex::new(r"\d+\.\d MiB on disk").unwrap();
     let semantic = regex::Regex::new(r"(\d+) vectors, (\d+) chunks waiting").unwrap();
+    // Recency moves with the clock between the two runs: its last digit, and the total it
+    // enters, may round either way.
+    let recency = regex::Regex::new(r"\+recency \d\.\d+(.*)= -?\d+\.\d+").unwrap();
     let embedded =
         regex::Regex::new(r"\d+ chunks into the vector index \((\d+) embedded, (\d+| the rest)")
             .unwrap();
@@ -226,6 +230,7 @@ fn normalized(stdout: &str) -> String {
             let timed = seconds.replace_all(l, "<s>");
             let timed = embedded.replace_all(&timed, "<n> chunks into the vector index (<n>");
             let l = mib.replace_all(&timed, "<mib>");
+            let l = recency.replace_all(&l, "+recency <r>$1= <total>");
             semantic
                 .replace_all(&l, |c: &regex::Captures| {
                     let n = |i: usize| c[i].parse::<u64>().unwrap();

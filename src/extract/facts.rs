@@ -183,11 +183,12 @@ pub fn episode_facts(origin: Origin<'_>, t: &Transcript) -> Option<SessionFacts>
             (usage.edited, Relation::Edited),
             (usage.created, Relation::Created),
         ];
-        for (_, relation) in uses.into_iter().filter(|(did, _)| *did) {
+        for (did, (_, relation)) in uses.into_iter().enumerate().filter(|(_, (d, _))| *d) {
             let mut edge = Edge::new(episode_id, relation, id, first);
             edge.valid_to = Some(last);
             edge.evidence = evidence(usage.evidence.as_ref());
-            edge.confidence = Edge::supported(usage.calls, usage.errors);
+            // From the calls that did this to the file, less those that failed.
+            edge.confidence = Edge::supported(usage.calls[did], usage.errors[did]);
             edges.push(edge);
         }
         if let Some(project) = project {

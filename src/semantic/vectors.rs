@@ -99,6 +99,9 @@ pub(crate) struct Vectors {
     pub meta: HashMap<u64, Meta>,
     by_project: HashMap<u32, HashSet<u64>>,
     by_session: HashMap<u32, HashSet<u64>>,
+    /// Keys by content type: a search for a rare type (memories among session chunks) is
+    /// answered exactly among them.
+    by_kind: HashMap<u32, HashSet<u64>>,
     pub strings: Strings,
     /// The index file lags the warm tier beyond what the journal can replay: rebuild.
     pub stale: bool,
@@ -160,6 +163,7 @@ impl Vectors {
             index: HnswIndex::new(dim)?,
             meta: HashMap::new(),
             by_project: HashMap::new(),
+            by_kind: HashMap::new(),
             by_session: HashMap::new(),
             strings: Strings::new(),
             stale: false,
@@ -299,6 +303,7 @@ impl Vectors {
         };
         self.by_project.entry(meta.project).or_default().insert(key);
         self.by_session.entry(meta.session).or_default().insert(key);
+        self.by_kind.entry(meta.kind).or_default().insert(key);
         self.meta.insert(key, meta);
     }
 
@@ -307,6 +312,7 @@ impl Vectors {
         for (map, n) in [
             (&mut self.by_project, meta.project),
             (&mut self.by_session, meta.session),
+            (&mut self.by_kind, meta.kind),
         ] {
             if let Some(set) = map.get_mut(&n) {
                 set.remove(&key);
@@ -389,6 +395,24 @@ impl Vectors {
                 })
                 .sum(),
         };
+        // Few vectors of the types asked for (memories among session chunks): exactly
+        // among them, where a graph walk filtering for them would wander.
+        let of_kinds = kinds.as_ref().map(|ks| {
+            ks.iter()
+                .map(|t| self.by_kind.get(t).map_or(0, HashSet::len))
+                .sum::<usize>()
+        });
+        if let (Some(ks), Some(n)) = (&kinds, of_kinds)
+            && n <= EXACT_LIMIT
+            && n < candidates
+        {
+            let mut keys = ks
+                .iter()
+                .filter_map(|t| self.by_kind.get(t))
+                .flat_map(|s| s.iter().copied())
+                .filter(|key| keep(*key));
+            return self.index.search_among(query, k, &mut keys);
+        }
         match &projects {
             _ if candidates > EXACT_LIMIT => self.index.search(query, k, &keep),
             None => self.index.search_exact(query, k, &keep),

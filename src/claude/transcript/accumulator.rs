@@ -50,9 +50,10 @@ pub(super) struct Accumulator {
     /// Inline runs and which run each sidechain uuid belongs to.
     pub(super) runs: Vec<Accumulator>,
     pub(super) run_of: HashMap<String, usize>,
-    /// Calls that named a file: tool_use id → the path (to count errored results).
+    /// Calls that named a file: tool_use id → the path and what the call did (0 read, 1
+    /// edited, 2 created), to count errored results.
     #[serde(default)]
-    pub(super) file_calls: HashMap<String, String>,
+    pub(super) file_calls: HashMap<String, (String, usize)>,
 }
 
 impl Accumulator {

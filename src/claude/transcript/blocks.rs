@@ -30,10 +30,10 @@ impl Accumulator {
                 is_error: true,
                 ..
             } = block
-                && let Some(path) = self.file_calls.get(*id)
+                && let Some((path, did)) = self.file_calls.get(*id)
                 && let Some(file) = self.t.files.get_mut(path)
             {
-                file.errors += 1;
+                file.errors[*did] += 1;
             }
         }
         if let Some((agent_id, agent_type)) = line.spawned_agent() {
@@ -273,15 +273,16 @@ impl Accumulator {
         file.edited |= edited;
         file.created |= created;
         // A call replayed (the same id) is counted once.
+        let did = usize::from(edited) + 2 * usize::from(created);
         let counted = match call_id {
             Some(id) => self
                 .file_calls
-                .insert(id.to_owned(), path.to_owned())
+                .insert(id.to_owned(), (path.to_owned(), did))
                 .is_none(),
             None => true,
         };
         if counted {
-            file.calls += 1;
+            file.calls[did] += 1;
         }
         if let Some(ts) = ts {
             file.first = Some(file.first.map_or(ts, |f| f.min(ts)));

@@ -55,13 +55,13 @@ pub struct FileUse {
     pub last: Option<Timestamp>,
     /// uuid of the line whose tool call first showed the use (evidence).
     pub evidence: Option<String>,
-    /// Calls that named the file (each call id once); 0 in a read state saved before
-    /// they were counted.
+    /// Calls that named the file (each call id once), by what they did: read, edited,
+    /// created; 0 in a read state saved before they were counted.
     #[serde(default)]
-    pub calls: u32,
-    /// Of those, calls whose result came back with `is_error`.
+    pub calls: [u32; 3],
+    /// Of those, calls whose result came back with `is_error`, the same way.
     #[serde(default)]
-    pub errors: u32,
+    pub errors: [u32; 3],
 }
 
 /// How often a session used one tool, and when.
