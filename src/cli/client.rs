@@ -177,12 +177,7 @@ impl Client {
         match self {
             Client::Local(l) => Ok(l.engine()?.add_documents(paths, project)?),
             Client::Remote(r) => {
-                // The server reads the files: it is given them absolute.
-                let paths: Vec<String> = paths
-                    .iter()
-                    .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone()))
-                    .map(|p| p.display().to_string())
-                    .collect();
+                let paths = absolute_paths(paths);
                 r.call(async |c| c.add_documents(&paths, project).await)
             }
         }
@@ -207,11 +202,7 @@ impl Client {
                 })
             }
             Client::Remote(r) => {
-                let paths: Vec<String> = folders
-                    .iter()
-                    .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone()))
-                    .map(|p| p.display().to_string())
-                    .collect();
+                let paths = absolute_paths(folders);
                 r.call(async |c| c.follow_folders(&paths, project, stop).await)
             }
         }
@@ -638,6 +629,16 @@ fn read_token(path: &std::path::Path) -> anyhow::Result<String> {
         .with_context(|| format!("cannot read the token in {}", path.display()))?
         .trim()
         .to_owned())
+}
+
+/// Paths as a server must be given them: absolute (it reads them, and its working
+/// directory is not the caller's).
+fn absolute_paths(paths: &[std::path::PathBuf]) -> Vec<String> {
+    paths
+        .iter()
+        .map(|p| std::path::absolute(p).unwrap_or_else(|_| p.clone()))
+        .map(|p| p.display().to_string())
+        .collect()
 }
 
 /// A document reference as the server must see it: an id as it is, a path made absolute

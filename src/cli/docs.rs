@@ -99,17 +99,7 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             let outcomes = client.add_documents(&paths, project.as_deref())?;
             let failed = outcomes.iter().filter(|o| o.result.is_err()).count();
             if json {
-                let items: Vec<_> = outcomes
-                    .iter()
-                    .map(|o| match &o.result {
-                        Ok((info, added)) => json!({
-                            "path": o.path,
-                            "added": added.as_str(),
-                            "document": to_json(info),
-                        }),
-                        Err(why) => json!({ "path": o.path, "error": why }),
-                    })
-                    .collect();
+                let items: Vec<_> = outcomes.iter().map(outcome_json).collect();
                 super::print_json(&json!({ "outcomes": items, "failed": failed }))?;
             } else {
                 for o in &outcomes {
@@ -142,15 +132,7 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             } = client.follow_folders(&folders, project.as_deref(), stop)?;
             let failed = outcomes.iter().filter(|o| o.result.is_err()).count();
             if json {
-                let items: Vec<_> = outcomes
-                    .iter()
-                    .map(|o| match &o.result {
-                        Ok((info, added)) => json!({
-                            "path": o.path, "added": added.as_str(), "document": to_json(info),
-                        }),
-                        Err(why) => json!({ "path": o.path, "error": why }),
-                    })
-                    .collect();
+                let items: Vec<_> = outcomes.iter().map(outcome_json).collect();
                 let folders: Vec<_> = followed
                     .iter()
                     .map(|(path, project)| json!({ "path": path, "project": project }))
@@ -260,6 +242,18 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         }
     }
     Ok(ExitCode::SUCCESS)
+}
+
+/// What adding one file did, as JSON.
+fn outcome_json(o: &eywa::engine::DocumentOutcome) -> serde_json::Value {
+    match &o.result {
+        Ok((info, added)) => json!({
+            "path": o.path,
+            "added": added.as_str(),
+            "document": to_json(info),
+        }),
+        Err(why) => json!({ "path": o.path, "error": why }),
+    }
 }
 
 fn to_json(d: &DocumentInfo) -> serde_json::Value {

@@ -423,18 +423,10 @@ impl Writer<'_> {
                 continue;
             }
             // Read only when its size or time changed since it was last remembered.
-            let modified = meta
-                .modified()
-                .ok()
-                .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-                .map_or(0, |d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX));
-            let stamp = (meta.len(), modified);
-            let mut key = CLAUDE_MD_SEEN.to_vec();
-            key.extend_from_slice(path.display().to_string().as_bytes());
-            let seen: Option<(u64, i64)> = self
-                .graph
-                .store()
-                .get(eywa_storage::Keyspace::Settings, &key)?;
+            let stamp = crate::archive::Stamp::of(&meta);
+            let stamp = (stamp.len, stamp.modified_ms);
+            let (key, seen) =
+                super::user_documents::noted_stamp(self.graph.store(), CLAUDE_MD_SEEN, &path)?;
             if seen == Some(stamp) {
                 found += 1;
                 continue;

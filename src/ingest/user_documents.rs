@@ -8,6 +8,7 @@ use eywa_storage::Batch;
 use sha2::{Digest, Sha256};
 
 use super::Writer;
+use crate::archive::Stamp;
 use crate::docs::{
     Added, DOCUMENT_TYPE, DocumentInfo, Documents, Head, MAX_DOCUMENT_BYTES, PAGE_BREAK,
     document_id, extract, head_key, source, summary, version_key,
@@ -24,21 +25,25 @@ pub(crate) const FOLLOWED: &[u8] = b"docs_follow/";
 /// size and modification time then.
 const FAILED: &[u8] = b"docs_failed/";
 
-fn failed_key(file: &std::path::Path) -> Vec<u8> {
-    let mut key = FAILED.to_vec();
-    key.extend_from_slice(file.display().to_string().as_bytes());
-    key
-}
+/// A file's size and modification time (ms).
+pub(super) type FileStamp = (u64, i64);
 
 /// A file's size and modification time (ms), when it can be read.
-fn file_stamp(file: &std::path::Path) -> Option<(u64, i64)> {
-    let meta = std::fs::metadata(file).ok()?;
-    let modified = meta
-        .modified()
-        .ok()?
-        .duration_since(std::time::UNIX_EPOCH)
-        .ok()?;
-    Some((meta.len(), i64::try_from(modified.as_millis()).ok()?))
+fn file_stamp(file: &std::path::Path) -> Option<FileStamp> {
+    let stamp = Stamp::of(&std::fs::metadata(file).ok()?);
+    Some((stamp.len, stamp.modified_ms))
+}
+
+/// The size and modification time noted under `prefix | path` in settings, if any.
+pub(super) fn noted_stamp(
+    store: &eywa_storage::Store,
+    prefix: &[u8],
+    path: &std::path::Path,
+) -> Result<(Vec<u8>, Option<FileStamp>)> {
+    let mut key = prefix.to_vec();
+    key.extend_from_slice(path.display().to_string().as_bytes());
+    let noted = store.get(eywa_storage::Keyspace::Settings, &key)?;
+    Ok((key, noted))
 }
 
 /// The folders followed, by path, with the project given when each was followed.
@@ -96,13 +101,7 @@ impl Writer<'_> {
         let path_text = path.display().to_string();
         let id = document_id(&path_text);
         let previous = self.documents().latest(&id)?;
-        let modified_at = meta
-            .modified()
-            .ok()
-            .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
-            .map_or(now, |d| {
-                Timestamp(i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
-            });
+        let modified_at = Timestamp(Stamp::of(&meta).modified_ms);
         // Same size and modification time as the latest version: not read again (a
         // followed folder is looked at on every poll).
         if let Some(previous) = &previous
@@ -327,18 +326,16 @@ impl Writer<'_> {
         let Some(stamp) = file_stamp(file) else {
             return Ok(false);
         };
-        let known: Option<(u64, i64)> = self
-            .graph
-            .store()
-            .get(eywa_storage::Keyspace::Settings, &failed_key(file))?;
+        let (_, known) = noted_stamp(self.graph.store(), FAILED, file)?;
         Ok(known == Some(stamp))
     }
 
     /// Notes that `file`, as it is now, cannot be read.
     fn remember_failure(&self, file: &std::path::Path) -> Result<()> {
         if let Some(stamp) = file_stamp(file) {
+            let (key, _) = noted_stamp(self.graph.store(), FAILED, file)?;
             let mut batch = Batch::new();
-            batch.put(eywa_storage::Keyspace::Settings, failed_key(file), &stamp)?;
+            batch.put(eywa_storage::Keyspace::Settings, key, &stamp)?;
             self.graph.store().apply(batch)?;
         }
         Ok(())

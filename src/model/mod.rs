@@ -16,7 +16,7 @@ pub use self::facts::{SessionFacts, Spawn};
 pub use self::filter::SearchFilter;
 pub use self::handoff::{Handoff, HandoffSections};
 pub use self::ids::{EdgeId, NodeId, uuid_key};
-pub use self::kinds::{DOCUMENT_TYPE, MEMORY_TYPE, document_passage};
+pub use self::kinds::{DOCUMENT_TYPE, EMBEDDED_TYPES, MEMORY_TYPE, document_passage};
 pub use self::node::{
     AgentInfo, AgentLayout, Compaction, DecayState, Document, Entity, EntityType, Episode, Memory,
     MemoryType, Node, NodeKind, TokenUsage,

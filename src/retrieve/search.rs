@@ -52,21 +52,7 @@ pub const CONTENT_TYPES: [&str; 11] = [
 pub const TYPE_ALIASES: [(&str, &[&str]); 3] = [
     ("doc", &[crate::model::DOCUMENT_TYPE]),
     ("memory", &["memory", crate::model::MEMORY_TYPE]),
-    (
-        "chunk",
-        &[
-            "user_message",
-            "assistant_response",
-            "compact_summary",
-            "subagent_summary",
-            "summary_label",
-            "handoff",
-            "plan",
-            "memory",
-            crate::model::MEMORY_TYPE,
-            crate::model::DOCUMENT_TYPE,
-        ],
-    ),
+    ("chunk", &crate::model::EMBEDDED_TYPES),
 ];
 
 /// The content types `given` names, aliases expanded, each once; an unknown name is the

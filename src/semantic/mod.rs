@@ -27,19 +27,7 @@ use self::vectors::{VectorEntry, Vectors, cache_key, decode_vector, encode_vecto
 use crate::embed::{Embedder, LazyMiniLm, ModelDir};
 use crate::{Error, Result};
 
-/// Content types whose text is embedded: what carries meaning. Tool calls are not.
-pub const EMBEDDED_TYPES: [&str; 10] = [
-    "user_message",
-    "assistant_response",
-    "compact_summary",
-    "subagent_summary",
-    "summary_label",
-    "handoff",
-    "plan",
-    "memory",
-    crate::model::MEMORY_TYPE,
-    crate::model::DOCUMENT_TYPE,
-];
+pub use crate::model::EMBEDDED_TYPES;
 
 /// Chunks of one document at most (a plan or report longer than this is embedded by its
 /// first chunks; the text index still has all of it).
