@@ -56,6 +56,18 @@ pub async fn run_with(
     access: Access,
     shutdown: impl Future<Output = ()>,
 ) -> Result<(), ServeError> {
+    run_with_routes(listener, engine, access, axum::Router::new(), shutdown).await
+}
+
+/// [`run_with`], with `extra` routes beside the gRPC services (`/mcp`), which may be
+/// HTTP/1.1. With `access`, they need the token that may write.
+pub async fn run_with_routes(
+    listener: TcpListener,
+    engine: Arc<Engine>,
+    access: Access,
+    extra: axum::Router,
+    shutdown: impl Future<Output = ()>,
+) -> Result<(), ServeError> {
     let (health, health_service) = tonic_health::server::health_reporter();
     for name in api::SERVICE_NAMES {
         health
@@ -67,14 +79,19 @@ pub async fn run_with(
             .register_encoded_file_descriptor_set(api::FILE_DESCRIPTOR_SET)
             .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
     };
-    let mut builder = Server::builder();
+    let mut builder = Server::builder().accept_http1(true);
     if let Some(tls) = &access.tls {
         let identity = tonic::transport::Identity::from_pem(&tls.cert_pem, &tls.key_pem);
         builder =
             builder.tls_config(tonic::transport::ServerTlsConfig::new().identity(identity))?;
     }
+    // gRPC's routes answer UNIMPLEMENTED for an unknown method; the extra ones sit beside.
+    let routes = tonic::service::Routes::default()
+        .into_axum_router()
+        .merge(extra);
     let router = builder
         .layer(access::AuthLayer(access.tokens.map(Arc::new)))
+        .add_routes(routes.into())
         .add_service(health_service)
         .add_service(reflection().build_v1()?)
         .add_service(reflection().build_v1alpha()?);

@@ -22,6 +22,7 @@ mod hostile;
 mod import;
 mod ingest;
 mod library;
+mod mcp;
 mod memories;
 mod migrate;
 mod parity;

@@ -16,8 +16,8 @@ use super::pb;
 use crate::embed::ModelStatus;
 use crate::engine::{
     Context, ContextMode, EmbedReport, ExportFormat, GetOutcome, ImportReport, IngestReport,
-    MatchPage, MigrateMode, MigrateResult, SearchRequest, SearchResults, SessionPage,
-    SessionSearch, Stats,
+    MatchPage, MigrateMode, MigrateResult, SearchRequest, SearchResults, SessionIngest,
+    SessionPage, SessionSearch, Stats,
 };
 use crate::graph::{EdgeFilter, Neighbor, PathStep, Related, Touch, Walk};
 use crate::memory::{
@@ -376,6 +376,18 @@ impl RemoteClient {
     pub async fn ingest(&mut self) -> Result<IngestReport, tonic::Status> {
         let response = self.ingest.ingest(pb::IngestRequest {}).await?.into_inner();
         response.try_into()
+    }
+
+    /// Asks the server to read one session now and return its handoff.
+    pub async fn ingest_session(&mut self, session: &str) -> Result<SessionIngest, tonic::Status> {
+        let request = pb::IngestSessionRequest {
+            session: session.to_owned(),
+        };
+        self.ingest
+            .ingest_session(request)
+            .await?
+            .into_inner()
+            .try_into()
     }
 
     /// Asks the server to import an Eywa folder it can read.

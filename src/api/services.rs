@@ -115,6 +115,8 @@ serve!(pb::ingest_server::Ingest {
     ingest(IngestRequest {}) -> IngestResponse: |e| e.ingest();
     import(ImportRequest) -> ImportResponse: |e, q: ImportQuery| e.import_eywa(&q.path);
     embed(EmbedRequest {}) -> EmbedResponse: |e| e.embed_pending(&mut |_, _| {});
+    ingest_session(IngestSessionRequest { session }) -> IngestSessionResponse:
+        |e| e.ingest_session(&session);
 });
 
 serve!(pb::sessions_server::Sessions {

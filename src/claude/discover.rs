@@ -240,39 +240,13 @@ impl ClaudeDir {
     pub fn agent_files(&self) -> std::io::Result<Vec<AgentFile>> {
         let mut files = Vec::new();
         let fence = self.fence();
-        let agent_file = |path, parent, workflow| agent_file(&fence, path, parent, workflow);
         for project in self.project_dirs(&fence)? {
             for entry in fence.read_dir(&project.path())? {
                 let path = entry.path();
                 if path.is_dir() {
-                    let subagents = path.join("subagents");
-                    if fence.admits(&subagents) && subagents.is_dir() {
-                        let parent = path.file_name().map(|n| n.to_string_lossy().into_owned());
-                        for agent in fence.read_dir(&subagents)? {
-                            if let Some(file) = agent_file(agent.path(), parent.clone(), None) {
-                                files.push(file);
-                            }
-                        }
-                        let workflows = subagents.join("workflows");
-                        if fence.admits(&workflows) && workflows.is_dir() {
-                            for run in fence.read_dir(&workflows)? {
-                                let run = run.path();
-                                if !run.is_dir() {
-                                    continue;
-                                }
-                                let name =
-                                    run.file_name().map(|n| n.to_string_lossy().into_owned());
-                                for agent in fence.read_dir(&run)? {
-                                    if let Some(file) =
-                                        agent_file(agent.path(), parent.clone(), name.clone())
-                                    {
-                                        files.push(file);
-                                    }
-                                }
-                            }
-                        }
-                    }
-                } else if let Some(file) = agent_file(path, None, None) {
+                    let parent = path.file_name().map(|n| n.to_string_lossy().into_owned());
+                    subagents_of(&fence, &path.join("subagents"), parent, &mut files)?;
+                } else if let Some(file) = agent_file(&fence, path, None, None) {
                     files.push(file);
                 }
             }
@@ -318,6 +292,89 @@ impl ClaudeDir {
         Ok(plans)
     }
 
+    /// The main session file a reference names: its path (under `projects/<folder>/`), its
+    /// session id, or a unique prefix of at least 8 characters of one. `None` when no file
+    /// matches; an error when a prefix matches several.
+    pub fn find_session(&self, reference: &str) -> std::io::Result<Option<SessionFile>> {
+        let reference = reference.trim();
+        if reference.is_empty() {
+            return Ok(None);
+        }
+        if reference.contains('/') || reference.ends_with(".jsonl") {
+            return Ok(self.session_at(Path::new(reference)));
+        }
+        let id = reference.strip_suffix(".jsonl").unwrap_or(reference);
+        let fence = self.fence();
+        let mut found = Vec::new();
+        for project in self.project_dirs(&fence)? {
+            let exact = project.path().join(format!("{id}.jsonl"));
+            if exact.is_file() && fence.admits(&exact) {
+                return Ok(self.session_at(&exact));
+            }
+            if id.len() < 8 {
+                continue;
+            }
+            for entry in fence.read_dir(&project.path())? {
+                let name = entry.file_name();
+                let name = name.to_string_lossy();
+                if name.starts_with(id) && name.ends_with(".jsonl") && !name.starts_with("agent-") {
+                    found.push(entry.path());
+                }
+            }
+        }
+        match found.len() {
+            0 => Ok(None),
+            1 => Ok(self.session_at(&found[0])),
+            n => Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("{n} sessions start with {id:?}: give more of the id"),
+            )),
+        }
+    }
+
+    /// The session file at `path` when it is a main session transcript in a project folder
+    /// of this Claude dir (a path through a symlink out of it is not).
+    fn session_at(&self, path: &Path) -> Option<SessionFile> {
+        let fence = self.fence();
+        let canonical = std::fs::canonicalize(path).ok()?;
+        let projects = std::fs::canonicalize(self.projects_dir()).ok()?;
+        let folder = canonical.parent()?;
+        if folder.parent()? != projects || !canonical.is_file() || !fence.admits(path) {
+            return None;
+        }
+        let stem = canonical.file_stem()?.to_string_lossy().into_owned();
+        if canonical.extension().is_none_or(|e| e != "jsonl") || stem.starts_with("agent-") {
+            return None;
+        }
+        Some(SessionFile {
+            path: self
+                .projects_dir()
+                .join(folder.file_name()?)
+                .join(canonical.file_name()?),
+            session_id: stem,
+            project_dir: folder.file_name()?.to_string_lossy().into_owned(),
+        })
+    }
+
+    /// The subagent files of one session: its `<session>/subagents/` folder and workflow
+    /// runs there, sorted by path.
+    pub fn agent_files_of(&self, session: &SessionFile) -> std::io::Result<Vec<AgentFile>> {
+        let fence = self.fence();
+        let Some(folder) = session.path.parent() else {
+            return Ok(Vec::new());
+        };
+        let subagents = folder.join(&session.session_id).join("subagents");
+        let mut files = Vec::new();
+        subagents_of(
+            &fence,
+            &subagents,
+            Some(session.session_id.clone()),
+            &mut files,
+        )?;
+        files.sort();
+        Ok(files)
+    }
+
     /// Main session files, sorted by path. Legacy root-level `agent-*.jsonl` files are
     /// subagent transcripts, not sessions, and are left out, as are files in
     /// `<session>/subagents/`.
@@ -347,6 +404,40 @@ impl ClaudeDir {
         files.sort();
         Ok(files)
     }
+}
+
+/// The subagent files in a session's `subagents/` folder and its workflow runs, added to
+/// `files`.
+fn subagents_of(
+    fence: &Fence,
+    subagents: &Path,
+    parent: Option<String>,
+    files: &mut Vec<AgentFile>,
+) -> std::io::Result<()> {
+    if !fence.admits(subagents) || !subagents.is_dir() {
+        return Ok(());
+    }
+    for agent in fence.read_dir(subagents)? {
+        if let Some(file) = agent_file(fence, agent.path(), parent.clone(), None) {
+            files.push(file);
+        }
+    }
+    let workflows = subagents.join("workflows");
+    if fence.admits(&workflows) && workflows.is_dir() {
+        for run in fence.read_dir(&workflows)? {
+            let run = run.path();
+            if !run.is_dir() {
+                continue;
+            }
+            let name = run.file_name().map(|n| n.to_string_lossy().into_owned());
+            for agent in fence.read_dir(&run)? {
+                if let Some(file) = agent_file(fence, agent.path(), parent.clone(), name.clone()) {
+                    files.push(file);
+                }
+            }
+        }
+    }
+    Ok(())
 }
 
 fn agent_file(

@@ -5,6 +5,7 @@
 
 use std::cell::OnceCell;
 use std::path::Path;
+use std::sync::Arc;
 
 use anyhow::Context as _;
 use eywa::api::{Connection, NodeQuery, RemoteClient};
@@ -12,7 +13,7 @@ use eywa::embed::ModelStatus;
 use eywa::engine::{
     Context, ContextMode, EmbedReport, Engine, ExportFormat, GetOutcome, ImportReport,
     IngestReport, MatchPage, MigrateMode, MigrateResult, Progress, SearchRequest, SearchResults,
-    SessionPage, SessionSearch, Stats,
+    SessionIngest, SessionPage, SessionSearch, Stats,
 };
 use eywa::graph::{EdgeFilter, Neighbor, PathStep, Related, Touch, Walk};
 use eywa::memory::{
@@ -29,10 +30,23 @@ pub(super) enum Client {
     Remote(Box<Remote>),
 }
 
-/// The store, opened in this process on first use.
+/// The store, opened in this process on first use (or the one a server here holds).
 pub(super) struct Local {
     paths: Paths,
-    engine: OnceCell<Box<Engine>>,
+    engine: OnceCell<Arc<Engine>>,
+    ending: Ending,
+}
+
+/// What becomes of a store this client opened when it is dropped.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Ending {
+    /// The process ends next: flush, and leave the rest to the exit.
+    Exit,
+    /// The process goes on (an MCP server between calls): flush and close, so that the
+    /// store's lock is free for the next opener.
+    Close,
+    /// Another owner's (the server this process runs): left as it is.
+    Shared,
 }
 
 /// A running server.
@@ -67,7 +81,41 @@ impl Client {
         Ok(Client::Local(Local {
             paths: paths.clone(),
             engine: OnceCell::new(),
+            ending: Ending::Exit,
         }))
+    }
+
+    /// [`Client::connect`] for one call of a process that goes on: a store opened here is
+    /// closed when the client is dropped, its lock freed for the CLI, hooks or a server.
+    pub(super) fn connect_for_call(paths: &Paths) -> anyhow::Result<Client> {
+        let mut client = Client::connect(paths)?;
+        if let Client::Local(local) = &mut client {
+            local.ending = Ending::Close;
+        }
+        Ok(client)
+    }
+
+    /// The store a server in this process already holds.
+    pub(super) fn shared(paths: &Paths, engine: Arc<Engine>) -> Client {
+        Client::Local(Local {
+            paths: paths.clone(),
+            engine: OnceCell::from(engine),
+            ending: Ending::Shared,
+        })
+    }
+
+    /// Reads one session now and returns its handoff (see `Engine::ingest_session`).
+    pub(super) fn ingest_session(&self, session: &str) -> anyhow::Result<SessionIngest> {
+        match self {
+            Client::Local(l) => Ok(l.engine()?.ingest_session(session)?),
+            Client::Remote(r) => {
+                let session = match session.contains('/') {
+                    true => absolute_reference(session),
+                    false => session.to_owned(),
+                };
+                r.call(async |c| c.ingest_session(&session).await)
+            }
+        }
     }
 
     /// The server's address, when this client asks one.
@@ -502,7 +550,7 @@ impl Local {
                 self.paths.data_dir.display()
             )),
         })?;
-        Ok(self.engine.get_or_init(|| Box::new(engine)))
+        Ok(self.engine.get_or_init(|| Arc::new(engine)))
     }
 }
 
@@ -512,6 +560,9 @@ impl Drop for Local {
     /// (closing the warm tier waits up to 250 ms for fjall's threads; what they hold was
     /// just flushed).
     fn drop(&mut self) {
+        if self.ending == Ending::Shared {
+            return;
+        }
         if let Some(engine) = self.engine.take() {
             if let Err(e) = engine.graph().store().flush() {
                 errln!("eywa: cannot flush the store: {e}");
@@ -520,7 +571,9 @@ impl Drop for Local {
             if let Err(e) = engine.graph().save_view() {
                 errln!("eywa: cannot save the graph view: {e}");
             }
-            std::mem::forget(engine);
+            if self.ending == Ending::Exit {
+                std::mem::forget(engine);
+            }
         }
     }
 }

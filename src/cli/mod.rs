@@ -26,14 +26,17 @@ mod docs;
 mod embed;
 mod get;
 mod graph;
+mod hook;
 mod import;
 mod ingest;
+mod mcp;
 mod memory;
 mod model;
 mod render;
 mod search;
 mod serve;
 mod sessions;
+mod setup;
 mod stats;
 
 use std::path::PathBuf;
@@ -92,8 +95,17 @@ enum Command {
     Graph(graph::Args),
     /// Memories: remember, recall, update, forget, list, history, consolidate
     Memory(memory::Args),
+    /// Serve eywa's tools to an agent over MCP on stdin/stdout (`eywa setup claude`
+    /// registers it); asks the running server when there is one
+    Mcp(mcp::Args),
     /// Documents: add markdown, text and PDF files; list, show and their history
     Docs(docs::Args),
+    /// Answer a Claude Code hook (its JSON on stdin): SessionStart context, or read the
+    /// session at Stop, SessionEnd and PreCompact; never fails Claude Code
+    Hook(hook::Args),
+    /// Connect an agent to eywa: `eywa setup claude` adds the hooks and the MCP server to
+    /// Claude Code's settings (--uninstall takes them out)
+    Setup(setup::Args),
     /// Import a Python Eywa folder (handoff-index.json and handoffs/**/*.md)
     Import(import::Args),
     /// Counts, tier sizes and cache hit rates
@@ -167,6 +179,8 @@ pub(crate) fn run() -> anyhow::Result<ExitCode> {
     let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
     let default_level = match cli.command {
         Command::Serve(_) => "info",
+        // A hook's stderr is Claude Code's to show: it says nothing (hooks.log has it).
+        Command::Hook(_) => "off",
         Command::Ingest(_)
         | Command::Get(_)
         | Command::Search(_)
@@ -175,6 +189,8 @@ pub(crate) fn run() -> anyhow::Result<ExitCode> {
         | Command::Chunk(_)
         | Command::Graph(_)
         | Command::Memory(_)
+        | Command::Mcp(_)
+        | Command::Setup(_)
         | Command::Docs(_)
         | Command::Import(_)
         | Command::Stats(_)
@@ -186,7 +202,12 @@ pub(crate) fn run() -> anyhow::Result<ExitCode> {
         | Command::Config(_) => "warn",
     };
     init_logging(default_level);
-    let settings = config::Settings::resolve(&matches, matches.subcommand_matches("serve"))?;
+    let settings = match config::Settings::resolve(&matches, matches.subcommand_matches("serve")) {
+        Ok(settings) => settings,
+        // A hook never fails Claude Code, not even on a broken config.toml.
+        Err(_) if matches!(cli.command, Command::Hook(_)) => return Ok(ExitCode::SUCCESS),
+        Err(e) => return Err(e),
+    };
     let paths = Paths::resolve(&cli, settings);
     match cli.command {
         Command::Serve(args) => serve::run(&paths, args),
@@ -198,6 +219,9 @@ pub(crate) fn run() -> anyhow::Result<ExitCode> {
         Command::Chunk(args) => chunk::run(&paths, args),
         Command::Graph(args) => graph::run(&paths, args),
         Command::Memory(args) => memory::run(&paths, args),
+        Command::Mcp(args) => mcp::run(&paths, args),
+        Command::Hook(args) => hook::run(&paths, args),
+        Command::Setup(args) => setup::run(&paths, args),
         Command::Docs(args) => docs::run(&paths, args),
         Command::Import(args) => import::run(&paths, args),
         Command::Stats(args) => stats::run(&paths, args),

@@ -177,6 +177,16 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             .clone()
             .unwrap_or_else(|| paths.data_dir.join("token"))
     });
+    // The MCP tools at /mcp, answered from this store; their sessions end with the server.
+    let mcp_stop = tokio_util::sync::CancellationToken::new();
+    let hosts = match addr.ip().is_loopback() || addr.ip().is_unspecified() {
+        true => Vec::new(),
+        false => vec![addr.ip().to_string()],
+    };
+    let mcp = axum::Router::new().route_service(
+        "/mcp",
+        super::mcp::http_service(paths, engine.clone(), hosts, mcp_stop.clone()),
+    );
     let served = runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(addr)
             .await
@@ -200,7 +210,12 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         let _announced = Withdraw(&data_dir);
         tracing::info!("serving eywa.v1 on {local} (Ctrl-C stops)");
         errln!("eywa: serving gRPC on {local}");
-        eywa::server::run_with(listener, served, access, stop_signal).await?;
+        errln!("eywa: MCP tools at http://{local}/mcp");
+        let stopping = async move {
+            stop_signal.await;
+            mcp_stop.cancel();
+        };
+        eywa::server::run_with_routes(listener, served, access, mcp, stopping).await?;
         anyhow::Ok(())
     });
     stop.store(true, std::sync::atomic::Ordering::Relaxed);

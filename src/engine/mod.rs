@@ -23,6 +23,7 @@ pub use self::query::{
     GetOutcome, HandoffHit, MAX_DAYS_BACK, MAX_DEPTH, MAX_LIMIT, parse_relations,
 };
 pub use self::stats::Stats;
+pub use self::write::SessionIngest;
 pub use crate::claude::migrate::{MigrateMode, encode_project_dir};
 pub use crate::ingest::{ImportReport, IngestReport, Progress, SKIPPED_FILES_LISTED, SkippedFile};
 pub use crate::library::{

@@ -34,6 +34,42 @@ impl Engine {
         })
     }
 
+    /// Reads one session now (its transcript path, id, or a unique 8+ character prefix of
+    /// one), with its subagents and the plans, and returns its handoff: what a hook at the
+    /// end of a session, or `eywa_extract`, asks for. Unchanged files are not read again.
+    pub fn ingest_session(&self, reference: &str) -> Result<SessionIngest> {
+        let found = self
+            .claude
+            .find_session(reference)
+            .map_err(|e| match e.kind() {
+                std::io::ErrorKind::InvalidInput => crate::Error::InvalidArgument(e.to_string()),
+                _ => crate::Error::Io {
+                    path: self.claude.projects_dir(),
+                    source: e,
+                },
+            })?;
+        let Some(session) = found else {
+            return Err(crate::Error::NotFound(format!(
+                "no session transcript {reference:?} under {}",
+                self.claude.projects_dir().display()
+            )));
+        };
+        let session_id = session.session_id.clone();
+        let report = self.write(|writer| {
+            let report = writer.run_session(session, &mut |_| {});
+            if report.is_err() {
+                writer.authors.forget();
+            }
+            report
+        })?;
+        let handoff = self.graph().handoff(&session_id)?;
+        Ok(SessionIngest {
+            report,
+            session_id,
+            handoff,
+        })
+    }
+
     /// Imports the handoffs of an Eywa data folder. Each becomes an Episode (`eywa:<id8>`)
     /// that TOUCHED its projects, with its handoff, so `get` ranks it with the rest.
     /// Sessions already read from transcripts are left as they are; importing again
@@ -105,4 +141,15 @@ impl Sinks for Engine {
     fn handoff_index(&self) -> Result<Arc<HandoffIndex>> {
         Engine::handoff_index(self)
     }
+}
+
+/// What [`Engine::ingest_session`] read, and the session's handoff.
+#[derive(Debug, Clone)]
+pub struct SessionIngest {
+    /// What the run read.
+    pub report: IngestReport,
+    /// The session's full id.
+    pub session_id: String,
+    /// Its handoff; `None` for a transcript with nothing to hand off yet.
+    pub handoff: Option<Handoff>,
 }

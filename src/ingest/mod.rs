@@ -220,6 +220,25 @@ impl<'e> Writer<'e> {
     /// Reads every new or changed session under the Claude dir into the graph, archiving
     /// each transcript's bytes in the cold tier as it goes (see `Engine::ingest`).
     pub(crate) fn run(&self, progress: &mut dyn FnMut(Progress)) -> Result<IngestReport> {
+        self.run_over(None, progress)
+    }
+
+    /// Reads one session now, as a run over the whole Claude dir would: its transcript,
+    /// its subagents' transcripts and the plans. Followed folders and project memory files
+    /// wait for the next whole run.
+    pub(crate) fn run_session(
+        &self,
+        session: SessionFile,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<IngestReport> {
+        self.run_over(Some(session), progress)
+    }
+
+    fn run_over(
+        &self,
+        only: Option<SessionFile>,
+        progress: &mut dyn FnMut(Progress),
+    ) -> Result<IngestReport> {
         let started = Instant::now();
         // Counters loaded before writing are kept in step by every batch.
         self.graph.counts()?;
@@ -227,7 +246,17 @@ impl<'e> Writer<'e> {
         if !projects.is_dir() {
             return Err(Error::ClaudeDirMissing { path: projects });
         }
-        let mut files = self.claude.session_files().map_err(Error::io(&projects))?;
+        let whole = only.is_none();
+        let (mut files, agents) = match only {
+            Some(session) => {
+                let agents = self.claude.agent_files_of(&session);
+                (vec![session], agents.map_err(Error::io(&projects))?)
+            }
+            None => (
+                self.claude.session_files().map_err(Error::io(&projects))?,
+                self.claude.agent_files().map_err(Error::io(&projects))?,
+            ),
+        };
         // Oldest first: a resumed session replays lines its predecessor wrote, and the
         // first writer of a message owns it.
         files.sort_by_cached_key(|f| (modified_ms(&f.path), f.path.clone()));
@@ -244,7 +273,6 @@ impl<'e> Writer<'e> {
             index: self.claude.session_index().map_err(Error::io(&projects))?,
             ..Run::default()
         };
-        let agents = self.claude.agent_files().map_err(Error::io(&projects))?;
         let mut ticker = Ticker {
             progress,
             started,
@@ -263,8 +291,11 @@ impl<'e> Writer<'e> {
         self.commit_group(&mut group, &mut run)?;
         self.flush_handoff_files(&mut run)?;
         self.ingest_agents(&agents, &mut run, &mut report, &mut ticker)?;
-        self.ingest_documents(&files, &mut run, &mut report)?;
-        (report.documents_added, report.documents_failed) = self.follow_folders(Timestamp::now())?;
+        self.ingest_documents(&files, whole, &mut run, &mut report)?;
+        if whole {
+            (report.documents_added, report.documents_failed) =
+                self.follow_folders(Timestamp::now())?;
+        }
         report.claude_md_files = self.derive_claude_md(&mut run)?;
         report.memories_written = self.write_derived(&mut run)?;
         self.end_run(&mut run, &mut report)?;
@@ -301,10 +332,11 @@ impl<'e> Writer<'e> {
         Ok(())
     }
 
-    /// Reads the plan files, then the project memory files.
+    /// Reads the plan files, then (in a `whole` run) the project memory files.
     fn ingest_documents(
         &self,
         files: &[SessionFile],
+        whole: bool,
         run: &mut Run,
         report: &mut IngestReport,
     ) -> Result<()> {
@@ -317,6 +349,9 @@ impl<'e> Writer<'e> {
             skip_unreadable(outcome, "cannot read plan", run, report)?;
         }
         report.plans = plans.len() as u64;
+        if !whole {
+            return Ok(());
+        }
         let projects = self.claude.projects_dir();
         let memories = self.claude.memory_files().map_err(Error::io(&projects))?;
         for memory in &memories {

@@ -12,9 +12,10 @@ use crate::{Error, Result};
 
 /// Calls that change the store or the Claude dir: the read-only token may not make them.
 /// (`Recall` writes an access record too, but only of what the caller may read.)
-pub const WRITE_METHODS: [&str; 11] = [
+pub const WRITE_METHODS: [&str; 13] = [
     "/eywa.v1.Admin/Backup",
     "/eywa.v1.Ingest/Ingest",
+    "/eywa.v1.Ingest/IngestSession",
     "/eywa.v1.Ingest/Import",
     "/eywa.v1.Ingest/Embed",
     "/eywa.v1.Sessions/MigrateSessions",
@@ -25,6 +26,8 @@ pub const WRITE_METHODS: [&str; 11] = [
     // Reads a file of the server's machine, or has every ingest walk a folder of it.
     "/eywa.v1.Documents/AddDocument",
     "/eywa.v1.Documents/FollowFolders",
+    // The MCP endpoint: its tools remember, forget and ingest as well as read.
+    "/mcp",
 ];
 
 /// Calls any client may make without a token: whether the server is up, and reflection

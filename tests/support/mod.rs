@@ -2,6 +2,7 @@
 
 #![allow(dead_code)]
 
+pub(crate) mod clients;
 pub(crate) mod fixture;
 pub(crate) mod fuzz;
 pub(crate) mod grpcurl;

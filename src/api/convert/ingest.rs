@@ -8,7 +8,7 @@ use tonic::Status;
 
 use super::wire::wire;
 use crate::api::pb;
-use crate::engine::{EmbedReport, ImportReport, IngestReport, SkippedFile};
+use crate::engine::{EmbedReport, ImportReport, IngestReport, SessionIngest, SkippedFile};
 use crate::extract::RedactionCounts;
 
 /// An `Import` request, validated.
@@ -72,4 +72,29 @@ impl TryFrom<pb::ImportFailure> for (String, String) {
 
 wire! {
     EmbedReport <=> pb::EmbedResponse { chunks, embedded, seconds }
+}
+
+impl From<SessionIngest> for pb::IngestSessionResponse {
+    fn from(s: SessionIngest) -> Self {
+        pb::IngestSessionResponse {
+            report: Some(s.report.into()),
+            session_id: s.session_id,
+            handoff: s.handoff.map(Into::into),
+        }
+    }
+}
+
+impl TryFrom<pb::IngestSessionResponse> for SessionIngest {
+    type Error = Status;
+
+    fn try_from(r: pb::IngestSessionResponse) -> Result<Self, Status> {
+        Ok(SessionIngest {
+            report: r
+                .report
+                .ok_or_else(|| Status::internal("the answer has no report"))?
+                .try_into()?,
+            session_id: r.session_id,
+            handoff: r.handoff.map(TryInto::try_into).transpose()?,
+        })
+    }
 }

@@ -1,0 +1,432 @@
+//! `eywa hook <event>`: Claude Code's hooks. Reads the hook's JSON on stdin and answers
+//! as Claude Code expects: SessionStart (and UserPromptSubmit, when set up) print
+//! `additionalContext`; Stop, SessionEnd and PreCompact read the session's transcript into
+//! eywa at once.
+//!
+//! A hook never blocks or breaks Claude Code: whatever fails (bad input, no store, a
+//! locked store, a dead server, a deadline passed) ends with exit 0 and no output, and a
+//! line in `<data>/logs/hooks.log`. Prompts and context are never logged.
+
+use std::io::{Read as _, Write as _};
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use eywa::memory::RecallQuery;
+use eywa::model::{Handoff, Timestamp};
+use eywa::retrieve::GetOptions;
+use eywa::retrieve::context::estimate_tokens;
+use serde_json::{Value, json};
+
+use super::Paths;
+use super::client::Client;
+
+#[derive(Debug, clap::Args)]
+pub(super) struct Args {
+    /// The hook event: session-start, user-prompt-submit, stop, session-end or pre-compact
+    /// (Claude Code's names, SessionStart…, work too)
+    #[arg(value_parser = parse_event)]
+    event: Event,
+    /// Tokens of context SessionStart and UserPromptSubmit may add
+    #[arg(long, default_value_t = 2_000, env = "EYWA_HOOK_MAX_TOKENS")]
+    max_tokens: usize,
+    /// UserPromptSubmit: only past sessions whose search score reaches this
+    #[arg(long, default_value_t = 0.5)]
+    min_score: f32,
+    /// Milliseconds the hook may take before it gives up silently [default: 900 for
+    /// SessionStart and UserPromptSubmit, 30000 for the others]
+    #[arg(long)]
+    timeout_ms: Option<u64>,
+}
+
+/// The hook events eywa answers.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(super) enum Event {
+    SessionStart,
+    UserPromptSubmit,
+    Stop,
+    SessionEnd,
+    PreCompact,
+}
+
+impl Event {
+    pub(super) const ALL: [Event; 5] = [
+        Event::SessionStart,
+        Event::UserPromptSubmit,
+        Event::Stop,
+        Event::SessionEnd,
+        Event::PreCompact,
+    ];
+
+    /// Claude Code's name for the event.
+    pub(super) fn name(self) -> &'static str {
+        match self {
+            Event::SessionStart => "SessionStart",
+            Event::UserPromptSubmit => "UserPromptSubmit",
+            Event::Stop => "Stop",
+            Event::SessionEnd => "SessionEnd",
+            Event::PreCompact => "PreCompact",
+        }
+    }
+
+    /// The argument `eywa hook` takes for it.
+    pub(super) fn arg(self) -> &'static str {
+        match self {
+            Event::SessionStart => "session-start",
+            Event::UserPromptSubmit => "user-prompt-submit",
+            Event::Stop => "stop",
+            Event::SessionEnd => "session-end",
+            Event::PreCompact => "pre-compact",
+        }
+    }
+
+    fn default_timeout(self) -> Duration {
+        match self {
+            Event::SessionStart | Event::UserPromptSubmit => Duration::from_millis(900),
+            Event::Stop | Event::SessionEnd | Event::PreCompact => Duration::from_secs(30),
+        }
+    }
+}
+
+fn parse_event(s: &str) -> Result<Event, String> {
+    let wanted: String = s
+        .chars()
+        .filter(char::is_ascii_alphanumeric)
+        .collect::<String>()
+        .to_ascii_lowercase();
+    Event::ALL
+        .into_iter()
+        .find(|e| e.name().to_ascii_lowercase() == wanted)
+        .ok_or_else(|| {
+            let names: Vec<&str> = Event::ALL.iter().map(|e| e.arg()).collect();
+            format!(
+                "not a hook event eywa answers; one of: {}",
+                names.join(", ")
+            )
+        })
+}
+
+/// The fields of a hook's stdin that eywa reads.
+#[derive(Debug, Default)]
+struct HookInput {
+    session_id: String,
+    transcript_path: String,
+    cwd: String,
+    prompt: String,
+}
+
+impl HookInput {
+    fn parse(bytes: &[u8]) -> Result<HookInput, String> {
+        let value: Value =
+            serde_json::from_slice(bytes).map_err(|e| format!("stdin is not JSON: {e}"))?;
+        let text = |key: &str| {
+            value
+                .get(key)
+                .and_then(Value::as_str)
+                .unwrap_or_default()
+                .to_owned()
+        };
+        if !value.is_object() {
+            return Err("stdin is not a JSON object".into());
+        }
+        Ok(HookInput {
+            session_id: text("session_id"),
+            transcript_path: text("transcript_path"),
+            cwd: text("cwd"),
+            prompt: text("prompt"),
+        })
+    }
+}
+
+/// The most stdin a hook reads: Claude Code sends a few hundred bytes (a prompt more).
+const MAX_INPUT: u64 = 4 * 1024 * 1024;
+
+pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
+    let started = Instant::now();
+    let event = args.event;
+    let timeout = args
+        .timeout_ms
+        .map_or(event.default_timeout(), Duration::from_millis);
+    let mut input = Vec::new();
+    let read = std::io::stdin().take(MAX_INPUT).read_to_end(&mut input);
+    let outcome = match read {
+        Err(e) => Err(format!("cannot read stdin: {e}")),
+        Ok(_) => HookInput::parse(&input).and_then(|hook| {
+            let paths = paths.clone();
+            let (max_tokens, min_score) = (args.max_tokens, args.min_score);
+            within(timeout, move || {
+                answer(&paths, event, &hook, max_tokens, min_score)
+            })
+        }),
+    };
+    let (note, output) = match outcome {
+        Ok(Some(context)) if !context.is_empty() => {
+            let line = json!({
+                "hookSpecificOutput": {
+                    "hookEventName": event.name(),
+                    "additionalContext": context,
+                }
+            });
+            (
+                format!("ok, {} tokens", estimate_tokens(&context)),
+                Some(line),
+            )
+        }
+        Ok(_) => ("ok, nothing to add".to_owned(), None),
+        Err(why) => (format!("failed: {why}"), None),
+    };
+    if let Some(line) = output {
+        // A closed stdout is Claude Code's business; the hook still succeeds.
+        let mut out = std::io::stdout().lock();
+        let _ = writeln!(out, "{line}");
+        let _ = out.flush();
+    }
+    log(paths, event, &note, started.elapsed());
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Runs `job` on a thread and waits at most `timeout` for it. A job still running then is
+/// left to the process's exit.
+fn within<T: Send + 'static>(
+    timeout: Duration,
+    job: impl FnOnce() -> Result<T, String> + Send + 'static,
+) -> Result<T, String> {
+    let (send, receive) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = send.send(job());
+    });
+    match receive.recv_timeout(timeout) {
+        Ok(result) => result,
+        Err(_) => Err(format!("gave up after {} ms", timeout.as_millis())),
+    }
+}
+
+fn answer(
+    paths: &Paths,
+    event: Event,
+    hook: &HookInput,
+    max_tokens: usize,
+    min_score: f32,
+) -> Result<Option<String>, String> {
+    let client = Client::connect(paths).map_err(|e| format!("{e:#}"))?;
+    let failed = |e: anyhow::Error| format!("{e:#}");
+    match event {
+        Event::SessionStart => session_start(&client, hook, max_tokens).map_err(failed),
+        Event::UserPromptSubmit => {
+            prompt_context(&client, hook, max_tokens, min_score).map_err(failed)
+        }
+        Event::Stop | Event::SessionEnd | Event::PreCompact => {
+            let reference = match hook.transcript_path.is_empty() {
+                false => &hook.transcript_path,
+                true => &hook.session_id,
+            };
+            if reference.is_empty() {
+                return Err("the hook's input names no transcript_path or session_id".into());
+            }
+            client.ingest_session(reference).map_err(failed)?;
+            Ok(None)
+        }
+    }
+}
+
+/// How many handoffs SessionStart looks at, and how far back.
+const START_HANDOFFS: usize = 3;
+const START_DAYS_BACK: u32 = 30;
+
+/// The cwd project's best handoffs with their open threads, and its memories, within
+/// `max_tokens`; `None` for a project eywa has never seen.
+fn session_start(
+    client: &Client,
+    hook: &HookInput,
+    max_tokens: usize,
+) -> anyhow::Result<Option<String>> {
+    if hook.cwd.is_empty() {
+        anyhow::bail!("the hook's input has no cwd");
+    }
+    let project = eywa::extract::project_of(&hook.cwd).name;
+    let options = GetOptions {
+        days_back: START_DAYS_BACK,
+        // One more: the session being resumed is not news to itself.
+        limit: START_HANDOFFS + 1,
+        projects: vec![project.clone()],
+    };
+    let outcome = client.get("", &options)?;
+    let handoffs: Vec<Handoff> = outcome
+        .hits
+        .iter()
+        .filter(|h| h.handoff.session_id != hook.session_id)
+        .take(START_HANDOFFS)
+        .map(|h| super::mcp::full_handoff(client, &h.handoff))
+        .collect::<anyhow::Result<_>>()?;
+    if handoffs.is_empty() {
+        return Ok(None);
+    }
+    let memories = client.recall(&RecallQuery {
+        query: project.clone(),
+        limit: 5,
+        project: Some(project.clone()),
+        types: Vec::new(),
+        tags: Vec::new(),
+    });
+    // Memories are a bonus: a store without them (or a recall that fails) still hands off.
+    let memories = memories.unwrap_or_default();
+    let mut blocks: Vec<String> = handoffs.iter().map(handoff_block).collect();
+    let memory_lines: Vec<String> = memories
+        .iter()
+        .map(|h| &h.memory)
+        // CLAUDE.md is in the agent's context already.
+        .filter(|m| {
+            !m.origin
+                .as_deref()
+                .is_some_and(|o| o.ends_with("CLAUDE.md"))
+        })
+        .map(|m| {
+            format!(
+                "- [{}] {} (`{}`)",
+                m.memory_type.as_str(),
+                m.content.trim(),
+                m.id
+            )
+        })
+        .collect();
+    if !memory_lines.is_empty() {
+        // After the best handoff, before the others.
+        let at = blocks.len().min(1);
+        blocks.insert(at, format!("### Memories\n{}", memory_lines.join("\n")));
+    }
+    let header = format!(
+        "## eywa: what earlier sessions of {project} left\n(eywa_get, eywa_search and \
+         eywa_session read more)\n"
+    );
+    Ok(fit_blocks(&header, &blocks, max_tokens))
+}
+
+/// A handoff for the start of a session: headline, what happened, open threads, resume.
+fn handoff_block(h: &Handoff) -> String {
+    let mut out = format!(
+        "### {} · {} (session `{}`)\n",
+        h.date, h.headline, h.short_id
+    );
+    for item in h.sections.what_happened.iter().take(3) {
+        out.push_str(&format!("- {}\n", item.trim()));
+    }
+    if !h.sections.open_threads.is_empty() {
+        out.push_str("Open threads:\n");
+        for item in &h.sections.open_threads {
+            out.push_str(&format!("- [ ] {}\n", item.trim()));
+        }
+    }
+    out.push_str(&super::mcp::resume_line(h));
+    out
+}
+
+/// `header` and the blocks that fit in `budget` tokens, in order, each whole or left out;
+/// `None` when not even the first fits.
+fn fit_blocks(header: &str, blocks: &[String], budget: usize) -> Option<String> {
+    let mut out = header.to_owned();
+    let mut used = estimate_tokens(header);
+    let mut any = false;
+    for block in blocks {
+        let cost = estimate_tokens(block) + 1;
+        if used + cost > budget {
+            continue;
+        }
+        out.push('\n');
+        out.push_str(block);
+        out.push('\n');
+        used += cost;
+        any = true;
+    }
+    any.then_some(out)
+}
+
+/// Sessions relevant to the prompt, above `min_score`.
+fn prompt_context(
+    client: &Client,
+    hook: &HookInput,
+    max_tokens: usize,
+    min_score: f32,
+) -> anyhow::Result<Option<String>> {
+    let prompt = hook.prompt.trim();
+    if prompt.is_empty() || prompt.starts_with('/') {
+        return Ok(None);
+    }
+    let request = eywa::engine::SearchRequest {
+        query: prompt.chars().take(2_000).collect(),
+        filter: Default::default(),
+        limit: 3,
+        mode: Default::default(),
+        focus: (!hook.cwd.is_empty())
+            .then(|| format!("project:{}", eywa::extract::project_of(&hook.cwd).name)),
+    };
+    let results = client.search(&request)?;
+    let now = Timestamp::now();
+    let blocks: Vec<String> = results
+        .hits
+        .iter()
+        .filter(|h| h.score >= min_score && h.session_id != hook.session_id)
+        .map(|h| {
+            let short: String = h.session_id.chars().take(8).collect();
+            format!(
+                "- **{}** [{}] {} · session `{short}` · score {:.2}\n  > {}\n  resume: \
+                 `claude --resume {}`",
+                h.title,
+                h.project,
+                eywa::model::age(h.timestamp, now),
+                h.score,
+                h.snippet.split_whitespace().collect::<Vec<_>>().join(" "),
+                h.session_id
+            )
+        })
+        .collect();
+    if blocks.is_empty() {
+        return Ok(None);
+    }
+    let header = "## eywa: earlier sessions about this\n";
+    Ok(fit_blocks(header, &blocks, max_tokens))
+}
+
+/// Appends a line to `<data>/logs/hooks.log` (0600, in a 0700 folder); a log that cannot
+/// be written is let go.
+fn log(paths: &Paths, event: Event, note: &str, took: Duration) {
+    let dir = paths.data_dir.join("logs");
+    if eywa::fs::create_private_dir(&dir).is_err() {
+        return;
+    }
+    let line = format!(
+        "{} {} {} ms {}\n",
+        Timestamp::now().to_rfc3339(),
+        event.name(),
+        took.as_millis(),
+        note.replace('\n', " ")
+    );
+    let file = std::fs::OpenOptions::new()
+        .create(true)
+        .append(true)
+        .open(dir.join("hooks.log"));
+    if let Ok(mut file) = file {
+        let _ = file.write_all(line.as_bytes());
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn events_read_in_either_spelling() {
+        assert_eq!(parse_event("session-start"), Ok(Event::SessionStart));
+        assert_eq!(parse_event("SessionStart"), Ok(Event::SessionStart));
+        assert_eq!(parse_event("pre_compact"), Ok(Event::PreCompact));
+        assert!(parse_event("Notification").is_err());
+    }
+
+    #[test]
+    fn blocks_that_do_not_fit_are_left_out_whole() {
+        let blocks = vec!["a".repeat(40), "b".repeat(400), "c".repeat(40)];
+        let out = fit_blocks("h\n", &blocks, 40).unwrap();
+        assert!(out.contains(&"a".repeat(40)) && out.contains(&"c".repeat(40)));
+        assert!(!out.contains('b'));
+        assert!(estimate_tokens(&out) <= 40);
+        assert_eq!(fit_blocks("h\n", &["x".repeat(400)], 40), None);
+    }
+}

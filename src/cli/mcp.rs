@@ -1,0 +1,1190 @@
+//! `eywa mcp`: eywa's tools for agents over the Model Context Protocol, on stdio; `serve`
+//! answers the same tools over streamable HTTP at `/mcp`.
+//!
+//! Every call goes through the CLI's [`Client`]: to the running server when there is one,
+//! else to the store opened for that call and closed after it (an MCP server lives as long
+//! as the agent's session, and must not hold the store's lock against the CLI, hooks or a
+//! server started later). Answers are compact markdown with ids and resume commands, cut
+//! to `max_tokens` at whole lines. Bad arguments are tool errors (`isError`), with what
+//! was wrong, never protocol failures.
+
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use eywa::engine::{ContextMode, Engine, SearchRequest};
+use eywa::memory::{NewMemory, RecallQuery};
+use eywa::model::{Handoff, MemoryType, SearchFilter, Timestamp};
+use eywa::retrieve::GetOptions;
+use eywa::retrieve::context::estimate_tokens;
+use rmcp::model::{
+    CallToolRequestParams, CallToolResponse, CallToolResult, ContentBlock, Implementation,
+    JsonObject, ListToolsResult, PaginatedRequestParams, ServerCapabilities, ServerConfig, Tool,
+    ToolAnnotations,
+};
+use rmcp::service::RequestContext;
+use rmcp::{ErrorData, RoleServer, ServerHandler, ServiceExt};
+use serde_json::{Value, json};
+
+use super::Paths;
+use super::client::Client;
+use super::render::node_line;
+
+#[derive(Debug, clap::Args)]
+pub(super) struct Args {}
+
+/// Serves the tools on stdin/stdout until the client closes them.
+pub(super) fn run(paths: &Paths, _args: Args) -> anyhow::Result<ExitCode> {
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(1)
+        .enable_all()
+        .build()
+        .context("cannot start the async runtime")?;
+    let tools = Tools {
+        backend: Arc::new(Backend::PerCall(paths.clone())),
+    };
+    runtime.block_on(async move {
+        let service = tools
+            .serve(rmcp::transport::stdio())
+            .await
+            .context("the MCP client did not initialize")?;
+        service.waiting().await.context("the MCP session failed")?;
+        anyhow::Ok(())
+    })?;
+    Ok(ExitCode::SUCCESS)
+}
+
+/// The tools over streamable HTTP, answered from the store `serve` holds; `stop` ends every
+/// open MCP session.
+pub(super) fn http_service(
+    paths: &Paths,
+    engine: Arc<Engine>,
+    hosts: Vec<String>,
+    stop: tokio_util::sync::CancellationToken,
+) -> rmcp::transport::streamable_http_server::StreamableHttpService<
+    Tools,
+    rmcp::transport::streamable_http_server::session::local::LocalSessionManager,
+> {
+    use rmcp::transport::streamable_http_server::{
+        StreamableHttpServerConfig, StreamableHttpService,
+    };
+    let tools = Tools {
+        backend: Arc::new(Backend::Shared(paths.clone(), engine)),
+    };
+    let mut config = StreamableHttpServerConfig::default().with_cancellation_token(stop);
+    // Loopback names by default (DNS rebinding); a server open to other machines adds
+    // the address it listens on.
+    config.allowed_hosts.extend(hosts);
+    StreamableHttpService::new(move || Ok(tools.clone()), Arc::default(), config)
+}
+
+/// Where a tool call's answers come from.
+enum Backend {
+    /// `eywa mcp`: the server announced for the data dir, else the store, per call.
+    PerCall(Paths),
+    /// `serve`'s own store.
+    Shared(Paths, Arc<Engine>),
+}
+
+impl Backend {
+    fn client(&self) -> anyhow::Result<Client> {
+        match self {
+            Backend::PerCall(paths) => Client::connect_for_call(paths),
+            Backend::Shared(paths, engine) => Ok(Client::shared(paths, engine.clone())),
+        }
+    }
+}
+
+/// eywa's MCP server.
+#[derive(Clone)]
+pub(super) struct Tools {
+    backend: Arc<Backend>,
+}
+
+/// Why a tool call gave no answer: said to the agent as a tool error.
+#[derive(Debug)]
+pub(super) struct ToolError(String);
+
+impl From<anyhow::Error> for ToolError {
+    fn from(e: anyhow::Error) -> Self {
+        ToolError(format!("{e:#}"))
+    }
+}
+
+impl From<String> for ToolError {
+    fn from(s: String) -> Self {
+        ToolError(s)
+    }
+}
+
+type Answer = Result<String, ToolError>;
+
+/// What the server tells an agent on connecting.
+const INSTRUCTIONS: &str = "eywa remembers this machine's earlier Claude Code sessions: \
+their handoffs (what happened, insights, open threads), the files and projects they touched, \
+and memories agents saved. Call eywa_get at the start of work to see what earlier sessions \
+left; eywa_search to find where something was discussed; eywa_what_touched before changing a \
+file; eywa_remember to keep a fact for later sessions. Every answer names session ids and \
+the command to resume them.";
+
+impl ServerHandler for Tools {
+    fn get_info(&self) -> ServerConfig {
+        ServerConfig::new(ServerCapabilities::builder().enable_tools().build())
+            .with_server_info(Implementation::new("eywa", env!("CARGO_PKG_VERSION")))
+            .with_instructions(INSTRUCTIONS)
+    }
+
+    async fn list_tools(
+        &self,
+        _request: Option<PaginatedRequestParams>,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<ListToolsResult, ErrorData> {
+        Ok(ListToolsResult::with_all_items(tool_list()))
+    }
+
+    async fn call_tool(
+        &self,
+        request: CallToolRequestParams,
+        _context: RequestContext<RoleServer>,
+    ) -> Result<CallToolResponse, ErrorData> {
+        let name = request.name.to_string();
+        let Some(spec) = TOOLS.iter().find(|t| t.name == name) else {
+            return Err(ErrorData::invalid_params(
+                format!(
+                    "no tool named {name:?}; eywa's tools: {}",
+                    TOOLS.iter().map(|t| t.name).collect::<Vec<_>>().join(", ")
+                ),
+                None,
+            ));
+        };
+        let arguments = request.arguments.unwrap_or_default();
+        let tools = self.clone();
+        let answer = tokio::task::spawn_blocking(move || {
+            let args = Arguments::check(spec, &arguments)?;
+            tools.call(spec.name, &args)
+        })
+        .await
+        .unwrap_or_else(|e| Err(ToolError(format!("the tool failed: {e}"))));
+        let result = match answer {
+            Ok(text) => CallToolResult::success(vec![ContentBlock::text(text)]),
+            Err(ToolError(why)) => {
+                tracing::debug!(tool = %name, error = %why, "MCP tool call refused");
+                CallToolResult::error(vec![ContentBlock::text(why)])
+            }
+        };
+        Ok(result.into())
+    }
+}
+
+impl Tools {
+    fn call(&self, name: &str, args: &Arguments) -> Answer {
+        let client = self.backend.client()?;
+        let text = match name {
+            "eywa_get" => eywa_get(&client, args)?,
+            "eywa_extract" => self.eywa_extract(&client, args)?,
+            "eywa_search" => eywa_search(&client, args)?,
+            "eywa_context" => eywa_context(&client, args)?,
+            "eywa_related" => eywa_related(&client, args)?,
+            "eywa_what_touched" => eywa_what_touched(&client, args)?,
+            "eywa_walk" => eywa_walk(&client, args)?,
+            "eywa_session" => eywa_session(&client, args)?,
+            "eywa_remember" => eywa_remember(&client, args)?,
+            "eywa_recall" => eywa_recall(&client, args)?,
+            "eywa_forget" => eywa_forget(&client, args)?,
+            "eywa_docs" => eywa_docs(&client, args)?,
+            other => return Err(ToolError(format!("no tool named {other:?}"))),
+        };
+        // `eywa_get` keeps the Python Eywa's text whole unless a budget is asked for.
+        match args.optional_int("max_tokens", 1, MAX_TOKENS)? {
+            Some(budget) => Ok(fit(&text, budget as usize)),
+            None if name == "eywa_get" => Ok(text),
+            None => Ok(fit(&text, DEFAULT_MAX_TOKENS)),
+        }
+    }
+
+    /// Reads a session now: the one named, else the newest transcript of this process's
+    /// working directory (Claude Code starts an MCP server there).
+    fn eywa_extract(&self, client: &Client, args: &Arguments) -> Answer {
+        let session = match args.text("session_id")? {
+            Some(id) => id,
+            None => self.current_session()?,
+        };
+        let read = client.ingest_session(&session)?;
+        let short: String = read.session_id.chars().take(8).collect();
+        let Some(handoff) = read.handoff else {
+            return Ok(format!("Session {short} has no extractable content"));
+        };
+        Ok(format!(
+            "Handoff extracted: {short}.md\n\n{}\n{}",
+            eywa::extract::render_markdown(&handoff, &handoff.sections),
+            resume_line(&handoff)
+        ))
+    }
+}
+
+impl Tools {
+    /// The transcript of the session this server runs for.
+    fn current_session(&self) -> Result<String, ToolError> {
+        let Backend::PerCall(paths) = &*self.backend else {
+            return Err(ToolError(
+                "give session_id: over HTTP, eywa cannot see which session is yours".into(),
+            ));
+        };
+        let cwd = std::env::current_dir()
+            .map_err(|e| ToolError(format!("cannot read the working directory: {e}")))?;
+        Ok(current_transcript(&paths.claude_dir, &cwd)?
+            .display()
+            .to_string())
+    }
+}
+
+/// The newest main transcript Claude Code keeps for `cwd`.
+pub(super) fn current_transcript(
+    claude_dir: &std::path::Path,
+    cwd: &std::path::Path,
+) -> Result<std::path::PathBuf, ToolError> {
+    let folder = claude_dir
+        .join("projects")
+        .join(eywa::engine::encode_project_dir(&cwd.display().to_string()));
+    let newest = std::fs::read_dir(&folder)
+        .map_err(|e| {
+            ToolError(format!(
+                "no Claude Code sessions for {} ({}: {e}); give session_id",
+                cwd.display(),
+                folder.display()
+            ))
+        })?
+        .filter_map(Result::ok)
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|e| e == "jsonl"))
+        .filter(|p| {
+            p.file_name()
+                .is_some_and(|n| !n.to_string_lossy().starts_with("agent-"))
+        })
+        .filter_map(|p| Some((std::fs::metadata(&p).ok()?.modified().ok()?, p)))
+        .max();
+    newest.map(|(_, p)| p).ok_or_else(|| {
+        ToolError(format!(
+            "no session transcript in {}; give session_id",
+            folder.display()
+        ))
+    })
+}
+
+/// Answers cut to this many tokens unless `max_tokens` says otherwise.
+const DEFAULT_MAX_TOKENS: usize = 2_000;
+/// The largest `max_tokens`.
+const MAX_TOKENS: i64 = 100_000;
+/// The Python Eywa's cap on `max_handoffs`.
+const MAX_HANDOFFS: i64 = 5;
+
+/// `text` whole when it fits in `budget` tokens (seed 001's estimate), else its first
+/// whole lines that do, and a line saying so.
+fn fit(text: &str, budget: usize) -> String {
+    if estimate_tokens(text) <= budget {
+        return text.to_owned();
+    }
+    let note = format!("\n… cut to about {budget} tokens: ask again with a larger max_tokens");
+    let room = budget.saturating_sub(estimate_tokens(&note)) * 4;
+    let mut used = 0;
+    let mut out = String::new();
+    for line in text.split_inclusive('\n') {
+        let n = line.chars().count();
+        if used + n > room {
+            break;
+        }
+        used += n;
+        out.push_str(line);
+    }
+    out.truncate(out.trim_end().len());
+    out.push_str(&note);
+    out
+}
+
+// --- The tools -----------------------------------------------------------------------
+
+/// One tool: its name, what it is for, and its arguments (name, JSON type, description,
+/// required).
+struct Spec {
+    name: &'static str,
+    description: &'static str,
+    arguments: &'static [(&'static str, &'static str, &'static str, bool)],
+    read_only: bool,
+}
+
+const MAX_TOKENS_ARG: (&str, &str, &str, bool) = (
+    "max_tokens",
+    "integer",
+    "Cut the answer to about this many tokens (whole lines; default 2000).",
+    false,
+);
+
+const TOOLS: &[Spec] = &[
+    Spec {
+        name: "eywa_get",
+        description: "Retrieve past session handoffs for context continuity.\n\nCall it at \
+            session start, or when you need context about past work.\n\n- No query: the 3 \
+            most recent substantial sessions.\n- With a query: keyword-matches past sessions \
+            (projects weigh most, then keywords, newer first) and returns the top ones.\n\n\
+            Examples: eywa_get(), eywa_get(query=\"sorbent reasoning tokens\"), \
+            eywa_get(query=\"river mcp\", days_back=30, max_handoffs=5)",
+        arguments: &[
+            (
+                "query",
+                "string",
+                "What are we working on? Keywords, project name, topic.",
+                false,
+            ),
+            (
+                "days_back",
+                "integer",
+                "How far back to search (default 14 days).",
+                false,
+            ),
+            (
+                "max_handoffs",
+                "integer",
+                "How many handoffs to return (default 3, max 5).",
+                false,
+            ),
+            (
+                "max_tokens",
+                "integer",
+                "Cut the answer to about this many tokens (default: whole).",
+                false,
+            ),
+        ],
+        read_only: true,
+    },
+    Spec {
+        name: "eywa_extract",
+        description: "Read a session into eywa now and return its handoff (what happened, \
+            insights, open threads). Call it at the end of a session, or before handing work \
+            over, so the next session finds this one at once.\n\n- No arguments: the current \
+            session (the newest transcript of this working directory).\n- With session_id: \
+            that session (full id or an 8+ character prefix).",
+        arguments: &[(
+            "session_id",
+            "string",
+            "Session id. The current session when omitted.",
+            false,
+        )],
+        read_only: false,
+    },
+    Spec {
+        name: "eywa_search",
+        description: "Search earlier sessions by words and meaning: one hit per session with \
+            its best passage, session id and resume command. Call it to find where something \
+            was discussed, decided or fixed.",
+        arguments: &[
+            ("query", "string", "What to look for.", true),
+            (
+                "limit",
+                "integer",
+                "Sessions to return (default 5, at most 50).",
+                false,
+            ),
+            (
+                "type",
+                "string",
+                "Only passages of this type: user_message, assistant_response, tool_call, \
+                 plan, handoff, memory, doc, ...",
+                false,
+            ),
+            ("project", "string", "Only sessions of this project.", false),
+            (
+                "mode",
+                "string",
+                "hybrid (default), lexical or semantic.",
+                false,
+            ),
+            MAX_TOKENS_ARG,
+        ],
+        read_only: true,
+    },
+    Spec {
+        name: "eywa_context",
+        description: "Context from earlier sessions, fitted to a token budget: each \
+            session's plan, subagent summaries and first prompts (mode smart), or its whole \
+            transcript (mode full). Call it after eywa_get or eywa_search to read sessions \
+            in depth. doc:<id> names a document.",
+        arguments: &[
+            (
+                "sessions",
+                "array",
+                "Session ids or 8+ character prefixes, best first (a single id may be a \
+                 string).",
+                true,
+            ),
+            (
+                "mode",
+                "string",
+                "smart (default), plan, labels, agents or full.",
+                false,
+            ),
+            ("max_tokens", "integer", "The budget (default 2000).", false),
+        ],
+        read_only: true,
+    },
+    Spec {
+        name: "eywa_related",
+        description: "Sessions related to one session: sharing its files, projects and \
+            concepts, or close in meaning. Call it to follow a thread of work across \
+            sessions.",
+        arguments: &[
+            (
+                "session",
+                "string",
+                "Session id or 8+ character prefix.",
+                true,
+            ),
+            ("limit", "integer", "Sessions to return (default 5).", false),
+            MAX_TOKENS_ARG,
+        ],
+        read_only: true,
+    },
+    Spec {
+        name: "eywa_what_touched",
+        description: "The sessions that read, edited or created a file (or worked in a \
+            project, used a tool), newest first. Call it before changing a file to learn \
+            its history.",
+        arguments: &[
+            (
+                "entity",
+                "string",
+                "A file path (file:src/main.rs, or just the path), project:<name>, \
+                 tool:<name> or concept:<name>.",
+                true,
+            ),
+            (
+                "limit",
+                "integer",
+                "Sessions to return (default 10).",
+                false,
+            ),
+            MAX_TOKENS_ARG,
+        ],
+        read_only: true,
+    },
+    Spec {
+        name: "eywa_walk",
+        description: "Walk the knowledge graph from a node: the sessions, files, projects \
+            and concepts around it, hop by hop.",
+        arguments: &[
+            (
+                "node",
+                "string",
+                "project:<name>, file:<path>, session:<id>, concept:<name>, or a node id.",
+                true,
+            ),
+            ("depth", "integer", "Hops (default 2, at most 4).", false),
+            (
+                "max_nodes",
+                "integer",
+                "Nodes to visit (default 30).",
+                false,
+            ),
+            MAX_TOKENS_ARG,
+        ],
+        read_only: true,
+    },
+    Spec {
+        name: "eywa_session",
+        description: "One session: its project, date and handoff (what happened, insights, \
+            key files, open threads) and how to resume it.",
+        arguments: &[
+            (
+                "session",
+                "string",
+                "Session id or 8+ character prefix.",
+                true,
+            ),
+            MAX_TOKENS_ARG,
+        ],
+        read_only: true,
+    },
+    Spec {
+        name: "eywa_remember",
+        description: "Keep a fact, decision or preference for later sessions. STM (the \
+            default) fades in about a week unless recalled; LTM lasts months; PROCEDURAL (how \
+            to do something) never fades.",
+        arguments: &[
+            (
+                "content",
+                "string",
+                "What to remember, self-contained.",
+                true,
+            ),
+            ("type", "string", "STM (default), LTM or PROCEDURAL.", false),
+            ("importance", "number", "From 0 to 1 (default 0.5).", false),
+            ("project", "string", "The project it is about.", false),
+            ("tags", "array", "Tags (strings).", false),
+        ],
+        read_only: false,
+    },
+    Spec {
+        name: "eywa_recall",
+        description: "Memories relevant to a query, weighted by importance and how recently \
+            they were used. Call it when starting a task, to see what was kept about it.",
+        arguments: &[
+            (
+                "query",
+                "string",
+                "What the memories should be about.",
+                true,
+            ),
+            ("limit", "integer", "Memories to return (default 5).", false),
+            ("project", "string", "Only memories of this project.", false),
+            MAX_TOKENS_ARG,
+        ],
+        read_only: false,
+    },
+    Spec {
+        name: "eywa_forget",
+        description: "Forget a memory: recall no longer returns it (its history keeps it).",
+        arguments: &[
+            ("id", "string", "The memory's id.", true),
+            ("reason", "string", "Why.", false),
+        ],
+        read_only: false,
+    },
+    Spec {
+        name: "eywa_docs",
+        description: "Documents eywa holds (markdown, text, PDF added with `eywa docs \
+            add`): with no argument, the list; with document, one document's text; with \
+            query, the documents matching it.",
+        arguments: &[
+            (
+                "document",
+                "string",
+                "A document id or path: its text.",
+                false,
+            ),
+            ("query", "string", "Search the documents for this.", false),
+            (
+                "limit",
+                "integer",
+                "Documents to list or find (default 10).",
+                false,
+            ),
+            MAX_TOKENS_ARG,
+        ],
+        read_only: true,
+    },
+];
+
+fn tool_list() -> Vec<Tool> {
+    TOOLS
+        .iter()
+        .map(|spec| {
+            let mut properties = serde_json::Map::new();
+            let mut required = Vec::new();
+            for (name, kind, description, needed) in spec.arguments {
+                let mut property = json!({"type": kind, "description": description});
+                if *kind == "array" {
+                    property["items"] = json!({"type": "string"});
+                }
+                properties.insert((*name).to_owned(), property);
+                if *needed {
+                    required.push(*name);
+                }
+            }
+            let schema = json!({
+                "type": "object",
+                "properties": properties,
+                "required": required,
+            });
+            let Value::Object(schema) = schema else {
+                unreachable!("a JSON object literal")
+            };
+            let annotations = ToolAnnotations::new()
+                .read_only(spec.read_only)
+                .destructive(spec.name == "eywa_forget");
+            Tool::new(spec.name, spec.description, Arc::new(schema)).with_annotations(annotations)
+        })
+        .collect()
+}
+
+/// A call's arguments, checked against its tool's list.
+struct Arguments<'a> {
+    tool: &'static str,
+    map: &'a JsonObject,
+}
+
+impl<'a> Arguments<'a> {
+    fn check(spec: &'static Spec, map: &'a JsonObject) -> Result<Arguments<'a>, ToolError> {
+        let known = |k: &str| spec.arguments.iter().any(|(name, ..)| *name == k);
+        if let Some(unknown) = map.keys().find(|k| !known(k)) {
+            let names: Vec<&str> = spec.arguments.iter().map(|(n, ..)| *n).collect();
+            return Err(ToolError(format!(
+                "{} takes no argument {unknown:?}; its arguments: {}",
+                spec.name,
+                names.join(", ")
+            )));
+        }
+        for (name, ..) in spec.arguments.iter().filter(|(.., needed)| *needed) {
+            if map.get(*name).is_none_or(Value::is_null) {
+                return Err(ToolError(format!("{} needs {name:?}", spec.name)));
+            }
+        }
+        Ok(Arguments {
+            tool: spec.name,
+            map,
+        })
+    }
+
+    fn get(&self, key: &str) -> Option<&'a Value> {
+        self.map.get(key).filter(|v| !v.is_null())
+    }
+
+    fn bad(&self, key: &str, what: &str, got: &Value) -> ToolError {
+        ToolError(format!(
+            "Invalid arguments: {}: {key} must be {what}, got {got}",
+            self.tool
+        ))
+    }
+
+    /// A string argument, trimmed; `None` when absent or empty.
+    fn text(&self, key: &str) -> Result<Option<String>, ToolError> {
+        match self.get(key) {
+            None => Ok(None),
+            Some(Value::String(s)) => Ok(Some(s.trim().to_owned()).filter(|s| !s.is_empty())),
+            Some(other) => Err(self.bad(key, "a string", other)),
+        }
+    }
+
+    /// A string argument that must be given and not be empty.
+    fn required_text(&self, key: &str) -> Result<String, ToolError> {
+        self.text(key)?.ok_or_else(|| {
+            ToolError(format!(
+                "Invalid arguments: {}: {key} must not be empty",
+                self.tool
+            ))
+        })
+    }
+
+    /// An integer from `min` to `max`: a JSON integer, a float without a fraction, or a
+    /// string of digits (as the Python Eywa's `int()` takes them).
+    fn optional_int(&self, key: &str, min: i64, max: i64) -> Result<Option<i64>, ToolError> {
+        let Some(value) = self.get(key) else {
+            return Ok(None);
+        };
+        let n = match value {
+            Value::Number(n) => n
+                .as_i64()
+                .or_else(|| n.as_f64().filter(|f| f.fract() == 0.0).map(|f| f as i64)),
+            Value::String(s) => s.trim().parse::<i64>().ok(),
+            _ => None,
+        }
+        .ok_or_else(|| self.bad(key, "an integer", value))?;
+        if n < min || n > max {
+            return Err(self.bad(key, &format!("from {min} to {max}"), value));
+        }
+        Ok(Some(n))
+    }
+
+    fn int(&self, key: &str, default: i64, min: i64, max: i64) -> Result<i64, ToolError> {
+        Ok(self.optional_int(key, min, max)?.unwrap_or(default))
+    }
+
+    /// A list of strings: a JSON array of them, or one string.
+    fn strings(&self, key: &str) -> Result<Vec<String>, ToolError> {
+        match self.get(key) {
+            None => Ok(Vec::new()),
+            Some(Value::String(s)) => Ok(vec![s.trim().to_owned()]),
+            Some(Value::Array(items)) => items
+                .iter()
+                .map(|v| match v {
+                    Value::String(s) => Ok(s.trim().to_owned()),
+                    other => Err(self.bad(key, "a list of strings", other)),
+                })
+                .filter(|s| !matches!(s, Ok(s) if s.is_empty()))
+                .collect(),
+            Some(other) => Err(self.bad(key, "a list of strings", other)),
+        }
+    }
+}
+
+/// The Python eywa-mcp's `eywa_get`: `## Eywa: N past session(s)` and the handoff bodies,
+/// frontmatter left out, joined by `---` rules.
+fn eywa_get(client: &Client, args: &Arguments) -> Answer {
+    let query = args.text("query")?.unwrap_or_default();
+    let days_back = args.int(
+        "days_back",
+        i64::from(eywa::retrieve::DEFAULT_DAYS_BACK),
+        0,
+        36_500,
+    )?;
+    // As the Python Eywa does: more than 5 is 5.
+    let max_handoffs = args.int("max_handoffs", 3, 1, i64::MAX)?.min(MAX_HANDOFFS);
+    let options = GetOptions {
+        days_back: days_back as u32,
+        limit: max_handoffs as usize,
+        projects: Vec::new(),
+    };
+    let outcome = client.get(&query, &options)?;
+    let mut bodies = Vec::new();
+    for hit in &outcome.hits {
+        let handoff = full_handoff(client, &hit.handoff)?;
+        let body = handoff_body(&handoff);
+        if !body.is_empty() {
+            bodies.push(body);
+        }
+    }
+    Ok(eywa_get_text(&bodies))
+}
+
+/// The text the Python eywa-mcp's `eywa_get` answers for these handoff bodies.
+pub(super) fn eywa_get_text(bodies: &[String]) -> String {
+    if bodies.is_empty() {
+        return "No past sessions found.".to_owned();
+    }
+    let n = bodies.len();
+    format!(
+        "## Eywa: {n} past session{}\n{}",
+        if n == 1 { "" } else { "s" },
+        bodies.join("\n\n---\n\n")
+    )
+}
+
+/// A handoff with its sections: a hit read from the index files carries only what `get`
+/// prints.
+pub(super) fn full_handoff(client: &Client, handoff: &Handoff) -> anyhow::Result<Handoff> {
+    let s = &handoff.sections;
+    let bare = s.what_happened.is_empty()
+        && s.insights.is_empty()
+        && s.key_files.is_empty()
+        && s.open_threads.is_empty();
+    if !bare || handoff.substance == 0 {
+        return Ok(handoff.clone());
+    }
+    let (_, stored) = client.node(&format!("session:{}", handoff.session_id))?;
+    Ok(stored.unwrap_or_else(|| handoff.clone()))
+}
+
+/// A handoff file's body, as the Python Eywa reads it back: the text after the
+/// frontmatter's closing `---`, trimmed.
+pub(super) fn handoff_body(handoff: &Handoff) -> String {
+    let file = eywa::extract::render_markdown(handoff, &handoff.sections);
+    match file.starts_with("---") {
+        true => match file.splitn(3, "---").nth(2) {
+            Some(rest) => rest.trim().to_owned(),
+            None => file,
+        },
+        false => file,
+    }
+}
+
+/// `cd <cwd> && claude --resume <id>`.
+pub(super) fn resume_line(h: &Handoff) -> String {
+    match h.cwd.is_empty() {
+        true => format!("Resume: `claude --resume {}`", h.session_id),
+        false => format!("Resume: `cd {} && claude --resume {}`", h.cwd, h.session_id),
+    }
+}
+
+fn eywa_search(client: &Client, args: &Arguments) -> Answer {
+    let query = args.required_text("query")?;
+    let limit = args.int("limit", 5, 1, 50)? as usize;
+    let kinds: Vec<String> = args.text("type")?.into_iter().collect();
+    if let Err(why) = eywa::retrieve::search::content_types(&kinds) {
+        return Err(ToolError(format!("Invalid arguments: eywa_search: {why}")));
+    }
+    let mode = match args.text("mode")? {
+        None => Default::default(),
+        Some(m) => eywa::retrieve::SearchMode::parse(&m).ok_or_else(|| {
+            ToolError(format!(
+                "Invalid arguments: eywa_search: mode must be hybrid, lexical or semantic, got {m:?}"
+            ))
+        })?,
+    };
+    let request = SearchRequest {
+        query,
+        filter: SearchFilter {
+            kinds,
+            projects: args.text("project")?.into_iter().collect(),
+            ..SearchFilter::default()
+        },
+        limit,
+        mode,
+        focus: None,
+    };
+    let results = client.search(&request)?;
+    let now = Timestamp::now();
+    let mut out = format!(
+        "## eywa search: {} hit{} for {:?} ({})\n",
+        results.hits.len(),
+        if results.hits.len() == 1 { "" } else { "s" },
+        request.query,
+        results.mode
+    );
+    for notice in &results.notices {
+        out.push_str(&format!("> {notice}\n"));
+    }
+    for (i, h) in results.hits.iter().enumerate() {
+        let short: String = h.session_id.chars().take(8).collect();
+        let title = if h.title.is_empty() {
+            "(untitled)"
+        } else {
+            &h.title
+        };
+        out.push_str(&format!(
+            "\n{}. **{title}** [{}] {} · session `{short}` · {} · score {:.2}\n",
+            i + 1,
+            h.project,
+            eywa::model::age(h.timestamp, now),
+            h.kind,
+            h.score
+        ));
+        let snippet: String = h.snippet.split_whitespace().collect::<Vec<_>>().join(" ");
+        out.push_str(&format!("   > {snippet}\n"));
+        if let Some(doc) = &h.document_id {
+            out.push_str(&format!("   document `{doc}`\n"));
+        }
+        if !h.session_id.is_empty() {
+            out.push_str(&format!("   resume: `claude --resume {}`\n", h.session_id));
+        }
+    }
+    if results.hits.is_empty() {
+        out.push_str("\nNo session matches.\n");
+    }
+    Ok(out)
+}
+
+fn eywa_context(client: &Client, args: &Arguments) -> Answer {
+    let sessions = args.strings("sessions")?;
+    if sessions.is_empty() {
+        return Err(ToolError(
+            "Invalid arguments: eywa_context: sessions must name at least one session".into(),
+        ));
+    }
+    let mode = ContextMode::parse(&args.text("mode")?.unwrap_or_else(|| "smart".into()))
+        .map_err(|e| ToolError(format!("Invalid arguments: eywa_context: {e}")))?;
+    let budget = args.int("max_tokens", DEFAULT_MAX_TOKENS as i64, 1, MAX_TOKENS)? as usize;
+    let context = client.context(&sessions, mode, budget, false)?;
+    let mut out = context.text;
+    for warning in &context.warnings {
+        out.push_str(&format!("\n> {warning}"));
+    }
+    Ok(out)
+}
+
+/// A session reference as the engine takes it: `session:<id>` unless already typed.
+fn session_reference(given: &str) -> String {
+    match given.contains(':') {
+        true => given.to_owned(),
+        false => format!("session:{given}"),
+    }
+}
+
+fn eywa_related(client: &Client, args: &Arguments) -> Answer {
+    let session = session_reference(&args.required_text("session")?);
+    let limit = args.int("limit", 5, 1, 100)? as usize;
+    let related = client.related(&session, limit)?;
+    let mut out = format!("## eywa: {} related session(s)\n", related.len());
+    for r in &related {
+        let shared: Vec<&str> = r.shared.iter().map(|s| s.entity.name.as_str()).collect();
+        out.push_str(&format!(
+            "\n- {} · score {:.2}{}\n  shares: {}\n",
+            episode_line(&r.episode),
+            r.score,
+            if r.similarity > 0.0 {
+                format!(" · similarity {:.2}", r.similarity)
+            } else {
+                String::new()
+            },
+            if shared.is_empty() {
+                "nothing named".to_owned()
+            } else {
+                shared.join(", ")
+            }
+        ));
+    }
+    Ok(out)
+}
+
+/// An Episode as a line with its id and resume command; another node as the CLI shows it.
+/// A subagent run is resumed through the session that started it.
+fn episode_line(node: &eywa::model::Node) -> String {
+    let Some(e) = node.episode() else {
+        return node_line(node);
+    };
+    match e.agent.as_ref() {
+        Some(agent) => format!(
+            "{} [{}] subagent **{}** (`{}`){}",
+            e.start.date(),
+            e.project,
+            node.name,
+            agent.agent_id,
+            agent
+                .parent_session
+                .as_deref()
+                .map(|p| format!(" of session `{p}` · `claude --resume {p}`"))
+                .unwrap_or_default()
+        ),
+        None => format!(
+            "{} [{}] **{}** · session `{}` · `claude --resume {}`",
+            e.start.date(),
+            e.project,
+            node.name,
+            e.short_id,
+            e.session_id
+        ),
+    }
+}
+
+fn eywa_what_touched(client: &Client, args: &Arguments) -> Answer {
+    let given = args.required_text("entity")?;
+    let entity = match given.contains(':') {
+        true => given,
+        false => format!("file:{given}"),
+    };
+    let limit = args.int("limit", 10, 1, 1_000)? as usize;
+    let touches = client.what_touched(&entity, &eywa::graph::EdgeFilter::default(), limit)?;
+    let mut out = format!("## eywa: {} session(s) touched {entity}\n", touches.len());
+    for t in &touches {
+        out.push_str(&format!(
+            "\n- {} · {}\n",
+            episode_line(&t.episode),
+            super::render::edge_line(&t.edge)
+        ));
+    }
+    Ok(out)
+}
+
+fn eywa_walk(client: &Client, args: &Arguments) -> Answer {
+    let node = args.required_text("node")?;
+    let depth = args.int("depth", 2, 1, 4)? as u32;
+    let max_nodes = args.int("max_nodes", 30, 1, 1_000)? as usize;
+    let walk = client.walk(&node, depth, max_nodes, &eywa::graph::EdgeFilter::default())?;
+    let mut out = format!("## eywa: walk from {node} ({} nodes)\n", walk.steps.len());
+    for step in &walk.steps {
+        let via = step
+            .via
+            .as_ref()
+            .map(|(e, _)| format!(" (via {})", e.relation.as_str()))
+            .unwrap_or_default();
+        out.push_str(&format!(
+            "{}- {}{via}\n",
+            "  ".repeat(step.depth as usize),
+            episode_line(&step.node)
+        ));
+    }
+    if walk.truncated {
+        out.push_str(&format!(
+            "(stopped at {max_nodes} nodes: raise max_nodes)\n"
+        ));
+    }
+    Ok(out)
+}
+
+fn eywa_session(client: &Client, args: &Arguments) -> Answer {
+    let session = session_reference(&args.required_text("session")?);
+    let (node, handoff) = client.node(&session)?;
+    let mut out = format!("## {}\n", episode_line(&node));
+    match handoff {
+        Some(h) => {
+            out.push_str(&format!(
+                "{} · {} · substance {} · keywords: {}\n\n",
+                h.date,
+                h.duration_label(),
+                h.substance,
+                h.keywords.join(", ")
+            ));
+            out.push_str(&handoff_body(&h));
+            out.push_str(&format!("\n\n{}\n", resume_line(&h)));
+        }
+        None => out.push_str("(no handoff yet)\n"),
+    }
+    Ok(out)
+}
+
+fn eywa_remember(client: &Client, args: &Arguments) -> Answer {
+    let mut new = NewMemory::new(args.required_text("content")?);
+    if let Some(t) = args.text("type")? {
+        new.memory_type = MemoryType::parse(&t).ok_or_else(|| {
+            ToolError(format!(
+                "Invalid arguments: eywa_remember: type must be STM, LTM or PROCEDURAL, got {t:?}"
+            ))
+        })?;
+    }
+    if let Some(value) = args.get("importance") {
+        let importance = value
+            .as_f64()
+            .filter(|i| (0.0..=1.0).contains(i))
+            .ok_or_else(|| args.bad("importance", "a number from 0 to 1", value))?;
+        new.importance = importance as f32;
+    }
+    new.project = args.text("project")?;
+    new.tags = args.strings("tags")?;
+    let m = client.remember(&new)?;
+    Ok(format!(
+        "Remembered `{}` ({}, importance {:.2}{}). Forget it with eywa_forget(id=\"{}\").",
+        m.id,
+        m.memory_type.as_str(),
+        m.importance,
+        m.project
+            .as_deref()
+            .map(|p| format!(", project {p}"))
+            .unwrap_or_default(),
+        m.id
+    ))
+}
+
+fn eywa_recall(client: &Client, args: &Arguments) -> Answer {
+    let query = RecallQuery {
+        query: args.required_text("query")?,
+        limit: args.int("limit", 5, 1, 100)? as usize,
+        project: args.text("project")?,
+        types: Vec::new(),
+        tags: Vec::new(),
+    };
+    let hits = client.recall(&query)?;
+    if hits.is_empty() {
+        return Ok(format!("No memory matches {:?}.", query.query));
+    }
+    let mut out = format!("## eywa: {} memor{}\n", hits.len(), plural_y(hits.len()));
+    for h in &hits {
+        let m = &h.memory;
+        out.push_str(&format!(
+            "\n- `{}` {} · score {:.2}{}: {}\n",
+            m.id,
+            m.memory_type.as_str(),
+            h.score,
+            m.project
+                .as_deref()
+                .map(|p| format!(" · {p}"))
+                .unwrap_or_default(),
+            m.content.trim()
+        ));
+    }
+    Ok(out)
+}
+
+fn plural_y(n: usize) -> &'static str {
+    if n == 1 { "y" } else { "ies" }
+}
+
+fn eywa_forget(client: &Client, args: &Arguments) -> Answer {
+    let id = args.required_text("id")?;
+    let m = client.forget_memory(&id, args.text("reason")?)?;
+    Ok(format!(
+        "Forgot `{}`: recall no longer returns it (its history keeps it).",
+        m.id
+    ))
+}
+
+fn eywa_docs(client: &Client, args: &Arguments) -> Answer {
+    let limit = args.int("limit", 10, 1, 100)? as usize;
+    if let Some(document) = args.text("document")? {
+        let doc = client.document(&document, None, None)?;
+        let d = &doc.info;
+        let mut out = format!(
+            "## {} · `{}` v{}\n{} · {} bytes{}\n\n",
+            d.title,
+            d.id,
+            d.version,
+            d.path,
+            d.bytes,
+            if d.pages > 0 {
+                format!(" · {} pages", d.pages)
+            } else {
+                String::new()
+            }
+        );
+        for (i, page) in doc.pages.iter().enumerate() {
+            if doc.pages.len() > 1 {
+                out.push_str(&format!("\n--- page {} ---\n", i + 1));
+            }
+            out.push_str(page.trim_end());
+            out.push('\n');
+        }
+        return Ok(out);
+    }
+    if let Some(query) = args.text("query")? {
+        let request = SearchRequest {
+            query,
+            filter: SearchFilter {
+                kinds: vec!["doc".to_owned()],
+                ..SearchFilter::default()
+            },
+            limit,
+            mode: Default::default(),
+            focus: None,
+        };
+        let results = client.search(&request)?;
+        let mut out = format!("## eywa: {} document hit(s)\n", results.hits.len());
+        for h in &results.hits {
+            let page = h.page.map(|p| format!(" (page {p})")).unwrap_or_default();
+            out.push_str(&format!(
+                "\n- **{}**{page} · document `{}` · score {:.2}\n  > {}\n",
+                h.title,
+                h.document_id.as_deref().unwrap_or("?"),
+                h.score,
+                h.snippet.split_whitespace().collect::<Vec<_>>().join(" ")
+            ));
+        }
+        return Ok(out);
+    }
+    let (docs, total) = client.list_documents(limit, 0)?;
+    let mut out = format!("## eywa: {total} document(s)\n");
+    if docs.is_empty() {
+        out.push_str("\nNone yet: `eywa docs add FILE…` adds markdown, text and PDF files.\n");
+    }
+    for d in &docs {
+        out.push_str(&format!(
+            "\n- `{}` **{}** v{} · {}\n",
+            d.id, d.title, d.version, d.path
+        ));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_fitting_text_is_whole_and_a_long_one_is_cut_at_a_line() {
+        assert_eq!(fit("short\n", 10), "short\n");
+        let long: String = (0..100).map(|i| format!("line {i}\n")).collect();
+        let cut = fit(&long, 50);
+        assert!(estimate_tokens(&cut) <= 50, "{cut}");
+        assert!(cut.starts_with("line 0\nline 1\n"));
+        assert!(cut.ends_with("ask again with a larger max_tokens"));
+        assert!(!cut.contains("line 99"));
+    }
+
+    #[test]
+    fn the_get_text_has_the_python_eywa_shape() {
+        assert_eq!(eywa_get_text(&[]), "No past sessions found.");
+        assert_eq!(
+            eywa_get_text(&["# A".into()]),
+            "## Eywa: 1 past session\n# A"
+        );
+        assert_eq!(
+            eywa_get_text(&["# A".into(), "# B".into()]),
+            "## Eywa: 2 past sessions\n# A\n\n---\n\n# B"
+        );
+    }
+
+    #[test]
+    fn arguments_are_checked_with_clear_words() {
+        let spec = TOOLS.iter().find(|t| t.name == "eywa_get").unwrap();
+        let map = |v: Value| v.as_object().unwrap().clone();
+        let unknown = map(json!({"qurey": "x"}));
+        let e = Arguments::check(spec, &unknown).err().unwrap();
+        assert!(e.0.contains("no argument \"qurey\""), "{}", e.0);
+        let given = map(json!({"days_back": "30", "max_handoffs": 9.0}));
+        let args = Arguments::check(spec, &given).unwrap();
+        assert_eq!(args.int("days_back", 14, 0, 100).unwrap(), 30);
+        assert_eq!(args.int("max_handoffs", 3, 1, 5).ok(), None);
+        let bad = map(json!({"days_back": "soon"}));
+        let args = Arguments::check(spec, &bad).unwrap();
+        let e = args.int("days_back", 14, 0, 100).err().unwrap();
+        assert!(e.0.contains("days_back must be an integer"), "{}", e.0);
+        let search = TOOLS.iter().find(|t| t.name == "eywa_search").unwrap();
+        let e = Arguments::check(search, &map(json!({}))).err().unwrap();
+        assert_eq!(e.0, "eywa_search needs \"query\"");
+    }
+}

@@ -1,0 +1,394 @@
+//! eywa's MCP server, driven by real clients: the official Python SDK over stdio (`eywa
+//! mcp`) and over streamable HTTP (`serve`'s `/mcp`), and Claude Code's own CLI.
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::{Value, json};
+
+use crate::support::clients;
+use crate::support::fixture::{ClaudeHome, days_ago};
+use crate::support::serve::Serve;
+
+const LOGIN: &str = "a1b2c3d4-0000-4000-8000-000000000001";
+const BILLING: &str = "b2c3d4e5-0000-4000-8000-000000000002";
+
+/// Two sessions of one project and one of another, read into a store.
+struct Env {
+    home: ClaudeHome,
+    data: tempfile::TempDir,
+}
+
+impl Env {
+    fn new() -> Env {
+        let home = ClaudeHome::new();
+        home.session(
+            LOGIN,
+            "/w/webapp",
+            days_ago(2),
+            &[
+                (
+                    "Fix the login redirect loop in the webapp",
+                    "The session cookie was set on the wrong path; fixed the login redirect.",
+                ),
+                (
+                    "Add a test for the login redirect",
+                    "Added a regression test for the redirect loop.",
+                ),
+            ],
+        );
+        home.session(
+            BILLING,
+            "/w/webapp",
+            days_ago(1),
+            &[(
+                "Wire invoices into the billing page after the login redirect",
+                "The billing page now lists invoices from the ledger; the login redirect \
+                 lands there.",
+            )],
+        );
+        home.session(
+            "c3d4e5f6-0000-4000-8000-000000000003",
+            "/w/garden",
+            days_ago(3),
+            &[("Sketch the herb beds", "Drew three beds by the fence.")],
+        );
+        let env = Env {
+            home,
+            data: tempfile::tempdir().unwrap(),
+        };
+        let out = env.eywa().arg("ingest").output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        env
+    }
+
+    fn eywa(&self) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_eywa"));
+        self.envs(&mut cmd);
+        cmd
+    }
+
+    fn envs(&self, cmd: &mut Command) {
+        cmd.env("EYWA_DATA_DIR", self.data.path())
+            .env("EYWA_CLAUDE_DIR", self.home.root())
+            .env_remove("EYWA_ADDR")
+            .env_remove("EYWA_LOG")
+            .env("EYWA_MODEL_INSTALL", "never")
+            .env("HF_HUB_OFFLINE", "1");
+    }
+
+    fn serve(&self) -> Serve {
+        let mut cmd = self.eywa();
+        cmd.args(["serve", "--addr", "127.0.0.1:0", "--watch-interval-ms", "0"]);
+        Serve::spawn(cmd)
+    }
+
+    /// Runs `tests/mcp/drive.py` over `transport` (`stdio`, or `http` with a URL).
+    fn drive(&self, python: &Path, target: &[&str], calls: &Value) -> Value {
+        let file = self.data.path().join("calls.json");
+        std::fs::write(&file, calls.to_string()).unwrap();
+        let mut cmd = Command::new(python);
+        cmd.arg(clients::script("drive.py")).args(target).arg(&file);
+        self.envs(&mut cmd);
+        let out = cmd.output().unwrap();
+        assert!(
+            out.status.success(),
+            "drive.py failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!(
+                "drive.py printed no JSON ({e}): {}",
+                String::from_utf8_lossy(&out.stdout)
+            )
+        })
+    }
+}
+
+const TOOLS: [&str; 12] = [
+    "eywa_get",
+    "eywa_extract",
+    "eywa_search",
+    "eywa_context",
+    "eywa_related",
+    "eywa_what_touched",
+    "eywa_walk",
+    "eywa_session",
+    "eywa_remember",
+    "eywa_recall",
+    "eywa_forget",
+    "eywa_docs",
+];
+
+/// A call to every tool that must answer, with a text its answer must hold.
+fn good_calls() -> Vec<(Value, &'static str)> {
+    vec![
+        (
+            json!({"tool": "eywa_get", "arguments": {}}),
+            "## Eywa: 3 past sessions\n# ",
+        ),
+        (
+            json!({"tool": "eywa_get", "arguments":
+                {"query": "billing invoices", "days_back": "30", "max_handoffs": 9}}),
+            "## Eywa: 1 past session\n# Wire invoices into the billing page",
+        ),
+        (
+            json!({"tool": "eywa_extract", "arguments": {"session_id": LOGIN}}),
+            "Handoff extracted: a1b2c3d4.md",
+        ),
+        (
+            json!({"tool": "eywa_search", "arguments": {"query": "redirect loop"}}),
+            "claude --resume a1b2c3d4-0000-4000-8000-000000000001",
+        ),
+        (
+            json!({"tool": "eywa_context", "arguments": {"sessions": "a1b2c3d4", "max_tokens": 800}}),
+            "Fix the login redirect loop",
+        ),
+        (
+            json!({"tool": "eywa_related", "arguments": {"session": "a1b2c3d4"}}),
+            "session `b2c3d4e5`",
+        ),
+        (
+            json!({"tool": "eywa_what_touched", "arguments": {"entity": "project:webapp"}}),
+            "session `a1b2c3d4`",
+        ),
+        (
+            json!({"tool": "eywa_walk", "arguments": {"node": "project:webapp", "depth": 1}}),
+            "session `b2c3d4e5`",
+        ),
+        (
+            json!({"tool": "eywa_session", "arguments": {"session": "b2c3d4e5"}}),
+            "cd /w/webapp && claude --resume b2c3d4e5-0000-4000-8000-000000000002",
+        ),
+        (
+            json!({"tool": "eywa_remember", "arguments": {"content":
+                "Deploys of the webapp need the VPN up", "type": "LTM", "importance": 0.8,
+                "project": "webapp", "tags": ["ops"]}}),
+            "Remembered `",
+        ),
+        (
+            json!({"tool": "eywa_recall", "arguments": {"query": "deploys VPN"}}),
+            "Deploys of the webapp need the VPN up",
+        ),
+        (
+            json!({"tool": "eywa_docs", "arguments": {}}),
+            "## eywa: 0 document(s)",
+        ),
+    ]
+}
+
+/// A bad call to every tool, with what its tool error must say.
+fn bad_calls() -> Vec<(Value, &'static str)> {
+    vec![
+        (
+            json!({"tool": "eywa_get", "arguments": {"days_back": "soon"}}),
+            "days_back must be an integer",
+        ),
+        (
+            json!({"tool": "eywa_get", "arguments": {"max_handoffs": 0}}),
+            "max_handoffs must be from 1",
+        ),
+        (
+            json!({"tool": "eywa_get", "arguments": {"qurey": "x"}}),
+            "takes no argument \"qurey\"",
+        ),
+        (
+            json!({"tool": "eywa_extract", "arguments": {"session_id": "ffffffff-nope"}}),
+            "no session transcript",
+        ),
+        (
+            json!({"tool": "eywa_search", "arguments": {}}),
+            "eywa_search needs \"query\"",
+        ),
+        (
+            json!({"tool": "eywa_search", "arguments": {"query": "x", "mode": "fuzzy"}}),
+            "mode must be hybrid, lexical or semantic",
+        ),
+        (
+            json!({"tool": "eywa_context", "arguments": {"sessions": []}}),
+            "at least one session",
+        ),
+        (
+            json!({"tool": "eywa_related", "arguments": {"session": 5}}),
+            "session must be a string",
+        ),
+        (
+            json!({"tool": "eywa_what_touched", "arguments": {"entity": "project:nowhere"}}),
+            "no project named `nowhere`",
+        ),
+        (
+            json!({"tool": "eywa_walk", "arguments": {"node": "project:webapp", "depth": 99}}),
+            "depth must be from 1 to 4",
+        ),
+        (
+            json!({"tool": "eywa_session", "arguments": {"session": "0f0f0f0f"}}),
+            "0f0f0f0f",
+        ),
+        (
+            json!({"tool": "eywa_remember", "arguments": {"content": "x", "importance": 3}}),
+            "importance must be a number from 0 to 1",
+        ),
+        (
+            json!({"tool": "eywa_recall", "arguments": {"query": " "}}),
+            "query must not be empty",
+        ),
+        (
+            json!({"tool": "eywa_forget", "arguments": {"id": "0000000000000000"}}),
+            "0000000000000000",
+        ),
+        (
+            json!({"tool": "eywa_docs", "arguments": {"document": "/no/such/file.md"}}),
+            "/no/such/file.md",
+        ),
+    ]
+}
+
+/// Every tool listed and described, every good call answered with what it must hold, every
+/// bad one a tool error saying what was wrong (never a protocol error); then a memory
+/// forgotten through the tools is no longer recalled.
+fn exercise(env: &Env, python: &Path, target: &[&str]) -> Value {
+    let good = good_calls();
+    let bad = bad_calls();
+    let calls: Vec<Value> = good.iter().chain(&bad).map(|(c, _)| c.clone()).collect();
+    let out = env.drive(python, target, &Value::Array(calls));
+    assert_eq!(out["server"], "eywa");
+    let listed: Vec<&str> = out["tools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|t| t["name"].as_str().unwrap())
+        .collect();
+    assert_eq!(listed, TOOLS);
+    for tool in out["tools"].as_array().unwrap() {
+        assert!(tool["description"].as_str().unwrap().len() > 40, "{tool}");
+        assert_eq!(tool["schema"]["type"], "object");
+    }
+    let results = out["results"].as_array().unwrap();
+    for ((call, want), result) in good.iter().chain(&bad).zip(results) {
+        let bad_call = bad.iter().any(|(c, _)| c == call);
+        assert!(result.get("protocol_error").is_none(), "{call}: {result}");
+        assert_eq!(result["is_error"], bad_call, "{call}: {result}");
+        let text = result["text"].as_str().unwrap();
+        assert!(text.contains(want), "{call}: wanted {want:?} in:\n{text}");
+    }
+    // Forgetting, with the id remembering gave.
+    let remembered = results[9]["text"].as_str().unwrap();
+    let id = remembered.split('`').nth(1).unwrap();
+    let again = env.drive(
+        python,
+        target,
+        &json!([
+            {"tool": "eywa_forget", "arguments": {"id": id, "reason": "moved to LDAP"}},
+            {"tool": "eywa_recall", "arguments": {"query": "deploys VPN"}},
+        ]),
+    );
+    assert_eq!(again["results"][0]["is_error"], false, "{again}");
+    let recalled = again["results"][1]["text"].as_str().unwrap();
+    assert!(!recalled.contains("VPN up"), "{recalled}");
+    out
+}
+
+#[test]
+fn eywa_mcp_over_stdio_answers_every_tool_and_refuses_bad_arguments() {
+    let Some(python) = clients::mcp_python() else {
+        return;
+    };
+    let env = Env::new();
+    let out = exercise(&env, &python, &["stdio", env!("CARGO_BIN_EXE_eywa")]);
+    // Without a server, each call opened the store and closed it: the CLI still can.
+    let status = env.eywa().args(["memory", "list"]).output().unwrap();
+    assert!(
+        status.status.success(),
+        "{}",
+        String::from_utf8_lossy(&status.stderr)
+    );
+    // While a server runs, `eywa mcp` asks it, and answers the same.
+    let server = env.serve();
+    let calls = json!([{"tool": "eywa_get", "arguments": {}}]);
+    let served = env.drive(&python, &["stdio", env!("CARGO_BIN_EXE_eywa")], &calls);
+    assert_eq!(served["results"][0], out["results"][0]);
+    server.stop();
+}
+
+#[test]
+fn serve_answers_the_same_tools_over_streamable_http() {
+    let Some(python) = clients::mcp_python() else {
+        return;
+    };
+    let env = Env::new();
+    let server = env.serve();
+    let url = format!("http://{}/mcp", server.addr);
+    exercise(&env, &python, &["http", &url]);
+    // The gRPC services still answer on the same port.
+    let out = env.eywa().args(["stats", "--json"]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    server.stop();
+}
+
+#[test]
+fn claude_code_lists_eywa_connected_over_stdio_and_http() {
+    let Some(claude) = clients::claude() else {
+        return;
+    };
+    let env = Env::new();
+    let server = env.serve();
+    let home = tempfile::tempdir().unwrap();
+    let claude_cmd = |args: &[&str]| {
+        let out = Command::new(&claude)
+            .args(args)
+            .env("HOME", home.path())
+            .env_remove("CLAUDE_CONFIG_DIR")
+            .env("DISABLE_AUTOUPDATER", "1")
+            .current_dir(home.path())
+            .output()
+            .unwrap();
+        let text = String::from_utf8_lossy(&out.stdout).into_owned()
+            + &String::from_utf8_lossy(&out.stderr);
+        assert!(out.status.success(), "claude {args:?}: {text}");
+        text
+    };
+    let data = format!("EYWA_DATA_DIR={}", env.data.path().display());
+    let claude_dir = format!("EYWA_CLAUDE_DIR={}", env.home.root().display());
+    claude_cmd(&[
+        "mcp",
+        "add",
+        "--scope",
+        "user",
+        "eywa",
+        "-e",
+        &data,
+        "-e",
+        &claude_dir,
+        "--",
+        env!("CARGO_BIN_EXE_eywa"),
+        "mcp",
+    ]);
+    let url = format!("http://{}/mcp", server.addr);
+    claude_cmd(&[
+        "mcp",
+        "add",
+        "--scope",
+        "user",
+        "--transport",
+        "http",
+        "eywa-http",
+        &url,
+    ]);
+    let listed = claude_cmd(&["mcp", "list"]);
+    for name in ["eywa:", "eywa-http:"] {
+        let line = listed
+            .lines()
+            .find(|l| l.starts_with(name))
+            .unwrap_or_else(|| panic!("{name} not listed:\n{listed}"));
+        assert!(line.contains("Connected"), "{line}");
+    }
+    server.stop();
+}

@@ -1,0 +1,70 @@
+//! Real agent-side clients: the official MCP Python SDK (PyPI `mcp`, in the virtualenv
+//! `.ci/install-tools` makes at `target/tools/venv`) and Claude Code's CLI (npm
+//! `@anthropic-ai/claude-code`, at `target/tools/npm`). When missing, `.ci/install-tools`
+//! is run once; under CI a tool it cannot provide fails the test, elsewhere the test is
+//! skipped with the reason printed.
+
+use std::path::{Path, PathBuf};
+use std::sync::OnceLock;
+
+fn tools() -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR")).join("target/tools")
+}
+
+fn python_path() -> PathBuf {
+    tools().join("venv/bin/python")
+}
+
+fn claude_path() -> PathBuf {
+    tools().join("npm/node_modules/.bin/claude")
+}
+
+fn has_mcp(python: &Path) -> bool {
+    std::process::Command::new(python)
+        .args(["-c", "import mcp"])
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
+/// Runs `.ci/install-tools` at most once per test process.
+fn install_once() -> &'static std::io::Result<std::process::ExitStatus> {
+    static INSTALLED: OnceLock<std::io::Result<std::process::ExitStatus>> = OnceLock::new();
+    INSTALLED.get_or_init(|| {
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join(".ci/install-tools");
+        std::process::Command::new("bash").arg(script).status()
+    })
+}
+
+fn found(what: &str, path: PathBuf, ready: impl Fn(&Path) -> bool) -> Option<PathBuf> {
+    if ready(&path) {
+        return Some(path);
+    }
+    let status = install_once();
+    if ready(&path) {
+        return Some(path);
+    }
+    let reason = format!(
+        "{what} not found at {} and `bash .ci/install-tools` did not provide it ({status:?})",
+        path.display()
+    );
+    assert!(!super::in_ci(), "{reason} (required under CI)");
+    eprintln!("skipped: {reason}");
+    None
+}
+
+/// A Python with the official MCP SDK.
+pub(crate) fn mcp_python() -> Option<PathBuf> {
+    found("the MCP Python SDK", python_path(), has_mcp)
+}
+
+/// Claude Code's `claude`.
+pub(crate) fn claude() -> Option<PathBuf> {
+    found("Claude Code's CLI", claude_path(), Path::is_file)
+}
+
+/// `tests/mcp/<name>`.
+pub(crate) fn script(name: &str) -> PathBuf {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/mcp")
+        .join(name)
+}
