@@ -160,12 +160,18 @@ pub(crate) struct Serve {
 
 impl Serve {
     pub(crate) fn start(data_dir: &Path) -> Serve {
+        Serve::start_with(data_dir, &empty_claude_dir(), &[])
+    }
+
+    /// A server reading `claude`, with more `serve` flags.
+    pub(crate) fn start_with(data_dir: &Path, claude: &Path, flags: &[&str]) -> Serve {
         let mut child = eywa()
             .arg("--data-dir")
             .arg(data_dir)
             .arg("--claude-dir")
-            .arg(empty_claude_dir())
+            .arg(claude)
             .args(["serve", "--addr", "127.0.0.1:0"])
+            .args(flags)
             .stdout(Stdio::null())
             .stderr(Stdio::piped())
             .spawn()
@@ -209,4 +215,72 @@ impl Drop for Serve {
         unsafe { libc::kill(self.child.id() as i32, libc::SIGINT) };
         let _ = self.child.wait();
     }
+}
+
+/// A store ingested from `claude` (a tree of `fixture::claude_tree_shaped`), once, into
+/// `target/bench-data/<name>`: the data dir.
+pub(crate) fn ingested_store(name: &str, claude: &Path) -> PathBuf {
+    let data_dir = bench_data().join(name);
+    let done = data_dir.join("ingested");
+    if done.is_file() {
+        return data_dir;
+    }
+    let _ = std::fs::remove_dir_all(&data_dir);
+    let status = eywa()
+        .arg("--data-dir")
+        .arg(&data_dir)
+        .arg("--claude-dir")
+        .arg(claude)
+        .arg("ingest")
+        .stdout(Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "eywa ingest failed");
+    std::fs::write(&done, b"").unwrap();
+    data_dir
+}
+
+/// Runs `eywa <args…>` on a store with `stdin`, as a fresh process: its wall time and
+/// stdout. It must succeed.
+pub(crate) fn run_with_stdin(
+    data_dir: &Path,
+    claude: &Path,
+    args: &[&str],
+    stdin: &str,
+) -> (Duration, String) {
+    use std::io::Write;
+    let started = Instant::now();
+    let mut child = eywa()
+        .arg("--data-dir")
+        .arg(data_dir)
+        .arg("--claude-dir")
+        .arg(claude)
+        .args(args)
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    child
+        .stdin
+        .take()
+        .unwrap()
+        .write_all(stdin.as_bytes())
+        .unwrap();
+    let out = child.wait_with_output().unwrap();
+    let took = started.elapsed();
+    assert!(out.status.success(), "eywa {args:?} failed");
+    (took, String::from_utf8_lossy(&out.stdout).into_owned())
+}
+
+/// `p50 p95` of durations, in milliseconds.
+pub(crate) fn p50_p95(times: &mut [Duration]) -> String {
+    times.sort();
+    let at = |q: f64| times[((times.len() - 1) as f64 * q).round() as usize];
+    format!(
+        "p50 {:.1} ms, p95 {:.1} ms (n={})",
+        at(0.5).as_secs_f64() * 1e3,
+        at(0.95).as_secs_f64() * 1e3,
+        times.len()
+    )
 }

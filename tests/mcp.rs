@@ -392,3 +392,210 @@ fn claude_code_lists_eywa_connected_over_stdio_and_http() {
     }
     server.stop();
 }
+
+/// One handoff of a Python-Eywa folder: (short id, days ago, minutes, headline, projects,
+/// keywords, substance).
+type Fixture = (
+    &'static str,
+    i64,
+    u32,
+    &'static str,
+    &'static [&'static str],
+    &'static [&'static str],
+    u8,
+);
+
+const HANDOFFS: [Fixture; 8] = [
+    (
+        "1a000001",
+        1,
+        45,
+        "Cut the river mcp latency",
+        &["river"],
+        &["mcp", "latency", "tokio"],
+        2,
+    ),
+    (
+        "1a000002",
+        3,
+        10,
+        "Sorbent pricing review",
+        &["sorbent"],
+        &["pricing", "reasoning-tokens"],
+        1,
+    ),
+    (
+        "1a000003",
+        5,
+        120,
+        "River ingest rewrite",
+        &["river", "ingest"],
+        &["parser", "mcp-server"],
+        2,
+    ),
+    (
+        "1a000004",
+        9,
+        0,
+        "Garden irrigation timer",
+        &["garden"],
+        &["irrigation", "timer"],
+        1,
+    ),
+    ("1a000005", 2, 30, "Nothing done", &["river"], &["mcp"], 0),
+    (
+        "1a000006",
+        40,
+        60,
+        "Old river mcp notes",
+        &["river"],
+        &["mcp", "notes"],
+        1,
+    ),
+    (
+        "1a000007",
+        12,
+        5,
+        "Sorbent reasoning tokens budget",
+        &["sorbent"],
+        &["reasoning-tokens", "budget"],
+        2,
+    ),
+    (
+        "1a000008",
+        0,
+        15,
+        "Tokio runtime tuning",
+        &["tooling"],
+        &["tokio", "runtime"],
+        1,
+    ),
+];
+
+/// The folder, its files in seed 000's format.
+fn python_eywa_folder() -> tempfile::TempDir {
+    let dir = tempfile::tempdir().unwrap();
+    let today = chrono::Local::now().date_naive();
+    let mut handoffs = serde_json::Map::new();
+    let mut by_project: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
+    let mut by_keyword: std::collections::BTreeMap<&str, Vec<&str>> = Default::default();
+    for (id, days, minutes, headline, projects, keywords, substance) in HANDOFFS {
+        let date = today - chrono::Duration::days(days);
+        let folder = dir
+            .path()
+            .join(format!("handoffs/{}", date.format("%Y/%m/%d")));
+        std::fs::create_dir_all(&folder).unwrap();
+        let body = if substance == 0 {
+            "No meaningful work.".to_owned()
+        } else {
+            let mut sections = vec![format!(
+                "## What Happened\n\n- Worked on {}.\n- Measured it twice.",
+                headline.to_lowercase()
+            )];
+            sections.push(format!(
+                "## Insights\n\n- **{}** -- keep it small",
+                keywords[0]
+            ));
+            if substance == 2 {
+                sections.push(format!("## Key Files\n\n- src/{}.rs", keywords[0]));
+            }
+            sections.push(format!("## Open Threads\n\n- Follow up on {}", keywords[1]));
+            sections.join("\n\n")
+        };
+        std::fs::write(
+            folder.join(format!("{id}.md")),
+            format!(
+                "---\nsession_id: {id}\ndate: {date}\nduration: {minutes}m\nheadline: {headline}\n\
+                 projects: [{}]\nkeywords: [{}]\nsubstance: {substance}\n---\n\n# {headline}\n\n{body}\n",
+                projects.join(", "),
+                keywords.join(", ")
+            ),
+        )
+        .unwrap();
+        handoffs.insert(
+            id.to_owned(),
+            json!({"date": date.to_string(), "headline": headline, "projects": projects,
+                   "keywords": keywords, "substance": substance, "duration_minutes": minutes}),
+        );
+        for p in projects {
+            by_project.entry(p).or_default().push(id);
+        }
+        for k in keywords {
+            by_keyword.entry(k).or_default().push(id);
+        }
+    }
+    let index = json!({"meta": {"handoff_count": HANDOFFS.len()}, "handoffs": handoffs,
+                       "by_project": by_project, "by_keyword": by_keyword});
+    std::fs::write(dir.path().join("handoff-index.json"), index.to_string()).unwrap();
+    dir
+}
+
+/// For the same Python-Eywa folder, `eywa_get` answers the text the Python eywa-mcp does,
+/// as seed 000's rules and its answer shape give it (`tests/mcp/eywa_get_reference.py`).
+#[test]
+fn eywa_get_answers_what_the_python_eywa_mcp_answers() {
+    let Some(python) = clients::mcp_python() else {
+        return;
+    };
+    let folder = python_eywa_folder();
+    let env = Env {
+        home: ClaudeHome::new(),
+        data: tempfile::tempdir().unwrap(),
+    };
+    let out = env
+        .eywa()
+        .arg("import")
+        .arg(folder.path())
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let asks = [
+        json!({}),
+        json!({"query": "river mcp"}),
+        json!({"query": "river mcp", "days_back": 30, "max_handoffs": 5}),
+        json!({"query": "sorbent reasoning tokens"}),
+        json!({"query": "tokio", "max_handoffs": 2}),
+        json!({"query": "irrigation", "days_back": 3}),
+        json!({"query": "nowhere-at-all"}),
+        json!({"query": "mcp latency", "days_back": 60, "max_handoffs": 9}),
+        json!({"days_back": 0}),
+    ];
+    let file = env.data.path().join("asks.json");
+    std::fs::write(&file, Value::Array(asks.to_vec()).to_string()).unwrap();
+    let reference = Command::new(&python)
+        .arg(clients::script("eywa_get_reference.py"))
+        .arg(folder.path())
+        .arg(&file)
+        .output()
+        .unwrap();
+    assert!(
+        reference.status.success(),
+        "{}",
+        String::from_utf8_lossy(&reference.stderr)
+    );
+    let expected: Vec<String> = serde_json::from_slice(&reference.stdout).unwrap();
+    let calls: Vec<Value> = asks
+        .iter()
+        .map(|a| json!({"tool": "eywa_get", "arguments": a}))
+        .collect();
+    let got = env.drive(
+        &python,
+        &["stdio", env!("CARGO_BIN_EXE_eywa")],
+        &Value::Array(calls),
+    );
+    for ((ask, want), result) in asks
+        .iter()
+        .zip(&expected)
+        .zip(got["results"].as_array().unwrap())
+    {
+        assert_eq!(result["is_error"], false, "{ask}: {result}");
+        assert_eq!(result["text"].as_str().unwrap(), want, "eywa_get({ask})");
+    }
+    // Every ask came out differently: the fixture tells the rules apart.
+    let distinct: std::collections::HashSet<&String> = expected.iter().collect();
+    assert!(distinct.len() >= 7, "{expected:#?}");
+}

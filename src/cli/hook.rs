@@ -11,7 +11,6 @@ use std::io::{Read as _, Write as _};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use eywa::memory::RecallQuery;
 use eywa::model::{Handoff, Timestamp};
 use eywa::retrieve::GetOptions;
 use eywa::retrieve::context::estimate_tokens;
@@ -29,9 +28,13 @@ pub(super) struct Args {
     /// Tokens of context SessionStart and UserPromptSubmit may add
     #[arg(long, default_value_t = 2_000, env = "EYWA_HOOK_MAX_TOKENS")]
     max_tokens: usize,
-    /// UserPromptSubmit: only past sessions whose search score reaches this
+    /// UserPromptSubmit: past sessions whose passages mean what the prompt says, their
+    /// cosine similarity (summed over a session's best passages) at least this
     #[arg(long, default_value_t = 0.5)]
-    min_score: f32,
+    min_similarity: f32,
+    /// UserPromptSubmit: or whose passages share its words, their BM25 score at least this
+    #[arg(long, default_value_t = 8.0)]
+    min_bm25: f32,
     /// Milliseconds the hook may take before it gives up silently [default: 900 for
     /// SessionStart and UserPromptSubmit, 30000 for the others]
     #[arg(long)]
@@ -152,9 +155,13 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         Err(e) => Err(format!("cannot read stdin: {e}")),
         Ok(_) => HookInput::parse(&input).and_then(|hook| {
             let paths = paths.clone();
-            let (max_tokens, min_score) = (args.max_tokens, args.min_score);
+            let gate = Gate {
+                similarity: args.min_similarity,
+                bm25: args.min_bm25,
+            };
+            let max_tokens = args.max_tokens;
             within(timeout, move || {
-                answer(&paths, event, &hook, max_tokens, min_score)
+                answer(&paths, event, &hook, max_tokens, gate)
             })
         }),
     };
@@ -205,15 +212,13 @@ fn answer(
     event: Event,
     hook: &HookInput,
     max_tokens: usize,
-    min_score: f32,
+    gate: Gate,
 ) -> Result<Option<String>, String> {
     let client = Client::connect(paths).map_err(|e| format!("{e:#}"))?;
     let failed = |e: anyhow::Error| format!("{e:#}");
     match event {
         Event::SessionStart => session_start(&client, hook, max_tokens).map_err(failed),
-        Event::UserPromptSubmit => {
-            prompt_context(&client, hook, max_tokens, min_score).map_err(failed)
-        }
+        Event::UserPromptSubmit => prompt_context(&client, hook, max_tokens, gate).map_err(failed),
         Event::Stop | Event::SessionEnd | Event::PreCompact => {
             let reference = match hook.transcript_path.is_empty() {
                 false => &hook.transcript_path,
@@ -231,6 +236,8 @@ fn answer(
 /// How many handoffs SessionStart looks at, and how far back.
 const START_HANDOFFS: usize = 3;
 const START_DAYS_BACK: u32 = 30;
+/// How many of the project's memories SessionStart adds.
+const START_MEMORIES: usize = 5;
 
 /// The cwd project's best handoffs with their open threads, and its memories, within
 /// `max_tokens`; `None` for a project eywa has never seen.
@@ -260,25 +267,25 @@ fn session_start(
     if handoffs.is_empty() {
         return Ok(None);
     }
-    let memories = client.recall(&RecallQuery {
-        query: project.clone(),
-        limit: 5,
+    // The project's memories, most recently changed first. They are a bonus: a store
+    // without them (or a listing that fails) still hands off.
+    let filter = eywa::memory::MemoryFilter {
         project: Some(project.clone()),
-        types: Vec::new(),
-        tags: Vec::new(),
-    });
-    // Memories are a bonus: a store without them (or a recall that fails) still hands off.
-    let memories = memories.unwrap_or_default();
+        ..Default::default()
+    };
+    let (memories, _) = client
+        .list_memories(&filter, START_MEMORIES * 4, 0)
+        .unwrap_or_default();
     let mut blocks: Vec<String> = handoffs.iter().map(handoff_block).collect();
     let memory_lines: Vec<String> = memories
         .iter()
-        .map(|h| &h.memory)
         // CLAUDE.md is in the agent's context already.
         .filter(|m| {
             !m.origin
                 .as_deref()
                 .is_some_and(|o| o.ends_with("CLAUDE.md"))
         })
+        .take(START_MEMORIES)
         .map(|m| {
             format!(
                 "- [{}] {} (`{}`)",
@@ -339,12 +346,28 @@ fn fit_blocks(header: &str, blocks: &[String], budget: usize) -> Option<String> 
     any.then_some(out)
 }
 
-/// Sessions relevant to the prompt, above `min_score`.
+/// How close a past session must be to a prompt to be worth its tokens: absolute scores,
+/// since a search's fused score is relative to its best hit (which always scores high).
+#[derive(Debug, Clone, Copy)]
+struct Gate {
+    similarity: f32,
+    bm25: f32,
+}
+
+impl Gate {
+    fn admits(self, signals: &eywa::retrieve::Signals) -> bool {
+        let semantic = signals.semantic.is_some_and(|r| r.score >= self.similarity);
+        let lexical = signals.lexical.is_some_and(|r| r.score >= self.bm25);
+        semantic || lexical
+    }
+}
+
+/// Sessions relevant to the prompt, as far as `gate` admits.
 fn prompt_context(
     client: &Client,
     hook: &HookInput,
     max_tokens: usize,
-    min_score: f32,
+    gate: Gate,
 ) -> anyhow::Result<Option<String>> {
     let prompt = hook.prompt.trim();
     if prompt.is_empty() || prompt.starts_with('/') {
@@ -363,7 +386,7 @@ fn prompt_context(
     let blocks: Vec<String> = results
         .hits
         .iter()
-        .filter(|h| h.score >= min_score && h.session_id != hook.session_id)
+        .filter(|h| gate.admits(&h.signals) && h.session_id != hook.session_id)
         .map(|h| {
             let short: String = h.session_id.chars().take(8).collect();
             format!(

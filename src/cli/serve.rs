@@ -209,8 +209,8 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             .context("cannot announce the server")?;
         let _announced = Withdraw(&data_dir);
         tracing::info!("serving eywa.v1 on {local} (Ctrl-C stops)");
-        errln!("eywa: serving gRPC on {local}");
         errln!("eywa: MCP tools at http://{local}/mcp");
+        errln!("eywa: serving gRPC on {local}");
         let stopping = async move {
             stop_signal.await;
             mcp_stop.cancel();

@@ -246,6 +246,8 @@ impl<'e> Writer<'e> {
         if !projects.is_dir() {
             return Err(Error::ClaudeDirMissing { path: projects });
         }
+        // Links refused by scans before this run (`eywa stats` lists nothing): not ours.
+        self.claude.take_refused();
         let whole = only.is_none();
         let (mut files, agents) = match only {
             Some(session) => {
@@ -261,8 +263,6 @@ impl<'e> Writer<'e> {
         // first writer of a message owns it.
         files.sort_by_cached_key(|f| (modified_ms(&f.path), f.path.clone()));
         let mut report = IngestReport::empty(files.len() as u64);
-        // Links refused by scans before this run (`eywa stats` lists nothing): not ours.
-        self.claude.take_refused();
         self.authors.load(self.graph)?;
         if self.text_index_lags()? {
             let docs = self.reindex()?;

@@ -1,0 +1,422 @@
+//! `eywa hook <event>` fed the JSON Claude Code writes on a hook's stdin: the answer's
+//! shape, its budget, the empty case, and that nothing (bad input, a dead server, a locked
+//! store) makes a hook fail Claude Code.
+
+use std::io::Write as _;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use crate::support::fixture::{ClaudeHome, append, days_ago, session_lines};
+use crate::support::serve::Serve;
+
+const LOGIN: &str = "a1b2c3d4-0000-4000-8000-000000000001";
+const BILLING: &str = "b2c3d4e5-0000-4000-8000-000000000002";
+
+struct Env {
+    home: ClaudeHome,
+    data: tempfile::TempDir,
+    login: PathBuf,
+}
+
+impl Env {
+    fn new() -> Env {
+        let home = ClaudeHome::new();
+        let login = home.session(
+            LOGIN,
+            "/w/webapp",
+            days_ago(2),
+            &[
+                (
+                    "Fix the login redirect loop in the webapp",
+                    "The session cookie was set on the wrong path; fixed the login redirect.",
+                ),
+                ("Add a test for the redirect", "Added a regression test."),
+            ],
+        );
+        home.session(
+            BILLING,
+            "/w/webapp",
+            days_ago(1),
+            &[(
+                "Wire invoices into the billing page",
+                "The billing page now lists invoices from the ledger.",
+            )],
+        );
+        home.session(
+            "c3d4e5f6-0000-4000-8000-000000000003",
+            "/w/garden",
+            days_ago(3),
+            &[("Sketch the herb beds", "Drew three beds by the fence.")],
+        );
+        let env = Env {
+            home,
+            data: tempfile::tempdir().unwrap(),
+            login,
+        };
+        let out = env.eywa().arg("ingest").output().unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        env
+    }
+
+    fn eywa(&self) -> Command {
+        let mut cmd = Command::new(env!("CARGO_BIN_EXE_eywa"));
+        cmd.env("EYWA_DATA_DIR", self.data.path())
+            .env("EYWA_CLAUDE_DIR", self.home.root())
+            .env_remove("EYWA_ADDR")
+            .env_remove("EYWA_LOG")
+            .env_remove("EYWA_HOOK_MAX_TOKENS")
+            .env("EYWA_MODEL_INSTALL", "never")
+            .env("HF_HUB_OFFLINE", "1");
+        cmd
+    }
+
+    /// Runs `eywa hook <args…>` with `stdin`: (stdout, how long it took). It must exit 0.
+    fn hook(&self, args: &[&str], stdin: &str) -> (String, Duration) {
+        let started = Instant::now();
+        let mut child = self
+            .eywa()
+            .arg("hook")
+            .args(args)
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        child
+            .stdin
+            .take()
+            .unwrap()
+            .write_all(stdin.as_bytes())
+            .unwrap();
+        let out = child.wait_with_output().unwrap();
+        let took = started.elapsed();
+        assert_eq!(
+            out.status.code(),
+            Some(0),
+            "hook {args:?} exited {:?}",
+            out.status
+        );
+        assert!(
+            out.stderr.is_empty(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        (String::from_utf8(out.stdout).unwrap(), took)
+    }
+
+    fn log(&self) -> String {
+        std::fs::read_to_string(self.data.path().join("logs/hooks.log")).unwrap_or_default()
+    }
+
+    fn search(&self, word: &str) -> Value {
+        let out = self
+            .eywa()
+            .args(["search", word, "--mode", "lexical", "--json"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap()
+    }
+}
+
+/// What Claude Code writes on a hook's stdin.
+fn stdin(event: &str, session: &str, transcript: &Path, cwd: &str, extra: Value) -> String {
+    let mut input = json!({
+        "session_id": session,
+        "transcript_path": transcript.display().to_string(),
+        "cwd": cwd,
+        "hook_event_name": event,
+        "permission_mode": "default",
+    });
+    for (k, v) in extra.as_object().unwrap() {
+        input[k] = v.clone();
+    }
+    input.to_string()
+}
+
+fn context_of(stdout: &str, event: &str) -> String {
+    let answer: Value = serde_json::from_str(stdout.trim())
+        .unwrap_or_else(|e| panic!("not one JSON answer ({e}): {stdout}"));
+    assert_eq!(
+        answer["hookSpecificOutput"]["hookEventName"], event,
+        "{answer}"
+    );
+    answer["hookSpecificOutput"]["additionalContext"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+fn tokens(text: &str) -> usize {
+    text.chars().count().div_ceil(4)
+}
+
+#[test]
+fn session_start_hands_over_the_projects_sessions_within_the_budget() {
+    let env = Env::new();
+    let out = env
+        .eywa()
+        .args([
+            "memory",
+            "add",
+            "Deploys need the VPN up",
+            "--type",
+            "LTM",
+            "--project",
+            "webapp",
+        ])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let new_session = env.home.root().join("projects/-w-webapp/new.jsonl");
+    for source in ["startup", "resume", "clear", "compact"] {
+        let input = stdin(
+            "SessionStart",
+            "new",
+            &new_session,
+            "/w/webapp",
+            json!({"source": source}),
+        );
+        let (stdout, _) = env.hook(&["session-start"], &input);
+        let context = context_of(&stdout, "SessionStart");
+        assert!(
+            context.contains("Wire invoices into the billing page"),
+            "{context}"
+        );
+        assert!(context.contains("Fix the login redirect loop"), "{context}");
+        assert!(
+            context
+                .contains("cd /w/webapp && claude --resume b2c3d4e5-0000-4000-8000-000000000002")
+        );
+        assert!(context.contains("Deploys need the VPN up"), "{context}");
+        assert!(
+            !context.contains("herb beds"),
+            "another project's session: {context}"
+        );
+        assert!(tokens(&context) <= 2_000);
+    }
+    // Resuming a session does not hand it to itself.
+    let input = stdin(
+        "SessionStart",
+        LOGIN,
+        &env.login,
+        "/w/webapp",
+        json!({"source": "resume"}),
+    );
+    let context = context_of(&env.hook(&["session-start"], &input).0, "SessionStart");
+    assert!(
+        !context.contains("Fix the login redirect loop"),
+        "{context}"
+    );
+    // A small budget keeps what fits, whole: the best handoff, not the rest.
+    let input = stdin(
+        "SessionStart",
+        "new",
+        &new_session,
+        "/w/webapp",
+        json!({"source": "startup"}),
+    );
+    let (stdout, _) = env.hook(&["session-start", "--max-tokens", "150"], &input);
+    let context = context_of(&stdout, "SessionStart");
+    assert!(
+        tokens(&context) <= 150,
+        "{} tokens: {context}",
+        tokens(&context)
+    );
+    assert!(
+        context.contains("Wire invoices into the billing page"),
+        "{context}"
+    );
+    assert!(
+        !context.contains("Fix the login redirect loop"),
+        "{context}"
+    );
+}
+
+#[test]
+fn session_start_says_nothing_for_a_project_eywa_has_never_seen() {
+    let env = Env::new();
+    let transcript = env.home.root().join("projects/-w-elsewhere/new.jsonl");
+    let input = stdin(
+        "SessionStart",
+        "new",
+        &transcript,
+        "/w/elsewhere",
+        json!({"source": "startup"}),
+    );
+    let (stdout, _) = env.hook(&["session-start"], &input);
+    assert_eq!(stdout, "");
+    assert!(env.log().contains("SessionStart"), "{}", env.log());
+}
+
+#[test]
+fn a_hook_never_fails_claude_code() {
+    let env = Env::new();
+    let transcript = env.home.root().join("projects/-w-webapp/new.jsonl");
+    let input = stdin(
+        "SessionStart",
+        "new",
+        &transcript,
+        "/w/webapp",
+        json!({"source": "startup"}),
+    );
+    // Bad input.
+    for bad in ["", "not json", "[1, 2]"] {
+        assert_eq!(env.hook(&["session-start"], bad).0, "");
+    }
+    assert!(
+        env.log().contains("failed: stdin is not JSON"),
+        "{}",
+        env.log()
+    );
+    // A server announced but dead: its port closed.
+    let closed = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap();
+    let announcement = eywa::server::Announcement::of_this_process(closed);
+    announcement.write(env.data.path()).unwrap();
+    let (stdout, took) = env.hook(&["session-start"], &input);
+    assert_eq!(stdout, "");
+    assert!(took < Duration::from_secs(2), "{took:?}");
+    eywa::server::Announcement::withdraw(env.data.path()).unwrap();
+    // A store another process holds.
+    let held = eywa::engine::Engine::open(eywa::engine::EngineConfig::new(
+        env.data.path(),
+        env.home.root(),
+    ))
+    .unwrap();
+    for event in ["session-start", "stop"] {
+        let input = stdin("Stop", LOGIN, &env.login, "/w/webapp", json!({}));
+        let (stdout, took) = env.hook(&[event, "--timeout-ms", "900"], &input);
+        assert_eq!(stdout, "");
+        assert!(took < Duration::from_secs(2), "{event}: {took:?}");
+    }
+    drop(held);
+    assert!(
+        env.log().lines().filter(|l| l.contains("failed")).count() >= 6,
+        "{}",
+        env.log()
+    );
+    // The log is private.
+    use std::os::unix::fs::PermissionsExt;
+    let mode = |p: &Path| std::fs::metadata(p).unwrap().permissions().mode() & 0o777;
+    assert_eq!(mode(&env.data.path().join("logs")), 0o700);
+    assert_eq!(mode(&env.data.path().join("logs/hooks.log")), 0o600);
+    // And a well-formed hook works again.
+    assert!(!env.hook(&["session-start"], &input).0.is_empty());
+}
+
+#[test]
+fn stop_and_pre_compact_make_the_session_searchable_at_once() {
+    let env = Env::new();
+    // A new exchange: its own uuids and message ids.
+    let exchange = |word: &str, at: i64| -> Vec<String> {
+        session_lines(
+            LOGIN,
+            "/w/webapp",
+            days_ago(0) + chrono::Duration::minutes(at),
+            &[(&format!("Now the {word} question"), "Answered.")],
+        )
+        .into_iter()
+        .map(|l| {
+            l.replace(&format!("\"{LOGIN}-"), &format!("\"{LOGIN}-{word}-"))
+                .replace(&format!("_{LOGIN}_"), &format!("_{word}_"))
+        })
+        .collect()
+    };
+    // Without a server.
+    append(&env.login, &exchange("zeppelin", 0));
+    assert!(
+        env.search("zeppelin")["hits"]
+            .as_array()
+            .unwrap()
+            .is_empty()
+    );
+    let input = stdin(
+        "Stop",
+        LOGIN,
+        &env.login,
+        "/w/webapp",
+        json!({"stop_hook_active": false}),
+    );
+    assert_eq!(env.hook(&["stop"], &input).0, "");
+    assert_eq!(env.search("zeppelin")["hits"][0]["session_id"], LOGIN);
+    // With one (that does not watch the Claude dir itself).
+    let mut cmd = env.eywa();
+    cmd.args([
+        "serve",
+        "--addr",
+        "127.0.0.1:0",
+        "--watch-interval-ms",
+        "0",
+        "--no-ingest",
+    ]);
+    let server = Serve::spawn(cmd);
+    append(&env.login, &exchange("quokka", 10));
+    assert!(env.search("quokka")["hits"].as_array().unwrap().is_empty());
+    let input = stdin(
+        "PreCompact",
+        LOGIN,
+        &env.login,
+        "/w/webapp",
+        json!({"trigger": "auto"}),
+    );
+    assert_eq!(env.hook(&["pre-compact"], &input).0, "");
+    assert_eq!(env.search("quokka")["hits"][0]["session_id"], LOGIN);
+    append(&env.login, &exchange("narwhal", 20));
+    let input = stdin(
+        "SessionEnd",
+        LOGIN,
+        &env.login,
+        "/w/webapp",
+        json!({"reason": "exit"}),
+    );
+    assert_eq!(env.hook(&["session-end"], &input).0, "");
+    assert_eq!(env.search("narwhal")["hits"][0]["session_id"], LOGIN);
+    server.stop();
+}
+
+#[test]
+fn user_prompt_submit_adds_sessions_only_above_the_threshold() {
+    let env = Env::new();
+    let transcript = env.home.root().join("projects/-w-webapp/new.jsonl");
+    let prompt = json!({"prompt": "the login redirect loop is back"});
+    let input = stdin(
+        "UserPromptSubmit",
+        "new",
+        &transcript,
+        "/w/webapp",
+        prompt.clone(),
+    );
+    let (stdout, _) = env.hook(&["user-prompt-submit", "--min-bm25", "0.1"], &input);
+    let context = context_of(&stdout, "UserPromptSubmit");
+    assert!(
+        context.contains("claude --resume a1b2c3d4-0000-4000-8000-000000000001"),
+        "{context}"
+    );
+    assert!(!context.contains("herb beds"), "{context}");
+    let (stdout, _) = env.hook(&["user-prompt-submit", "--min-bm25", "1000"], &input);
+    assert_eq!(stdout, "");
+    // The prompt is never logged.
+    assert!(
+        !env.log().contains("redirect loop is back"),
+        "{}",
+        env.log()
+    );
+}
