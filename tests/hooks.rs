@@ -246,6 +246,29 @@ fn session_start_hands_over_the_projects_sessions_within_the_budget() {
         !context.contains("Fix the login redirect loop"),
         "{context}"
     );
+    // A project picked up again after months gets its handoffs too, with their age.
+    env.home.session(
+        "d4e5f6a7-0000-4000-8000-000000000004",
+        "/w/orchard",
+        days_ago(200),
+        &[("Prune the pear trees", "Pruned them back to three leaders.")],
+    );
+    let out = env.eywa().arg("ingest").output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let input = stdin(
+        "SessionStart",
+        "new",
+        &new_session,
+        "/w/orchard",
+        json!({"source": "startup"}),
+    );
+    let context = context_of(&env.hook(&["session-start"], &input).0, "SessionStart");
+    assert!(context.contains("Prune the pear trees"), "{context}");
+    assert!(context.contains("days ago)"), "{context}");
 }
 
 #[test]

@@ -233,9 +233,9 @@ fn answer(
     }
 }
 
-/// How many handoffs SessionStart looks at, and how far back.
+/// How many handoffs SessionStart hands over: the project's most recent, at any age (a
+/// project picked up again after months needs them most).
 const START_HANDOFFS: usize = 3;
-const START_DAYS_BACK: u32 = 30;
 /// How many of the project's memories SessionStart adds.
 const START_MEMORIES: usize = 5;
 
@@ -251,7 +251,7 @@ fn session_start(
     }
     let project = eywa::extract::project_of(&hook.cwd).name;
     let options = GetOptions {
-        days_back: START_DAYS_BACK,
+        days_back: eywa::engine::MAX_DAYS_BACK,
         // One more: the session being resumed is not news to itself.
         limit: START_HANDOFFS + 1,
         projects: vec![project.clone()],
@@ -309,8 +309,16 @@ fn session_start(
 
 /// A handoff for the start of a session: headline, what happened, open threads, resume.
 fn handoff_block(h: &Handoff) -> String {
+    let days = (chrono::Local::now().date_naive() - h.date)
+        .num_days()
+        .max(0);
+    let age = match days {
+        0 => "today".to_owned(),
+        1 => "yesterday".to_owned(),
+        n => format!("{n} days ago"),
+    };
     let mut out = format!(
-        "### {} · {} (session `{}`)\n",
+        "### {} · {} (session `{}`, {age})\n",
         h.date, h.headline, h.short_id
     );
     for item in h.sections.what_happened.iter().take(3) {
