@@ -599,3 +599,65 @@ fn eywa_get_answers_what_the_python_eywa_mcp_answers() {
     let distinct: std::collections::HashSet<&String> = expected.iter().collect();
     assert!(distinct.len() >= 7, "{expected:#?}");
 }
+
+/// A live `eywa mcp` without a server lets the store go soon after each call: the CLI
+/// and a hook beside it still work, and its next call opens the store again.
+#[test]
+fn an_idle_eywa_mcp_does_not_hold_the_store() {
+    use std::io::{BufRead, BufReader, Write};
+    let env = Env::new();
+    let mut child = env
+        .eywa()
+        .arg("mcp")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = BufReader::new(child.stdout.take().unwrap());
+    let mut ask = |id: u64, method: &str, params: Value| -> Value {
+        let message = json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params});
+        if id == 2 {
+            // The handshake's end, once, before the first call.
+            let done = json!({"jsonrpc": "2.0", "method": "notifications/initialized"});
+            writeln!(stdin, "{done}").unwrap();
+        }
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
+        loop {
+            let mut line = String::new();
+            assert!(
+                stdout.read_line(&mut line).unwrap() > 0,
+                "eywa mcp closed stdout"
+            );
+            let answer: Value = serde_json::from_str(&line).unwrap();
+            if answer["id"] == id {
+                return answer["result"].clone();
+            }
+        }
+    };
+    ask(
+        1,
+        "initialize",
+        json!({"protocolVersion": "2025-06-18", "capabilities": {},
+               "clientInfo": {"name": "test", "version": "0"}}),
+    );
+    let call = json!({"name": "eywa_search", "arguments": {"query": "invoices"}});
+    for id in 2..4 {
+        let result = ask(id, "tools/call", call.clone());
+        assert_eq!(result["isError"], false, "{result}");
+        // Beside it, the CLI opens the store (waiting at most for the linger and a close).
+        let out = env
+            .eywa()
+            .args(["memory", "list", "--json"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+    }
+    drop(stdin);
+    assert!(child.wait().unwrap().success());
+}

@@ -41,8 +41,16 @@ pub(super) fn run(paths: &Paths, _args: Args) -> anyhow::Result<ExitCode> {
         .build()
         .context("cannot start the async runtime")?;
     let tools = Tools {
-        backend: Arc::new(Backend::PerCall(paths.clone())),
+        backend: Arc::new(Backend::PerCall {
+            paths: paths.clone(),
+            held: Arc::default(),
+        }),
     };
+    let backend = tools.backend.clone();
+    if let Backend::PerCall { held, .. } = &*backend {
+        let held = held.clone();
+        std::thread::spawn(move || close_when_idle(&held));
+    }
     runtime.block_on(async move {
         let service = tools
             .serve(rmcp::transport::stdio())
@@ -51,6 +59,10 @@ pub(super) fn run(paths: &Paths, _args: Args) -> anyhow::Result<ExitCode> {
         service.waiting().await.context("the MCP session failed")?;
         anyhow::Ok(())
     })?;
+    // The client is gone: a store still open is flushed and closed.
+    if let Backend::PerCall { held, .. } = &*backend {
+        drop(lock(held).take());
+    }
     Ok(ExitCode::SUCCESS)
 }
 
@@ -80,17 +92,76 @@ pub(super) fn http_service(
 
 /// Where a tool call's answers come from.
 enum Backend {
-    /// `eywa mcp`: the server announced for the data dir, else the store, per call.
-    PerCall(Paths),
+    /// `eywa mcp`: the server announced for the data dir, else the store, opened for a
+    /// call and kept while calls follow each other closely.
+    PerCall {
+        paths: Paths,
+        held: Arc<std::sync::Mutex<Option<Held>>>,
+    },
     /// `serve`'s own store.
     Shared(Paths, Arc<Engine>),
 }
 
+/// The client of the last call, and when that call ended.
+struct Held {
+    client: Client,
+    last: std::time::Instant,
+}
+
+/// How long `eywa mcp` keeps a store it opened after a call. Short: the lock is the CLI's,
+/// the hooks' and a new server's too, and they wait at most 1 s for it (closing takes up
+/// to 250 ms more).
+const LINGER: std::time::Duration = std::time::Duration::from_millis(500);
+
+fn lock(held: &std::sync::Mutex<Option<Held>>) -> std::sync::MutexGuard<'_, Option<Held>> {
+    held.lock()
+        .unwrap_or_else(std::sync::PoisonError::into_inner)
+}
+
+/// Closes the held client once no call has come for [`LINGER`].
+fn close_when_idle(held: &std::sync::Mutex<Option<Held>>) {
+    loop {
+        std::thread::sleep(LINGER / 5);
+        let idle = {
+            let mut slot = lock(held);
+            match slot.as_ref() {
+                Some(h) if h.last.elapsed() >= LINGER => slot.take(),
+                _ => None,
+            }
+        };
+        // Closed outside the lock: a call meanwhile opens its own.
+        drop(idle);
+    }
+}
+
 impl Backend {
-    fn client(&self) -> anyhow::Result<Client> {
+    /// Runs `f` with a client: `serve`'s store, or the held client (a new one when none
+    /// is held). A call that fails lets its client go (a server that went away is asked
+    /// again next time).
+    fn with_client<T>(
+        &self,
+        f: impl FnOnce(&Client) -> Result<T, ToolError>,
+    ) -> Result<T, ToolError> {
         match self {
-            Backend::PerCall(paths) => Client::connect_for_call(paths),
-            Backend::Shared(paths, engine) => Ok(Client::shared(paths, engine.clone())),
+            Backend::Shared(paths, engine) => f(&Client::shared(paths, engine.clone())),
+            Backend::PerCall { paths, held } => {
+                let mut slot = lock(held);
+                let client = match slot.take() {
+                    Some(h) => h.client,
+                    None => Client::connect_for_call(paths)?,
+                };
+                let result = f(&client);
+                if result.is_ok() {
+                    *slot = Some(Held {
+                        client,
+                        last: std::time::Instant::now(),
+                    });
+                } else {
+                    drop(slot);
+                    drop(client);
+                }
+                result
+            }
         }
     }
 }
@@ -178,28 +249,33 @@ impl ServerHandler for Tools {
 
 impl Tools {
     fn call(&self, name: &str, args: &Arguments) -> Answer {
-        let client = self.backend.client()?;
-        let text = match name {
-            "eywa_get" => eywa_get(&client, args)?,
-            "eywa_extract" => self.eywa_extract(&client, args)?,
-            "eywa_search" => eywa_search(&client, args)?,
-            "eywa_context" => eywa_context(&client, args)?,
-            "eywa_related" => eywa_related(&client, args)?,
-            "eywa_what_touched" => eywa_what_touched(&client, args)?,
-            "eywa_walk" => eywa_walk(&client, args)?,
-            "eywa_session" => eywa_session(&client, args)?,
-            "eywa_remember" => eywa_remember(&client, args)?,
-            "eywa_recall" => eywa_recall(&client, args)?,
-            "eywa_forget" => eywa_forget(&client, args)?,
-            "eywa_docs" => eywa_docs(&client, args)?,
-            other => return Err(ToolError(format!("no tool named {other:?}"))),
-        };
+        let text = self
+            .backend
+            .with_client(|client| self.answer(client, name, args))?;
         // `eywa_get` keeps the Python Eywa's text whole unless a budget is asked for.
         match args.optional_int("max_tokens", 1, MAX_TOKENS)? {
             Some(budget) => Ok(fit(&text, budget as usize)),
             None if name == "eywa_get" => Ok(text),
             None => Ok(fit(&text, DEFAULT_MAX_TOKENS)),
         }
+    }
+
+    fn answer(&self, client: &Client, name: &str, args: &Arguments) -> Answer {
+        Ok(match name {
+            "eywa_get" => eywa_get(client, args)?,
+            "eywa_extract" => self.eywa_extract(client, args)?,
+            "eywa_search" => eywa_search(client, args)?,
+            "eywa_context" => eywa_context(client, args)?,
+            "eywa_related" => eywa_related(client, args)?,
+            "eywa_what_touched" => eywa_what_touched(client, args)?,
+            "eywa_walk" => eywa_walk(client, args)?,
+            "eywa_session" => eywa_session(client, args)?,
+            "eywa_remember" => eywa_remember(client, args)?,
+            "eywa_recall" => eywa_recall(client, args)?,
+            "eywa_forget" => eywa_forget(client, args)?,
+            "eywa_docs" => eywa_docs(client, args)?,
+            other => return Err(ToolError(format!("no tool named {other:?}"))),
+        })
     }
 
     /// Reads a session now: the one named, else the newest transcript of this process's
@@ -225,7 +301,7 @@ impl Tools {
 impl Tools {
     /// The transcript of the session this server runs for.
     fn current_session(&self) -> Result<String, ToolError> {
-        let Backend::PerCall(paths) = &*self.backend else {
+        let Backend::PerCall { paths, .. } = &*self.backend else {
             return Err(ToolError(
                 "give session_id: over HTTP, eywa cannot see which session is yours".into(),
             ));

@@ -125,6 +125,14 @@ impl Engine {
             ));
         }
         if let Some(session) = reference.strip_prefix("session:") {
+            // A whole id names its episode at once; a prefix is looked for among sources.
+            if let Some(node) = self.graph.node(NodeId::episode(session.trim()))?
+                && node
+                    .episode()
+                    .is_some_and(|e| e.session_id == session.trim())
+            {
+                return Ok(vec![node]);
+            }
             let source = self.library().session_source(session)?;
             let id = source
                 .episode
