@@ -2,9 +2,9 @@
 //! answers the same tools over streamable HTTP at `/mcp`.
 //!
 //! Every call goes through the CLI's [`Client`]: to the running server when there is one,
-//! else to the store opened for that call and closed after it (an MCP server lives as long
-//! as the agent's session, and must not hold the store's lock against the CLI, hooks or a
-//! server started later). Answers are compact markdown with ids and resume commands, cut
+//! else to the store, opened when a call comes and closed once [`LINGER`] passes without
+//! another (an MCP server lives as long as the agent's session, and must not hold the
+//! store's lock against the CLI, hooks or a server started later). Answers are compact markdown with ids and resume commands, cut
 //! to `max_tokens` at whole lines. Bad arguments are tool errors (`isError`), with what
 //! was wrong, never protocol failures.
 
