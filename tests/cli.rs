@@ -40,17 +40,7 @@ impl Env {
     }
 
     fn eywa(&self) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_eywa"));
-        cmd.env("EYWA_DATA_DIR", self.data.path().join("eywa"))
-            .env("EYWA_CLAUDE_DIR", self.home.root())
-            .env_remove("EYWA_ADDR")
-            .env_remove("EYWA_LOG")
-            .env_remove("EYWA_MODEL_DIR")
-            // `serve` would fetch the embedding model on first run; tests that want it
-            // say so (`semantic_search_from_the_shell_and_through_serve`).
-            .env("EYWA_MODEL_INSTALL", "never")
-            .env("HF_HUB_OFFLINE", "1");
-        cmd
+        crate::support::eywa_command(&self.data.path().join("eywa"), self.home.root())
     }
 
     fn json(&self, args: &[&str]) -> Value {

@@ -66,15 +66,7 @@ impl Env {
     }
 
     fn eywa(&self) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_eywa"));
-        cmd.env("EYWA_DATA_DIR", self.data.path())
-            .env("EYWA_CLAUDE_DIR", self.home.root())
-            .env_remove("EYWA_ADDR")
-            .env_remove("EYWA_LOG")
-            .env_remove("EYWA_HOOK_MAX_TOKENS")
-            .env("EYWA_MODEL_INSTALL", "never")
-            .env("HF_HUB_OFFLINE", "1");
-        cmd
+        crate::support::eywa_command(self.data.path(), self.home.root())
     }
 
     /// Runs `eywa hook <args…>` with `stdin`: (stdout, how long it took). It must exit 0.
@@ -145,6 +137,17 @@ fn stdin(event: &str, session: &str, transcript: &Path, cwd: &str, extra: Value)
     input.to_string()
 }
 
+/// SessionStart's stdin for a session starting (`source`) in `cwd`.
+fn start_input(session: &str, transcript: &Path, cwd: &str, source: &str) -> String {
+    stdin(
+        "SessionStart",
+        session,
+        transcript,
+        cwd,
+        json!({ "source": source }),
+    )
+}
+
 fn context_of(stdout: &str, event: &str) -> String {
     let answer: Value = serde_json::from_str(stdout.trim())
         .unwrap_or_else(|e| panic!("not one JSON answer ({e}): {stdout}"));
@@ -185,13 +188,7 @@ fn session_start_hands_over_the_projects_sessions_within_the_budget() {
     );
     let new_session = env.home.root().join("projects/-w-webapp/new.jsonl");
     for source in ["startup", "resume", "clear", "compact"] {
-        let input = stdin(
-            "SessionStart",
-            "new",
-            &new_session,
-            "/w/webapp",
-            json!({"source": source}),
-        );
+        let input = start_input("new", &new_session, "/w/webapp", source);
         let (stdout, _) = env.hook(&["session-start"], &input);
         let context = context_of(&stdout, "SessionStart");
         assert!(
@@ -211,26 +208,14 @@ fn session_start_hands_over_the_projects_sessions_within_the_budget() {
         assert!(tokens(&context) <= 2_000);
     }
     // Resuming a session does not hand it to itself.
-    let input = stdin(
-        "SessionStart",
-        LOGIN,
-        &env.login,
-        "/w/webapp",
-        json!({"source": "resume"}),
-    );
+    let input = start_input(LOGIN, &env.login, "/w/webapp", "resume");
     let context = context_of(&env.hook(&["session-start"], &input).0, "SessionStart");
     assert!(
         !context.contains("Fix the login redirect loop"),
         "{context}"
     );
     // A small budget keeps what fits, whole: the best handoff, not the rest.
-    let input = stdin(
-        "SessionStart",
-        "new",
-        &new_session,
-        "/w/webapp",
-        json!({"source": "startup"}),
-    );
+    let input = start_input("new", &new_session, "/w/webapp", "startup");
     let (stdout, _) = env.hook(&["session-start", "--max-tokens", "150"], &input);
     let context = context_of(&stdout, "SessionStart");
     assert!(
@@ -259,13 +244,7 @@ fn session_start_hands_over_the_projects_sessions_within_the_budget() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    let input = stdin(
-        "SessionStart",
-        "new",
-        &new_session,
-        "/w/orchard",
-        json!({"source": "startup"}),
-    );
+    let input = start_input("new", &new_session, "/w/orchard", "startup");
     let context = context_of(&env.hook(&["session-start"], &input).0, "SessionStart");
     assert!(context.contains("Prune the pear trees"), "{context}");
     assert!(context.contains("days ago)"), "{context}");
@@ -275,13 +254,7 @@ fn session_start_hands_over_the_projects_sessions_within_the_budget() {
 fn session_start_says_nothing_for_a_project_eywa_has_never_seen() {
     let env = Env::new();
     let transcript = env.home.root().join("projects/-w-elsewhere/new.jsonl");
-    let input = stdin(
-        "SessionStart",
-        "new",
-        &transcript,
-        "/w/elsewhere",
-        json!({"source": "startup"}),
-    );
+    let input = start_input("new", &transcript, "/w/elsewhere", "startup");
     let (stdout, _) = env.hook(&["session-start"], &input);
     assert_eq!(stdout, "");
     assert!(env.log().contains("SessionStart"), "{}", env.log());
@@ -291,13 +264,7 @@ fn session_start_says_nothing_for_a_project_eywa_has_never_seen() {
 fn a_hook_never_fails_claude_code() {
     let env = Env::new();
     let transcript = env.home.root().join("projects/-w-webapp/new.jsonl");
-    let input = stdin(
-        "SessionStart",
-        "new",
-        &transcript,
-        "/w/webapp",
-        json!({"source": "startup"}),
-    );
+    let input = start_input("new", &transcript, "/w/webapp", "startup");
     // Bad input.
     for bad in ["", "not json", "[1, 2]"] {
         assert_eq!(env.hook(&["session-start"], bad).0, "");

@@ -48,15 +48,7 @@ impl Env {
     }
 
     fn eywa(&self) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_eywa"));
-        cmd.env("EYWA_DATA_DIR", self.data_dir())
-            .env("EYWA_CLAUDE_DIR", self.home.root())
-            .env_remove("EYWA_ADDR")
-            .env_remove("EYWA_LOG")
-            .env_remove("EYWA_MODEL_DIR")
-            .env("EYWA_MODEL_INSTALL", "never")
-            .env("HF_HUB_OFFLINE", "1");
-        cmd
+        crate::support::eywa_command(&self.data_dir(), self.home.root())
     }
 
     fn json(&self, args: &[&str]) -> Value {

@@ -67,18 +67,7 @@ impl Env {
     }
 
     fn eywa(&self) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_eywa"));
-        self.envs(&mut cmd);
-        cmd
-    }
-
-    fn envs(&self, cmd: &mut Command) {
-        cmd.env("EYWA_DATA_DIR", self.data.path())
-            .env("EYWA_CLAUDE_DIR", self.home.root())
-            .env_remove("EYWA_ADDR")
-            .env_remove("EYWA_LOG")
-            .env("EYWA_MODEL_INSTALL", "never")
-            .env("HF_HUB_OFFLINE", "1");
+        crate::support::eywa_command(self.data.path(), self.home.root())
     }
 
     fn serve(&self) -> Serve {
@@ -93,7 +82,7 @@ impl Env {
         std::fs::write(&file, calls.to_string()).unwrap();
         let mut cmd = Command::new(python);
         cmd.arg(clients::script("drive.py")).args(target).arg(&file);
-        self.envs(&mut cmd);
+        crate::support::eywa_env(&mut cmd, self.data.path(), self.home.root());
         let out = cmd.output().unwrap();
         assert!(
             out.status.success(),
@@ -341,20 +330,7 @@ fn claude_code_lists_eywa_connected_over_stdio_and_http() {
     let env = Env::new();
     let server = env.serve();
     let home = tempfile::tempdir().unwrap();
-    let claude_cmd = |args: &[&str]| {
-        let out = Command::new(&claude)
-            .args(args)
-            .env("HOME", home.path())
-            .env_remove("CLAUDE_CONFIG_DIR")
-            .env("DISABLE_AUTOUPDATER", "1")
-            .current_dir(home.path())
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout).into_owned()
-            + &String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success(), "claude {args:?}: {text}");
-        text
-    };
+    let claude_cmd = |args: &[&str]| clients::run_claude(&claude, home.path(), args);
     let data = format!("EYWA_DATA_DIR={}", env.data.path().display());
     let claude_dir = format!("EYWA_CLAUDE_DIR={}", env.home.root().display());
     claude_cmd(&[

@@ -34,14 +34,7 @@ impl Env {
     }
 
     fn eywa(&self) -> Command {
-        let mut cmd = Command::new(env!("CARGO_BIN_EXE_eywa"));
-        cmd.env("EYWA_DATA_DIR", self.data.path())
-            .env("EYWA_CLAUDE_DIR", self.home.root())
-            .env_remove("EYWA_ADDR")
-            .env_remove("EYWA_LOG")
-            .env("EYWA_MODEL_INSTALL", "never")
-            .env("HF_HUB_OFFLINE", "1");
-        cmd
+        crate::support::eywa_command(self.data.path(), self.home.root())
     }
 
     fn serve(&self, extra: &[&str]) -> Command {

@@ -227,20 +227,7 @@ fn claude_code_sees_what_setup_registered_and_installs_the_plugin() {
     };
     let home = Home::new();
     home.setup(home.home.path(), &[]);
-    let run = |args: &[&str]| {
-        let out = Command::new(&claude)
-            .args(args)
-            .env("HOME", home.home.path())
-            .env_remove("CLAUDE_CONFIG_DIR")
-            .env("DISABLE_AUTOUPDATER", "1")
-            .current_dir(home.home.path())
-            .output()
-            .unwrap();
-        let text = String::from_utf8_lossy(&out.stdout).into_owned()
-            + &String::from_utf8_lossy(&out.stderr);
-        assert!(out.status.success(), "claude {args:?}: {text}");
-        text
-    };
+    let run = |args: &[&str]| clients::run_claude(&claude, home.home.path(), args);
     let listed = run(&["mcp", "list"]);
     let line = listed
         .lines()

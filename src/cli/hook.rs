@@ -395,19 +395,7 @@ fn prompt_context(
         .hits
         .iter()
         .filter(|h| gate.admits(&h.signals) && h.session_id != hook.session_id)
-        .map(|h| {
-            let short: String = h.session_id.chars().take(8).collect();
-            format!(
-                "- **{}** [{}] {} · session `{short}` · score {:.2}\n  > {}\n  resume: \
-                 `claude --resume {}`",
-                h.title,
-                h.project,
-                eywa::model::age(h.timestamp, now),
-                h.score,
-                h.snippet.split_whitespace().collect::<Vec<_>>().join(" "),
-                h.session_id
-            )
-        })
+        .map(|h| format!("- {}", super::mcp::hit_block(h, now)))
         .collect();
     if blocks.is_empty() {
         return Ok(None);

@@ -898,33 +898,43 @@ fn eywa_search(client: &Client, args: &Arguments) -> Answer {
         out.push_str(&format!("> {notice}\n"));
     }
     for (i, h) in results.hits.iter().enumerate() {
-        let short: String = h.session_id.chars().take(8).collect();
-        let title = if h.title.is_empty() {
-            "(untitled)"
-        } else {
-            &h.title
-        };
-        out.push_str(&format!(
-            "\n{}. **{title}** [{}] {} · session `{short}` · {} · score {:.2}\n",
-            i + 1,
-            h.project,
-            eywa::model::age(h.timestamp, now),
-            h.kind,
-            h.score
-        ));
-        let snippet: String = h.snippet.split_whitespace().collect::<Vec<_>>().join(" ");
-        out.push_str(&format!("   > {snippet}\n"));
-        if let Some(doc) = &h.document_id {
-            out.push_str(&format!("   document `{doc}`\n"));
-        }
-        if !h.session_id.is_empty() {
-            out.push_str(&format!("   resume: `claude --resume {}`\n", h.session_id));
-        }
+        out.push_str(&format!("\n{}. {}\n", i + 1, hit_block(h, now)));
     }
     if results.hits.is_empty() {
         out.push_str("\nNo session matches.\n");
     }
     Ok(out)
+}
+
+/// A search hit: title, project, age, session, type and score; its passage on one line;
+/// its document and resume command when it has them.
+pub(super) fn hit_block(h: &eywa::engine::SearchHit, now: Timestamp) -> String {
+    let short: String = h.session_id.chars().take(8).collect();
+    let title = if h.title.is_empty() {
+        "(untitled)"
+    } else {
+        &h.title
+    };
+    let mut out = format!(
+        "**{title}** [{}] {} · session `{short}` · {} · score {:.2}\n   > {}",
+        h.project,
+        eywa::model::age(h.timestamp, now),
+        h.kind,
+        h.score,
+        one_line(&h.snippet)
+    );
+    if let Some(doc) = &h.document_id {
+        out.push_str(&format!("\n   document `{doc}`"));
+    }
+    if !h.session_id.is_empty() {
+        out.push_str(&format!("\n   resume: `claude --resume {}`", h.session_id));
+    }
+    out
+}
+
+/// Text with its runs of whitespace (newlines too) made single spaces.
+fn one_line(text: &str) -> String {
+    text.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
 fn eywa_context(client: &Client, args: &Arguments) -> Answer {
@@ -1197,7 +1207,7 @@ fn eywa_docs(client: &Client, args: &Arguments) -> Answer {
                 h.title,
                 h.document_id.as_deref().unwrap_or("?"),
                 h.score,
-                h.snippet.split_whitespace().collect::<Vec<_>>().join(" ")
+                one_line(&h.snippet)
             ));
         }
         return Ok(out);

@@ -23,8 +23,16 @@ impl Engine {
 
     /// [`Engine::ingest`], calling `progress` after every file.
     pub fn ingest_with_progress(&self, progress: &mut dyn FnMut(Progress)) -> Result<IngestReport> {
+        self.ingest_run(|writer| writer.run(progress))
+    }
+
+    /// Runs an ingest under the ingest lock.
+    fn ingest_run(
+        &self,
+        run: impl for<'w> FnOnce(&'w Writer<'w>) -> Result<IngestReport>,
+    ) -> Result<IngestReport> {
         self.write(|writer| {
-            let report = writer.run(progress);
+            let report = run(writer);
             if report.is_err() {
                 // It may know lines of files whose group never landed: loaded again next
                 // run. (Imports and reindexes record no one's lines.)
@@ -55,13 +63,7 @@ impl Engine {
             )));
         };
         let session_id = session.session_id.clone();
-        let report = self.write(|writer| {
-            let report = writer.run_session(session, &mut |_| {});
-            if report.is_err() {
-                writer.authors.forget();
-            }
-            report
-        })?;
+        let report = self.ingest_run(|writer| writer.run_session(session, &mut |_| {}))?;
         let handoff = self.graph().handoff(&session_id)?;
         Ok(SessionIngest {
             report,

@@ -68,3 +68,20 @@ pub(crate) fn script(name: &str) -> PathBuf {
         .join("tests/mcp")
         .join(name)
 }
+
+/// Runs `claude <args…>` with `home` as its HOME (and working directory), no updater:
+/// what it printed, stdout then stderr. It must succeed.
+pub(crate) fn run_claude(claude: &Path, home: &Path, args: &[&str]) -> String {
+    let out = std::process::Command::new(claude)
+        .args(args)
+        .env("HOME", home)
+        .env_remove("CLAUDE_CONFIG_DIR")
+        .env("DISABLE_AUTOUPDATER", "1")
+        .current_dir(home)
+        .output()
+        .unwrap();
+    let text =
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "claude {args:?}: {text}");
+    text
+}

@@ -32,6 +32,35 @@ pub(crate) fn shared(relative: &str) -> Option<PathBuf> {
     None
 }
 
+/// Gives a command the environment of an `eywa` on this data dir and Claude dir, and
+/// nothing of the caller's that would change its answers: no server address, log filter,
+/// model folder or hook budget of its own; `serve` never fetches the embedding model
+/// (tests that want it say so).
+pub(crate) fn eywa_env(
+    cmd: &mut std::process::Command,
+    data_dir: &std::path::Path,
+    claude_dir: &std::path::Path,
+) {
+    cmd.env("EYWA_DATA_DIR", data_dir)
+        .env("EYWA_CLAUDE_DIR", claude_dir)
+        .env_remove("EYWA_ADDR")
+        .env_remove("EYWA_LOG")
+        .env_remove("EYWA_MODEL_DIR")
+        .env_remove("EYWA_HOOK_MAX_TOKENS")
+        .env("EYWA_MODEL_INSTALL", "never")
+        .env("HF_HUB_OFFLINE", "1");
+}
+
+/// The `eywa` binary on this data dir and Claude dir (see [`eywa_env`]).
+pub(crate) fn eywa_command(
+    data_dir: &std::path::Path,
+    claude_dir: &std::path::Path,
+) -> std::process::Command {
+    let mut cmd = std::process::Command::new(env!("CARGO_BIN_EXE_eywa"));
+    eywa_env(&mut cmd, data_dir, claude_dir);
+    cmd
+}
+
 /// Runs the `eywa` binary with a data dir and a Claude dir: (succeeded, stdout, stderr).
 pub(crate) fn eywa_cli(
     data_dir: &std::path::Path,
