@@ -135,7 +135,11 @@ fn nested_subagents_link_through_their_folder_and_meta() {
         Some("toolu_task1"),
         "from the parent's call"
     );
-    assert_eq!(agent.summary.as_deref(), Some(report().as_str()));
+    assert_eq!(
+        agent.summary.as_deref(),
+        Some(report().trim()),
+        "its last message, trimmed"
+    );
     // The run as the parent's tool result reported it.
     assert_eq!(agent.duration_ms, Some(420_000));
     assert_eq!(agent.tokens, Some(1234));

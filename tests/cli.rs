@@ -191,6 +191,63 @@ fn serve_follows_appended_sessions_live() {
 }
 
 /// `serve` holds the store; `get` then asks the server, and answers the same.
+/// Nothing in the window: stdout keeps the Python Eywa's answer; stderr says how many
+/// sessions are older, how old the newest is, and the `--days-back` that reaches it, with
+/// or without a server. `--json` carries the same facts.
+#[test]
+fn get_with_nothing_in_its_window_says_why() {
+    let home = ClaudeHome::new();
+    home.session(
+        "cccccccc-0000-4000-8000-000000000003",
+        "/w/orchard",
+        days_ago(20),
+        &[("Prune the pear trees", "Pruned.")],
+    );
+    home.session(
+        "dddddddd-0000-4000-8000-000000000004",
+        "/w/orchard",
+        days_ago(30),
+        &[("Graft the apples", "Grafted.")],
+    );
+    let env = Env {
+        home,
+        data: tempfile::tempdir().unwrap(),
+    };
+    env.json(&["ingest", "--json"]);
+    let json = env.json(&["get", "--json"]);
+    assert_eq!(json["handoffs"], serde_json::json!([]));
+    assert_eq!(json["older_sessions"], 2);
+    let newest = json["newest_older_date"].as_str().unwrap().to_owned();
+    let days = (chrono::Local::now().date_naive()
+        - chrono::NaiveDate::parse_from_str(&newest, "%Y-%m-%d").unwrap())
+    .num_days();
+    let hint = format!(
+        "eywa: nothing in the last 14 days; 2 sessions are older, the newest from {newest} \
+         ({days} days ago): try --days-back {}\n",
+        days + 1
+    );
+    let out = env.eywa().arg("get").output().unwrap();
+    assert!(out.status.success());
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "No past sessions found.\n"
+    );
+    assert_eq!(String::from_utf8(out.stderr).unwrap(), hint);
+    // The suggestion works.
+    let wider = env.json(&["get", "--json", "--days-back", &(days + 1).to_string()]);
+    assert_eq!(wider["handoffs"].as_array().unwrap().len(), 1);
+    assert_eq!(wider["older_sessions"], 0);
+
+    let (server, addr, drain) = spawn_serve(&env, &[]);
+    let out = env.eywa().args(["get", "--addr", &addr]).output().unwrap();
+    assert_eq!(
+        String::from_utf8(out.stdout).unwrap(),
+        "No past sessions found.\n"
+    );
+    assert_eq!(String::from_utf8(out.stderr).unwrap(), hint);
+    stop(server, drain);
+}
+
 #[test]
 fn get_asks_the_running_server_when_it_holds_the_store() {
     let env = Env::new();

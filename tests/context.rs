@@ -268,6 +268,74 @@ fn old_context_carries_a_staleness_notice_by_age() {
     }
 }
 
+/// The thresholds come from the engine's config (`staleness_days` in config.toml,
+/// `EYWA_STALENESS_DAYS`): other ages, or no notices at all.
+#[test]
+fn staleness_thresholds_can_be_set_or_turned_off() {
+    let (home, engine) = engine();
+    drop(engine);
+    for (days, old, ancient) in [
+        (Some([50, 60, 120]), None, Some("STALENESS NOTICE")),
+        (
+            Some([10, 20, 30]),
+            Some("OLD CONTEXT WARNING"),
+            Some("OLD CONTEXT WARNING"),
+        ),
+        (None, None, None),
+    ] {
+        let engine = Engine::open(EngineConfig {
+            staleness_days: days,
+            ..EngineConfig::temporary(home.root())
+        })
+        .unwrap();
+        engine.ingest().unwrap();
+        let c = ctx(&engine, &[OLD, ANCIENT], ContextMode::Smart, 15_000);
+        let notice = |s: usize| c.sessions[s].staleness.clone();
+        assert_eq!(notice(0).is_some(), old.is_some(), "{days:?}");
+        assert_eq!(notice(1).is_some(), ancient.is_some(), "{days:?}");
+        if let (Some(n), Some(prefix)) = (notice(0), old) {
+            assert!(n.starts_with(prefix), "{n}");
+        }
+        if let (Some(n), Some(prefix)) = (notice(1), ancient) {
+            assert!(n.starts_with(prefix), "{n}");
+        }
+    }
+    // The CLI reads them from the environment and the config file, and refuses bad ones.
+    let data = tempfile::tempdir().unwrap();
+    let show = |env: Option<&str>| {
+        let mut cmd = crate::support::eywa_command(data.path(), home.root());
+        cmd.args(["config", "show", "--json"]);
+        if let Some(v) = env {
+            cmd.env("EYWA_STALENESS_DAYS", v);
+        }
+        cmd.output().unwrap()
+    };
+    let value = |out: std::process::Output| -> serde_json::Value {
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["settings"]["staleness_days"].clone()
+    };
+    assert_eq!(value(show(None))["value"], json!([7, 30, 90]));
+    assert_eq!(value(show(Some("3,14,60")))["value"], json!([3, 14, 60]));
+    assert_eq!(value(show(Some("never")))["value"], json!(null));
+    std::fs::write(
+        data.path().join("config.toml"),
+        "staleness_days = [1, 2, 3]\n",
+    )
+    .unwrap();
+    assert_eq!(
+        value(show(None)),
+        json!({"value": [1, 2, 3], "source": "file"})
+    );
+    let bad = show(Some("30,7,90"));
+    assert!(!bad.status.success());
+    assert!(String::from_utf8_lossy(&bad.stderr).contains("three rising numbers"));
+}
+
 #[test]
 fn the_cli_prints_context_and_its_accounting() {
     let (home, _engine) = engine();

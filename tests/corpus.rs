@@ -429,13 +429,13 @@ fn seven_real_files_across_versions_pin_title_tools_and_subagents() {
         // 1.0.24: 15 summary labels at the top all describe other files.
         (
             "fe869ecb-c176-478f-9734-7e4b8ef12cff",
-            "Hey Claude, can you please add a Github Action to",
+            "Add a GitHub Action to run tests and linting for",
             32,
             &[],
         ),
         (
             "0d3a8e6f-290f-4105-a327-a2496e5e2a83",
-            "Hey Claude, I'd like your help with refactoring the timeline",
+            "Fix both issues in the timeline component",
             14,
             &[],
         ),
@@ -450,13 +450,13 @@ fn seven_real_files_across_versions_pin_title_tools_and_subagents() {
         // 2.0.37: the first prompt opens with an IDE selection block, which is not typed.
         (
             "cb2e607c-c758-415a-8b45-c49e4631906a",
-            "How can I make this possible to install as a",
+            "Make Project Installable as UV Tool",
             76,
             &["ea02459f"],
         ),
         (
             "a7da6a22-facc-4fcd-8bab-f83c87862004",
-            "It's been a while - I see that I have",
+            "Add support for tar archives (.tar, .tar.gz, .tgz)",
             108,
             &["c8d9b115"],
         ),
@@ -468,7 +468,7 @@ fn seven_real_files_across_versions_pin_title_tools_and_subagents() {
         ),
         (
             "ef958aa1-0e93-49f0-bb71-150f63befcd1",
-            "OK, we're going to make a little experiment here",
+            "Make a little experiment here",
             40,
             &["a4ca7529859c158c2", "a52886dc180afb356"],
         ),

@@ -123,8 +123,8 @@ fn handoffs_are_written_in_eywa_format_with_an_index() {
     let handoff = engine.graph().handoff(ID).unwrap().unwrap();
     assert_eq!(
         handoff.sections.key_files,
-        ["tests/cart_total.rs", "src/cart.rs"],
-        "most recent first"
+        ["src/cart.rs", "tests/cart_total.rs"],
+        "grouped by directory"
     );
     assert_eq!(
         handoff.sections.open_threads,
@@ -132,7 +132,11 @@ fn handoffs_are_written_in_eywa_format_with_an_index() {
     );
     assert_eq!(
         handoff.sections.what_happened,
-        ["Fix the cart total rounding.", "Add a test for it"]
+        [
+            "Asked: Fix the cart total rounding (1 more prompts followed)",
+            "Edited 1 file: src/cart.rs; created 1 file: tests/cart_total.rs",
+            "Completed 1 of 3 todos: Fix rounding"
+        ]
     );
 
     let date = handoff.date;

@@ -45,7 +45,11 @@ fn home() -> ClaudeHome {
         r#"{"agentType":"Explore","description":"Scan the sources"}"#,
     );
     std::fs::create_dir_all(home.root().join("plans")).unwrap();
-    std::fs::write(home.root().join("plans/calm-river.md"), "# Refactor plan\n").unwrap();
+    std::fs::write(
+        home.root().join("plans/calm-river.md"),
+        "# Refactor plan\n\nSplit the module in two; move the parser out first.\n",
+    )
+    .unwrap();
     home
 }
 

@@ -124,8 +124,16 @@ fn an_agent_plan_links_to_its_subagent() {
         agent_lines.join("\n") + "\n",
     )
     .unwrap();
-    write_plan(&home, SLUG, "# Main plan\n");
-    write_plan(&home, &format!("{SLUG}-agent-ab3ea81"), "# Agent plan\n");
+    write_plan(
+        &home,
+        SLUG,
+        "# Main plan\n\nSeed 001 skips plans under fifty characters.\n",
+    );
+    write_plan(
+        &home,
+        &format!("{SLUG}-agent-ab3ea81"),
+        "# Agent plan\n\nSeed 001 skips plans under fifty characters.\n",
+    );
     let engine = Engine::open(EngineConfig::temporary(home.root())).unwrap();
     let report = engine.ingest().unwrap();
     assert_eq!(report.plans, 2);

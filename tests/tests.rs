@@ -17,6 +17,7 @@ mod documents;
 mod embed;
 mod fuzzing;
 mod grpc;
+mod handoff_quality;
 mod handoffs;
 mod hooks;
 mod hostile;

@@ -275,7 +275,7 @@ fn a_label_in_another_file_titles_the_session_read_before_or_after_it() {
     std::fs::remove_file(&labels).unwrap();
     let engine = Engine::open(EngineConfig::temporary(home.root())).unwrap();
     engine.ingest().unwrap();
-    assert_eq!(title(&engine, id), "can you look at this");
+    assert_eq!(title(&engine, id), "Look at this", "the request, cleaned");
     std::fs::write(&labels, &label).unwrap();
     engine.ingest().unwrap();
     assert_eq!(title(&engine, id), "CSS Details Margin Styling");

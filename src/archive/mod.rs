@@ -36,7 +36,7 @@ const HEAD_BYTES: usize = 4096;
 /// archive's base stays).
 const MAX_SEGMENTS: usize = 32;
 /// Version of the saved read state; a state of another version is ignored.
-const STATE_VERSION: u32 = 1;
+const STATE_VERSION: u32 = 2;
 
 /// Where the bytes of a source are kept after a read.
 #[derive(Debug, Clone, Default)]

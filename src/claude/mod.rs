@@ -12,6 +12,7 @@ pub use self::discover::{AgentFile, ClaudeDir, IndexEntry, MemoryFile, PlanFile,
 pub use self::line::{AgentRun, Block, CompactBoundary, Line, LineKind, Usage, result_text};
 pub use self::messages::{Message, MessageKind, Role, ToolCall, read_messages, read_messages_with};
 pub use self::transcript::{
-    FileUse, History, Mode, NoHistory, Passage, PassageKind, ReadPoint, Spawn, ToolUse, Transcript,
-    read_resumable, read_transcript, read_transcript_from, read_transcript_with,
+    Event, EventKind, FileUse, History, Mode, NoHistory, Passage, PassageKind, ReadPoint, Spawn,
+    ToolUse, Transcript, read_resumable, read_transcript, read_transcript_from,
+    read_transcript_with,
 };

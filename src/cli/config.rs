@@ -22,6 +22,12 @@ struct File {
     claude_dir: Option<String>,
     chunk_idle_days: Option<u32>,
     min_free_mb: Option<u64>,
+    /// Ages in days at which context says it may be stale, is stale, is old: three
+    /// rising numbers, or `[]` for no notices.
+    staleness_days: Option<Vec<u32>>,
+    /// A command that writes handoffs, and the tokens it may spend a day.
+    summarizer: Option<String>,
+    summarizer_daily_tokens: Option<u64>,
     #[serde(default)]
     serve: ServeFile,
 }
@@ -72,6 +78,11 @@ pub(crate) struct Settings {
     pub claude_dir: Setting<PathBuf>,
     pub chunk_idle_days: Setting<u32>,
     pub min_free_mb: Setting<u64>,
+    /// Staleness notice thresholds; `None`: no notices.
+    pub staleness_days: Setting<Option<[u32; 3]>>,
+    /// The command that writes handoffs; `None`: eywa builds them.
+    pub summarizer: Setting<Option<String>>,
+    pub summarizer_daily_tokens: Setting<u64>,
     /// Where `serve` listens.
     pub listen: Setting<String>,
     pub watch_interval_ms: Setting<u64>,
@@ -168,6 +179,30 @@ impl Settings {
         let min_free_mb = given(Some(matches), "min_free_mb")
             .or_else(|| from_file(read.min_free_mb))
             .unwrap_or_else(|| default(64));
+        let staleness_days = match variable("EYWA_STALENESS_DAYS", staleness_thresholds)? {
+            Some(set) => set,
+            None => match read.staleness_days {
+                Some(days) => Setting {
+                    value: thresholds(&days)
+                        .map_err(|e| anyhow::anyhow!("{}: staleness_days: {e}", file.display()))?,
+                    source: Source::File,
+                },
+                None => default(Some(eywa::engine::EngineConfig::DEFAULT_STALENESS_DAYS)),
+            },
+        };
+        let summarizer = given::<String>(Some(matches), "summarizer")
+            .filter(|c| !c.value.trim().is_empty())
+            .or_else(|| from_file(read.summarizer.filter(|c| !c.trim().is_empty())))
+            .map_or_else(
+                || default(None),
+                |s| Setting {
+                    value: Some(s.value),
+                    source: s.source,
+                },
+            );
+        let summarizer_daily_tokens = variable("EYWA_SUMMARIZER_DAILY_TOKENS", number)?
+            .or_else(|| from_file(read.summarizer_daily_tokens))
+            .unwrap_or_else(|| default(eywa::engine::Summarizer::DEFAULT_DAILY_TOKENS));
         let listen = given::<String>(Some(matches), "addr")
             .filter(|a| !a.value.trim().is_empty())
             .or_else(|| from_file(read.serve.listen))
@@ -202,6 +237,9 @@ impl Settings {
             claude_dir,
             chunk_idle_days,
             min_free_mb,
+            staleness_days,
+            summarizer,
+            summarizer_daily_tokens,
             listen,
             watch_interval_ms,
             model_install,
@@ -229,6 +267,21 @@ impl Settings {
                 json!(self.min_free_mb.value),
                 self.min_free_mb.source,
             ),
+            (
+                "staleness_days",
+                json!(self.staleness_days.value),
+                self.staleness_days.source,
+            ),
+            (
+                "summarizer",
+                json!(self.summarizer.value),
+                self.summarizer.source,
+            ),
+            (
+                "summarizer_daily_tokens",
+                json!(self.summarizer_daily_tokens.value),
+                self.summarizer_daily_tokens.source,
+            ),
             ("serve.listen", json!(self.listen.value), self.listen.source),
             (
                 "serve.watch_interval_ms",
@@ -241,6 +294,29 @@ impl Settings {
                 self.model_install.source,
             ),
         ]
+    }
+}
+
+/// `EYWA_STALENESS_DAYS`: three rising day counts (`7,30,90`), or `never`.
+fn staleness_thresholds(text: &str) -> Result<Option<[u32; 3]>, String> {
+    if text == "never" {
+        return Ok(None);
+    }
+    let days: Vec<u32> = text
+        .split(',')
+        .map(|d| number::<u32>(d.trim()))
+        .collect::<Result<_, _>>()?;
+    thresholds(&days)
+}
+
+/// Three rising day counts, or none (no staleness notices).
+fn thresholds(days: &[u32]) -> Result<Option<[u32; 3]>, String> {
+    match days {
+        [] => Ok(None),
+        [a, b, c] if a < b && b < c => Ok(Some([*a, *b, *c])),
+        other => Err(format!(
+            "{other:?}: give three rising numbers of days (mild, stale, old), like 7,30,90, or none"
+        )),
     }
 }
 

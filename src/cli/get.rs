@@ -39,7 +39,7 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     if args.json {
         super::print_json(&to_json(&outcome))?;
     } else {
-        print_human(&outcome)?;
+        print_human(&outcome, args.days_back)?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -70,12 +70,37 @@ fn to_json(outcome: &GetOutcome) -> serde_json::Value {
         "tokens": outcome.tokens,
         "fallback_recent": outcome.fallback_recent,
         "handoffs": handoffs,
+        "older_sessions": outcome.older,
+        "newest_older_date": outcome.newest_older.map(|d| d.to_string()),
     })
 }
 
-fn print_human(outcome: &GetOutcome) -> anyhow::Result<()> {
+/// Why nothing was found, when sessions lie beyond the window: how many, how far back the
+/// newest is, and the `--days-back` that reaches it.
+fn window_hint(outcome: &GetOutcome, days_back: u32) -> Option<String> {
+    let newest = outcome.newest_older?;
+    let days = (chrono::Local::now().date_naive() - newest)
+        .num_days()
+        .max(0);
+    let sessions = if outcome.older == 1 {
+        "session is"
+    } else {
+        "sessions are"
+    };
+    Some(format!(
+        "eywa: nothing in the last {days_back} days; {} {sessions} older, the newest from \
+         {newest} ({days} days ago): try --days-back {}",
+        outcome.older,
+        days + 1
+    ))
+}
+
+fn print_human(outcome: &GetOutcome, days_back: u32) -> anyhow::Result<()> {
     if outcome.hits.is_empty() {
         outln!("No past sessions found.");
+        if let Some(hint) = window_hint(outcome, days_back) {
+            eprintln!("{hint}");
+        }
         return Ok(());
     }
     if outcome.fallback_recent && !outcome.tokens.is_empty() {

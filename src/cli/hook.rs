@@ -315,7 +315,10 @@ fn handoff_block(h: &Handoff) -> String {
     let age = match days {
         0 => "today".to_owned(),
         1 => "yesterday".to_owned(),
-        n => format!("{n} days ago"),
+        n => {
+            let now = eywa::model::Timestamp::now();
+            eywa::model::age(eywa::model::Timestamp(now.0 - n * 86_400_000), now)
+        }
     };
     let mut out = format!(
         "### {} · {} (session `{}`, {age})\n",

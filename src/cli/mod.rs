@@ -65,6 +65,11 @@ pub(crate) struct Cli {
     /// is refused, so none stops half-way [default: 64]
     #[arg(long, global = true, env = "EYWA_MIN_FREE_MB")]
     min_free_mb: Option<u64>,
+    /// A command that writes handoffs (`claude -p`, say): each session's markdown on its
+    /// stdin, a handoff in Eywa's format on its stdout; the one eywa builds from the
+    /// transcript stays when it fails [default: none]
+    #[arg(long, global = true, env = "EYWA_SUMMARIZER", value_name = "CMD")]
+    summarizer: Option<String>,
     /// The eywa server: where `serve` listens [default: 127.0.0.1:50051]; for every other
     /// command, the server to ask [default: the one announced in <data>/serve.json, else
     /// none: the store is opened here]
@@ -133,6 +138,8 @@ pub(crate) struct Paths {
     pub claude_dir: PathBuf,
     pub chunk_idle_days: u32,
     pub min_free_bytes: u64,
+    pub staleness_days: Option<[u32; 3]>,
+    pub summarizer: Option<eywa::engine::Summarizer>,
     /// `--addr` / `EYWA_ADDR`, when given: the server to ask.
     pub addr: Option<String>,
     /// Every setting, with where it came from.
@@ -146,6 +153,13 @@ impl Paths {
             claude_dir: settings.claude_dir.value.clone(),
             chunk_idle_days: settings.chunk_idle_days.value,
             min_free_bytes: settings.min_free_mb.value.saturating_mul(1024 * 1024),
+            staleness_days: settings.staleness_days.value,
+            summarizer: settings.summarizer.value.as_ref().map(|command| {
+                eywa::engine::Summarizer {
+                    daily_tokens: settings.summarizer_daily_tokens.value,
+                    ..eywa::engine::Summarizer::new(command.clone())
+                }
+            }),
             addr: cli
                 .addr
                 .as_deref()
@@ -162,6 +176,8 @@ impl Paths {
         Engine::open(EngineConfig {
             chunk_idle_days: self.chunk_idle_days,
             min_free_bytes: self.min_free_bytes,
+            staleness_days: self.staleness_days,
+            summarizer: self.summarizer.clone(),
             embedding: Embedding::Model(self.model_dir()),
             ..EngineConfig::new(&self.data_dir, &self.claude_dir)
         })

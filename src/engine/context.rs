@@ -77,7 +77,7 @@ impl Engine {
             crate::model::age(d.modified_at, now)
         );
         let paged = d.pages > 0;
-        let items = doc
+        let items: Vec<(String, String)> = doc
             .pages
             .iter()
             .enumerate()
@@ -104,7 +104,15 @@ impl Engine {
             tokens: 0,
             items: Vec::new(),
         };
-        Ok((session, Candidates { header, items }))
+        let fetch = vec![format!("eywa docs show {}", d.id); items.len()];
+        Ok((
+            session,
+            Candidates {
+                header,
+                items,
+                fetch,
+            },
+        ))
     }
 
     /// A session's header and its candidate items in display order.
@@ -121,7 +129,7 @@ impl Engine {
             .ok_or_else(|| Error::NotFound(format!("no session `{reference}`")))?;
         let e = node.episode().expect("a session node is an episode");
         let age_days = (now.0 - e.end.0).max(0) / 86_400_000;
-        let stale = staleness(age_days);
+        let stale = staleness(age_days, self.config.staleness_days);
         let mut header = format!(
             "--- Session {} · {} ---\nProject: {} · Age: {}\n",
             &e.session_id[..e.session_id.len().min(8)],
@@ -136,6 +144,7 @@ impl Engine {
 
         let mut items: Vec<(String, String)> = Vec::new();
         let wants = |m: &[ContextMode]| m.contains(&mode);
+        let mut planned = false;
         if wants(&[ContextMode::Smart, ContextMode::Plan, ContextMode::Full]) {
             let filter = EdgeFilter {
                 direction: Direction::Out,
@@ -145,8 +154,10 @@ impl Engine {
             for plan in self.graph.neighbors(node.id, &filter, 10)? {
                 if let (NodeKind::Document(_), Some(content)) =
                     (&plan.node.kind, &plan.node.content)
+                    && crate::extract::is_plan(content)
                 {
                     items.push(("plan".into(), format!("[PLAN]\n{}\n\n", content.trim())));
+                    planned = true;
                 }
             }
         }
@@ -169,18 +180,39 @@ impl Engine {
                 }
             }
         }
-        if mode != ContextMode::Plan && mode != ContextMode::Agents {
+        let plan_from_session =
+            !planned && wants(&[ContextMode::Smart, ContextMode::Plan, ContextMode::Full]);
+        if mode != ContextMode::Agents && (mode != ContextMode::Plan || plan_from_session) {
             let transcript = self.context_transcript(&record)?;
-            if mode != ContextMode::Labels {
-                let prompts = match mode {
-                    ContextMode::Full => transcript.prompts.len(),
-                    _ => 3,
-                };
-                for p in transcript.prompts.iter().take(prompts) {
-                    items.push(("user_message".into(), format!("USER: {}\n\n", p.trim())));
-                }
+            // Older versions keep no plan file: the plan handed to `ExitPlanMode`.
+            if plan_from_session
+                && let Some(plan) = transcript
+                    .plans
+                    .last()
+                    .filter(|p| crate::extract::is_plan(p))
+            {
+                items.insert(0, ("plan".into(), format!("[PLAN]\n{}\n\n", plan.trim())));
             }
-            if !transcript.summaries.is_empty() {
+            let wants_messages = !matches!(mode, ContextMode::Labels | ContextMode::Plan);
+            let messages = if wants_messages {
+                self.context_messages(&record)?
+            } else {
+                Vec::new()
+            };
+            let prompts = messages
+                .iter()
+                .filter(|m| m.kind == crate::claude::MessageKind::Prompt);
+            let first = match mode {
+                ContextMode::Full => usize::MAX,
+                _ => 3,
+            };
+            for p in prompts.take(first) {
+                items.push((
+                    "user_message".into(),
+                    format!("USER: {}\n\n", p.text.trim()),
+                ));
+            }
+            if mode != ContextMode::Plan && !transcript.summaries.is_empty() {
                 let labels: Vec<String> = transcript
                     .summaries
                     .iter()
@@ -192,11 +224,18 @@ impl Engine {
                 ));
             }
             if mode == ContextMode::Full {
-                for text in &transcript.assistant_text {
-                    items.push(("message".into(), format!("ASSISTANT: {}\n\n", text.trim())));
+                let replies = messages.iter().filter(|m| {
+                    m.kind == crate::claude::MessageKind::Response && !m.text.trim().is_empty()
+                });
+                for m in replies {
+                    items.push((
+                        "message".into(),
+                        format!("ASSISTANT: {}\n\n", m.text.trim()),
+                    ));
                 }
             }
         }
+        let fetch = fetch_commands(&e.session_id, &header, &items);
         Ok((
             ContextSession {
                 session_id: e.session_id.clone(),
@@ -208,8 +247,40 @@ impl Engine {
                 tokens: 0,
                 items: Vec::new(),
             },
-            Candidates { header, items },
+            Candidates {
+                header,
+                items,
+                fetch,
+            },
         ))
+    }
+
+    /// A session's messages, whole (prompts and replies are cut nowhere on this path),
+    /// read again from the archive, redacted; those a later version replaced left out.
+    fn context_messages(
+        &self,
+        record: &crate::graph::SourceRecord,
+    ) -> Result<Vec<crate::claude::Message>> {
+        let reader = crate::archive::Archive::new(&self.graph)
+            .archive_reader(record)?
+            .ok_or_else(|| {
+                Error::NotFound(format!(
+                    "the transcript of session `{}` was not archived",
+                    record.session_id
+                ))
+            })?;
+        self.authors.load(&self.graph)?;
+        let labels = self.graph.labels()?;
+        let history = self.authors.history(&labels);
+        let mut messages =
+            crate::claude::read_messages_with(reader, &record.session_id, Mode::Main, &history)
+                .map_err(Error::io(&record.path))?;
+        messages.retain(|m| !m.superseded);
+        let mut counts = crate::extract::RedactionCounts::default();
+        for m in &mut messages {
+            crate::extract::redact_in_place(&mut m.text, &mut counts);
+        }
+        Ok(messages)
     }
 
     /// A session's transcript, read again (live file or archive) with every label known,
@@ -234,4 +305,42 @@ impl Engine {
         crate::extract::scrub(&mut t);
         Ok(t)
     }
+}
+
+/// For each item, a command that prints it whole: `eywa context` in the mode that gives
+/// only its kind, with a budget that holds all of them (plans, subagent summaries), or
+/// `eywa sessions show` (prompts and replies).
+fn fetch_commands(session_id: &str, header: &str, items: &[(String, String)]) -> Vec<String> {
+    use crate::retrieve::context::{FRAME_TOKENS, estimate_tokens};
+    let id8 = &session_id[..session_id.len().min(8)];
+    let all = |kind: &str| -> usize {
+        items
+            .iter()
+            .filter(|(k, _)| k == kind)
+            .map(|(_, block)| estimate_tokens(block))
+            .sum()
+    };
+    let budget = |kind: &str| FRAME_TOKENS + estimate_tokens(header) + all(kind);
+    items
+        .iter()
+        .map(|(kind, _)| match kind.as_str() {
+            "plan" => format!(
+                "eywa context {id8} --mode plan --max-tokens {}",
+                budget(kind)
+            ),
+            "subagent_summary" => {
+                format!(
+                    "eywa context {id8} --mode agents --max-tokens {}",
+                    budget(kind)
+                )
+            }
+            "summary_labels" => {
+                format!(
+                    "eywa context {id8} --mode labels --max-tokens {}",
+                    budget(kind)
+                )
+            }
+            _ => format!("eywa sessions show {session_id}"),
+        })
+        .collect()
 }

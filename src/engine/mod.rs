@@ -25,7 +25,9 @@ pub use self::query::{
 pub use self::stats::Stats;
 pub use self::write::SessionIngest;
 pub use crate::claude::migrate::{MigrateMode, encode_project_dir};
-pub use crate::ingest::{ImportReport, IngestReport, Progress, SKIPPED_FILES_LISTED, SkippedFile};
+pub use crate::ingest::{
+    ImportReport, IngestReport, Progress, SKIPPED_FILES_LISTED, SkippedFile, Summarizer,
+};
 pub use crate::library::{
     ExportFormat, MAX_CONTEXT_LINES, MAX_MATCHES, MAX_PAGE, MatchPage, SearchMatch, Session,
     SessionPage, SessionSearch, SessionSummary,
@@ -72,11 +74,19 @@ pub struct EngineConfig {
     pub min_free_bytes: u64,
     /// The time memories decay and are consolidated by (the system clock; tests set one).
     pub clock: crate::model::Clock,
+    /// Ages in days from which context carries a mild, a stale and an old notice (seed
+    /// 001: 7, 30, 90); `None`: no notices.
+    pub staleness_days: Option<[u32; 3]>,
+    /// The command that writes handoffs (off by default: they are built from the
+    /// transcript).
+    pub summarizer: Option<Summarizer>,
 }
 
 impl EngineConfig {
     /// Default days before an unread chunk moves to the cold tier.
     pub const DEFAULT_CHUNK_IDLE_DAYS: u32 = 30;
+    /// Seed 001's staleness thresholds, in days.
+    pub const DEFAULT_STALENESS_DAYS: [u32; 3] = [7, 30, 90];
 
     /// A store in `data_dir` reading `claude_dir`, with the default chunk idle days and free
     /// space floor, and no embedder.
@@ -89,6 +99,8 @@ impl EngineConfig {
             embedding: Embedding::Off,
             min_free_bytes: eywa_storage::Config::DEFAULT_MIN_FREE_BYTES,
             clock: crate::model::Clock::system(),
+            staleness_days: Some(Self::DEFAULT_STALENESS_DAYS),
+            summarizer: None,
         }
     }
 
@@ -102,6 +114,8 @@ impl EngineConfig {
             embedding: Embedding::Off,
             min_free_bytes: eywa_storage::Config::DEFAULT_MIN_FREE_BYTES,
             clock: crate::model::Clock::system(),
+            staleness_days: Some(Self::DEFAULT_STALENESS_DAYS),
+            summarizer: None,
         }
     }
 

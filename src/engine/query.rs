@@ -36,6 +36,11 @@ pub struct GetOutcome {
     pub hits: Vec<HandoffHit>,
     /// True when no token scored and the most recent handoffs were returned instead.
     pub fallback_recent: bool,
+    /// When nothing was found: handoffs beyond the `days_back` window (to suggest a wider
+    /// window).
+    pub older: usize,
+    /// The date of the newest of them.
+    pub newest_older: Option<NaiveDate>,
 }
 
 impl Engine {
@@ -63,6 +68,8 @@ impl Engine {
         Ok(Some(GetOutcome {
             tokens: result.tokens,
             fallback_recent: result.fallback_recent,
+            older: result.older,
+            newest_older: result.newest_older,
             hits: result
                 .hits
                 .into_iter()
@@ -108,6 +115,8 @@ impl Engine {
         let outcome = Arc::new(GetOutcome {
             tokens: result.tokens,
             fallback_recent: result.fallback_recent,
+            older: result.older,
+            newest_older: result.newest_older,
             hits,
         });
         self.results.insert(key, outcome.clone());

@@ -119,6 +119,7 @@ impl Engine {
             data_dir: self.config.data_dir.as_deref(),
             chunk_idle_days: self.config.chunk_idle_days,
             last_sweep: &self.last_sweep,
+            summarizer: self.config.summarizer.as_ref(),
         }
     }
 }

@@ -3,12 +3,12 @@
 
 use std::collections::BTreeMap;
 
-use super::handoff::first_sentence;
+use super::sections::{absolute, relative, sections, within};
 use super::{ProjectPath, headline, keywords, project_of, substance};
 use crate::claude::Transcript;
 use crate::model::{
-    AgentInfo, DocRef, Edge, Entity, EntityType, Episode, Handoff, HandoffSections, Node, NodeId,
-    NodeKind, Relation, SessionFacts, Timestamp, TokenUsage,
+    AgentInfo, DocRef, Edge, Entity, EntityType, Episode, Handoff, Node, NodeId, NodeKind,
+    Relation, SessionFacts, Timestamp, TokenUsage,
 };
 
 /// Where a transcript came from.
@@ -31,16 +31,7 @@ pub fn episode_facts(origin: Origin<'_>, t: &Transcript) -> Option<SessionFacts>
     let start = t.first_ts.unwrap_or(Timestamp(0));
     let end = t.last_ts.unwrap_or(start);
     let short_id: String = origin.session_id.chars().take(8).collect();
-    let projects: Vec<ProjectPath> = {
-        let mut seen: Vec<ProjectPath> = Vec::new();
-        for cwd in &t.cwds {
-            let p = project_of(cwd);
-            if !seen.iter().any(|s| s.path == p.path) {
-                seen.push(p);
-            }
-        }
-        seen
-    };
+    let projects = projects_of(t);
     let main_project = projects.first().cloned();
     let mut models: Vec<(&String, &u32)> = t.models.iter().collect();
     models.sort_by(|a, b| b.1.cmp(a.1).then(a.0.cmp(b.0)));
@@ -251,203 +242,16 @@ pub fn entity(
     }
 }
 
-/// The handoff body, deterministically: the first prompts as what happened, the files
-/// edited or created (most recent first) as key files, unfinished todos as open threads.
-fn sections(t: &Transcript, projects: &[ProjectPath]) -> HandoffSections {
-    const BULLETS: usize = 5;
-    const BULLET_CHARS: usize = 160;
-    const KEY_FILES: usize = 10;
-    let what_happened = t
-        .prompts
-        .iter()
-        .map(|p| {
-            first_sentence(p)
-                .chars()
-                .take(BULLET_CHARS)
-                .collect::<String>()
-        })
-        .filter(|p| !p.trim().is_empty())
-        .take(BULLETS)
-        .collect();
-    let mut changed: Vec<(&String, &crate::claude::FileUse)> = t
-        .files
-        .iter()
-        .filter(|(_, u)| u.edited || u.created)
-        .collect();
-    changed.sort_by(|a, b| b.1.last.cmp(&a.1.last).then(a.0.cmp(b.0)));
-    let key_files = changed
-        .into_iter()
-        .take(KEY_FILES)
-        .map(|(raw, _)| {
-            let path = absolute(raw, t.cwds.first().map(String::as_str));
-            match projects.iter().find(|p| within(&path, &p.path)) {
-                Some(p) => relative(&path, &p.path).to_owned(),
-                None => path,
-            }
-        })
-        .collect();
-    let mut open_threads: Vec<String> = t
-        .todos
-        .iter()
-        .filter(|(_, status)| status != "completed")
-        .map(|(content, _)| content.clone())
-        .collect();
-    for step in t.last_text.as_deref().map(next_steps).unwrap_or_default() {
-        if open_threads.len() >= OPEN_THREADS {
-            break;
-        }
-        if !open_threads.contains(&step) {
-            open_threads.push(step);
+/// The projects of a transcript's working directories, in order of first appearance.
+pub(super) fn projects_of(t: &Transcript) -> Vec<ProjectPath> {
+    let mut seen: Vec<ProjectPath> = Vec::new();
+    for cwd in &t.cwds {
+        let p = project_of(cwd);
+        if !seen.iter().any(|s| s.path == p.path) {
+            seen.push(p);
         }
     }
-    HandoffSections {
-        what_happened,
-        insights: insights(t),
-        key_files,
-        open_threads,
-    }
-}
-
-/// Open threads kept at most.
-const OPEN_THREADS: usize = 10;
-/// Insights kept at most, and characters of one.
-const INSIGHTS: usize = 3;
-const INSIGHT_CHARS: usize = 240;
-
-/// Phrases that mark a finding in assistant prose, with the topic they give it.
-const INSIGHT_CUES: [(&str, &str); 9] = [
-    ("root cause", "Root cause"),
-    ("the bug was", "Bug"),
-    ("the issue was", "Issue"),
-    ("the problem was", "Problem"),
-    ("turns out", "Finding"),
-    ("it turned out", "Finding"),
-    ("the fix is", "Fix"),
-    ("the fix was", "Fix"),
-    ("lesson", "Lesson"),
-];
-
-/// Findings the assistant stated (a root cause, what the bug was, what turned out to be
-/// true), first ones first: sentences of its prose that carry one of [`INSIGHT_CUES`].
-/// Deterministic and quoted, not paraphrased.
-fn insights(t: &Transcript) -> Vec<(String, String)> {
-    let mut out: Vec<(String, String)> = Vec::new();
-    for text in &t.assistant_text {
-        for sentence in sentences(text) {
-            let lowered = sentence.to_lowercase();
-            let Some((_, topic)) = INSIGHT_CUES.iter().find(|(cue, _)| lowered.contains(cue))
-            else {
-                continue;
-            };
-            let explanation: String = sentence.chars().take(INSIGHT_CHARS).collect();
-            if out.iter().all(|(_, e)| *e != explanation) {
-                out.push(((*topic).to_owned(), explanation));
-            }
-            if out.len() == INSIGHTS {
-                return out;
-            }
-        }
-    }
-    out
-}
-
-/// Sentences of prose: split at `.`, `!` or `?` before whitespace and at line ends, with
-/// markdown bullets and emphasis markers trimmed.
-fn sentences(text: &str) -> impl Iterator<Item = &str> {
-    text.lines().flat_map(|line| {
-        let mut out = Vec::new();
-        let mut rest = line.trim();
-        while !rest.is_empty() {
-            let bytes = rest.as_bytes();
-            let end = (0..bytes.len())
-                .find(|&i| {
-                    matches!(bytes[i], b'.' | b'!' | b'?')
-                        && bytes.get(i + 1).is_none_or(u8::is_ascii_whitespace)
-                })
-                .map_or(rest.len(), |i| i + 1);
-            let sentence = rest[..end]
-                .trim_start_matches(['-', '*', '#', ' ', '>'])
-                .trim();
-            if sentence.len() > 12 {
-                out.push(sentence);
-            }
-            rest = rest[end..].trim_start();
-        }
-        out
-    })
-}
-
-/// The next steps the last assistant message stated: the items of a list under a line
-/// that names them ("Next steps", "Remaining", "TODO", "Follow-up"…).
-fn next_steps(text: &str) -> Vec<String> {
-    const HEADINGS: [&str; 7] = [
-        "next step",
-        "remaining",
-        "todo",
-        "to do",
-        "follow-up",
-        "follow up",
-        "still to",
-    ];
-    let mut out = Vec::new();
-    let mut inside = false;
-    for line in text.lines() {
-        let trimmed = line.trim();
-        let lowered = trimmed.to_lowercase();
-        let is_item = trimmed.starts_with(['-', '*']) || starts_numbered(trimmed);
-        if !is_item {
-            let heading = lowered.trim_start_matches(['#', '*', ' ']);
-            inside =
-                HEADINGS.iter().any(|h| heading.starts_with(h)) || (inside && trimmed.is_empty());
-            continue;
-        }
-        if inside {
-            let item = trimmed
-                .trim_start_matches(|c: char| {
-                    c.is_ascii_digit() || matches!(c, '-' | '*' | '.' | ')')
-                })
-                .trim()
-                .trim_start_matches("[ ]")
-                .trim();
-            if !item.is_empty() {
-                out.push(item.chars().take(160).collect());
-            }
-        }
-    }
-    out
-}
-
-fn starts_numbered(line: &str) -> bool {
-    let digits = line.bytes().take_while(u8::is_ascii_digit).count();
-    digits > 0 && matches!(line.as_bytes().get(digits), Some(b'.' | b')'))
-}
-
-/// A tool's path made absolute against the session's cwd when it is relative.
-fn absolute(path: &str, cwd: Option<&str>) -> String {
-    let is_absolute =
-        path.starts_with('/') || path.starts_with('\\') || path.as_bytes().get(1) == Some(&b':');
-    match cwd {
-        Some(cwd) if !is_absolute => {
-            let sep = if cwd.contains('\\') && !cwd.contains('/') {
-                '\\'
-            } else {
-                '/'
-            };
-            format!("{}{sep}{}", cwd.trim_end_matches(['/', '\\']), path)
-        }
-        _ => path.to_owned(),
-    }
-}
-
-/// Whether `path` lies inside the directory `dir` (either separator).
-fn within(path: &str, dir: &str) -> bool {
-    path.len() > dir.len()
-        && path.starts_with(dir)
-        && matches!(path.as_bytes()[dir.len()], b'/' | b'\\')
-}
-
-fn relative<'a>(path: &'a str, dir: &str) -> &'a str {
-    &path[dir.len() + 1..]
+    seen
 }
 
 /// Project names in order of first appearance, each once.
@@ -459,65 +263,4 @@ fn project_names(projects: &[ProjectPath]) -> Vec<String> {
         }
     }
     names
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn insights_quote_the_findings_the_assistant_stated() {
-        let t = Transcript {
-            assistant_text: vec![
-                "Let me look at the logs.".into(),
-                "Found it. The root cause is a race between the writer and the flush. \
-                 I will fix it now."
-                    .into(),
-                "- It turned out the cache was never invalidated on rename.\n\
-                 All tests pass."
-                    .into(),
-                "The root cause is a race between the writer and the flush.".into(),
-            ],
-            ..Transcript::default()
-        };
-        assert_eq!(
-            insights(&t),
-            [
-                (
-                    "Root cause".to_owned(),
-                    "The root cause is a race between the writer and the flush.".to_owned()
-                ),
-                (
-                    "Finding".to_owned(),
-                    "It turned out the cache was never invalidated on rename.".to_owned()
-                ),
-            ]
-        );
-    }
-
-    #[test]
-    fn next_steps_are_the_items_under_a_heading_that_names_them() {
-        let text = "Done: the parser.\n\n## Next steps\n1. Wire the lexer\n2) Add fuzzing\n\n- [ ] Update the docs\n\nThat is all.\n- not a step";
-        assert_eq!(
-            next_steps(text),
-            ["Wire the lexer", "Add fuzzing", "Update the docs"]
-        );
-        assert!(next_steps("- a list\n- with no heading").is_empty());
-    }
-
-    #[test]
-    fn open_threads_are_unfinished_todos_then_stated_next_steps() {
-        let t = Transcript {
-            prompts: vec!["Build it".into()],
-            todos: vec![
-                ("Write code".into(), "completed".into()),
-                ("Write tests".into(), "in_progress".into()),
-            ],
-            last_text: Some("Remaining:\n- Write tests\n- Release 1.2".into()),
-            ..Transcript::default()
-        };
-        let s = sections(&t, &[]);
-        assert_eq!(s.open_threads, ["Write tests", "Release 1.2"]);
-        assert_eq!(s.what_happened, ["Build it"]);
-    }
 }

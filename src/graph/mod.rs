@@ -87,6 +87,11 @@ pub struct SourceRecord {
     /// first.
     #[serde(default)]
     pub versions: Vec<SourceVersion>,
+    /// The version of the extraction that read the file
+    /// ([`EXTRACT_VERSION`](crate::extract::EXTRACT_VERSION)); a file read by an older
+    /// one is read again whole, though it did not change. 0 in records written before.
+    #[serde(default)]
+    pub extracted: u32,
 }
 
 impl SourceRecord {

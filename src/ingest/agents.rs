@@ -69,6 +69,7 @@ impl Writer<'_> {
             episode: facts.as_ref().map(|f| f.episode.id),
             agent: true,
             agents: u64::from(facts.is_some()),
+            extracted: crate::extract::EXTRACT_VERSION,
             ..SourceRecord::default()
         };
         archived.record(&mut record);

@@ -20,10 +20,27 @@ impl Writer<'_> {
         if changed.same {
             return Ok(FileOutcome::Unchanged);
         }
+        // Seed 001: a plan over 100 KB is likely not a plan (skipped with a warning), one
+        // under 50 characters too small to be of use (skipped).
+        let len = std::fs::metadata(&plan.path)
+            .map_err(Error::io(&plan.path))?
+            .len();
+        if len > crate::extract::MAX_PLAN_BYTES {
+            tracing::warn!(path = %plan.path.display(), bytes = len, "a plan over 100 KB: not read");
+            run.skipped.push(super::SkippedFile {
+                path: plan.path.display().to_string(),
+                lines: 0,
+                reason: format!("a plan of {len} bytes, over 100 KB: likely not a plan, not read"),
+            });
+            return Ok(FileOutcome::Read { episode: false });
+        }
         let bytes = std::fs::read(&plan.path).map_err(Error::io(&plan.path))?;
+        let text = String::from_utf8_lossy(&bytes);
+        if !crate::extract::is_plan(&text) {
+            return Ok(FileOutcome::Read { episode: false });
+        }
         let blob = self.graph.store().blobs().put_small(&bytes)?;
         run.bytes_read += blob.raw_len;
-        let text = String::from_utf8_lossy(&bytes);
         let text = redact(&text, &mut run.redacted).into_owned();
         let stem = match &plan.agent_id {
             Some(id) => format!("{}-agent-{id}", plan.slug),
@@ -43,7 +60,7 @@ impl Writer<'_> {
                 path: path.clone(),
                 hash: blob.hash.clone(),
             }),
-            content: Some(text.chars().take(MAX_PLAN_CHARS).collect()),
+            content: Some(text),
             properties: [("slug".to_owned(), plan.slug.clone())]
                 .into_iter()
                 .collect(),
@@ -110,7 +127,7 @@ impl Writer<'_> {
                 path: path.clone(),
                 hash: blob.hash.clone(),
             }),
-            content: Some(text.chars().take(MAX_PLAN_CHARS).collect()),
+            content: Some(text),
             properties,
             created_at: at,
             updated_at: at,
@@ -178,6 +195,7 @@ impl Writer<'_> {
             archive: Some(blob.hash.clone()),
             inode: changed.inode,
             changed_ns: changed.changed_ns,
+            extracted: crate::extract::EXTRACT_VERSION,
             ..SourceRecord::default()
         };
         let archived = Archived::whole(blob, changed.inode, changed.changed_ns);
@@ -199,9 +217,6 @@ impl Writer<'_> {
         self.archive().retire(changed.known.as_ref(), &archived)
     }
 }
-
-/// Characters of a plan kept as its Document's content.
-const MAX_PLAN_CHARS: usize = 64_000;
 
 /// `episode` HAS_PLAN `plan`, from when the plan was written.
 pub(super) fn has_plan(episode: NodeId, plan: &Node) -> Edge {

@@ -8,6 +8,7 @@ mod handoffs;
 mod import;
 mod memories;
 mod sessions;
+mod summarize;
 mod text;
 mod user_documents;
 
@@ -20,6 +21,7 @@ use serde::Serialize;
 
 use self::group::Group;
 pub use self::import::ImportReport;
+pub use self::summarize::Summarizer;
 pub(crate) use self::text::{DIRTY as TEXT_DIRTY, mark_text_dirty};
 pub(crate) use self::user_documents::{FOLLOWED, followed_folders};
 use crate::archive::{Archive, Authors, Stamp};
@@ -201,6 +203,8 @@ pub(crate) struct Writer<'e> {
     /// When this process last moved idle chunks (ms since the epoch; 0: not yet): the
     /// walk over every chunk runs at most hourly, not at each poll of a follower.
     pub(crate) last_sweep: &'e std::sync::atomic::AtomicI64,
+    /// The command that writes handoffs, when one is set.
+    pub(crate) summarizer: Option<&'e Summarizer>,
 }
 
 impl<'e> Writer<'e> {
@@ -433,7 +437,9 @@ impl<'e> Writer<'e> {
         let stamp = Stamp::of(&std::fs::metadata(path).map_err(Error::io(path))?);
         let known = self.graph.source(&path.to_string_lossy())?;
         Ok(Changed {
-            same: known.as_ref().is_some_and(|k| stamp.matches(k)),
+            same: known.as_ref().is_some_and(|k| {
+                stamp.matches(k) && k.extracted == crate::extract::EXTRACT_VERSION
+            }),
             known,
             modified_ms: stamp.modified_ms,
             inode: stamp.inode,

@@ -291,6 +291,12 @@ impl Writer<'_> {
         }
         run.redacted.add(&scrub(&mut transcript));
         let mut facts = self.main_facts(session, &path, &transcript)?;
+        if let Some(summarizer) = self.summarizer
+            && let Some(handoff) = facts.first_mut().and_then(|f| f.handoff.as_mut())
+            && handoff.substance > 0
+        {
+            self.summarize(summarizer, &path, handoff, run);
+        }
         self.link_documents(&mut facts)?;
         let mut record = main_record(session, path, &transcript, &facts, changed);
         archived.record(&mut record);
@@ -364,6 +370,13 @@ impl Writer<'_> {
         );
         let mut facts = Vec::new();
         if let Some(mut main) = main {
+            if let Some(handoff) = main.handoff.as_mut()
+                && handoff.sections.key_files.is_empty()
+                && handoff.substance > 0
+                && !transcript.spawns.is_empty()
+            {
+                handoff.sections.key_files = self.subagent_key_files(session, path, transcript);
+            }
             for child in inline_agent_facts(session, path, transcript) {
                 main.edges.push(spawned(main.episode.id, &child.episode));
                 facts.push(child);
@@ -382,6 +395,58 @@ impl Writer<'_> {
             facts.insert(0, main);
         }
         Ok(facts)
+    }
+
+    /// Has the summarizer write `handoff` from the session's messages (redacted before
+    /// they leave eywa); the deterministic handoff stays when it cannot.
+    fn summarize(
+        &self,
+        summarizer: &super::Summarizer,
+        path: &str,
+        handoff: &mut crate::model::Handoff,
+        run: &mut Run,
+    ) {
+        let Ok(file) = std::fs::File::open(path) else {
+            return;
+        };
+        let Ok(mut messages) = crate::claude::read_messages(file) else {
+            return;
+        };
+        for m in &mut messages {
+            crate::extract::redact_in_place(&mut m.text, &mut run.redacted);
+            for call in &mut m.tool_calls {
+                crate::extract::redact_in_place(&mut call.input, &mut run.redacted);
+            }
+        }
+        let cache = self.graph.store().path().join("summaries");
+        let outcome = super::summarize::summarize(summarizer, &cache, handoff, &messages);
+        tracing::debug!(session = %handoff.short_id, ?outcome, "summarizer");
+    }
+
+    /// Key files of a session whose changes its subagents made: the files its subagent
+    /// transcripts (in their own files, or inline) edited or created. A subagent file that
+    /// cannot be read adds nothing.
+    fn subagent_key_files(
+        &self,
+        session: &str,
+        path: &str,
+        transcript: &Transcript,
+    ) -> Vec<String> {
+        let file = crate::claude::SessionFile {
+            path: std::path::PathBuf::from(path),
+            session_id: session.to_owned(),
+            project_dir: String::new(),
+        };
+        let mut agents: Vec<Transcript> = transcript.inline_agents.clone();
+        for agent in self.claude.agent_files_of(&file).unwrap_or_default() {
+            let read = std::fs::File::open(&agent.path).and_then(|f| {
+                crate::claude::read_transcript_from(f, &agent.agent_id, crate::claude::Mode::Agent)
+            });
+            if let Ok(t) = read {
+                agents.push(t);
+            }
+        }
+        crate::extract::subagent_key_files(transcript, &agents)
     }
 
     /// A main session file's batch, before its text index entries: its archive, the
@@ -482,6 +547,7 @@ fn main_record(
         episode: facts.first().map(|f| f.episode.id),
         agent: false,
         agents: facts.len().saturating_sub(1) as u64,
+        extracted: crate::extract::EXTRACT_VERSION,
         ..SourceRecord::default()
     }
 }

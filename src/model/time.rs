@@ -62,7 +62,8 @@ pub fn age(at: Timestamp, now: Timestamp) -> String {
         s if s < 60 => return "just now".to_owned(),
         s if s < 3600 => (s / 60, "minute"),
         s if s < 86_400 => (s / 3600, "hour"),
-        s if s < 30 * 86_400 => (s / 86_400, "day"),
+        s if s < 7 * 86_400 => (s / 86_400, "day"),
+        s if s < 30 * 86_400 => (s / (7 * 86_400), "week"),
         s if s < 365 * 86_400 => (s / (30 * 86_400), "month"),
         s => (s / (365 * 86_400), "year"),
     };
@@ -92,7 +93,10 @@ mod tests {
         assert_eq!(ago(60_000), "1 minute ago");
         assert_eq!(ago(3 * 3_600_000 + 5), "3 hours ago");
         assert_eq!(ago(86_400_000), "1 day ago");
-        assert_eq!(ago(29 * 86_400_000), "29 days ago");
+        assert_eq!(ago(6 * 86_400_000), "6 days ago");
+        assert_eq!(ago(7 * 86_400_000), "1 week ago");
+        assert_eq!(ago(13 * 86_400_000), "1 week ago");
+        assert_eq!(ago(29 * 86_400_000), "4 weeks ago");
         assert_eq!(ago(95 * 86_400_000), "3 months ago");
         assert_eq!(ago(800 * 86_400_000), "2 years ago");
     }

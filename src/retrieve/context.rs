@@ -58,6 +58,9 @@ pub struct ContextItem {
     /// The rendered block (empty in a dry run).
     #[serde(skip_serializing_if = "String::is_empty")]
     pub text: String,
+    /// A command that prints the item whole, for one left out.
+    #[serde(skip_serializing_if = "String::is_empty")]
+    pub fetch: String,
 }
 
 /// A session's part of the context.
@@ -105,14 +108,17 @@ fn rank(kind: &str, nth: usize) -> (u8, usize) {
     }
 }
 
-pub(crate) fn staleness(age_days: i64) -> Option<String> {
+/// The notice an age calls for, by `thresholds` (mild, stale, old; seed 001's are 7, 30
+/// and 90 days); none under the first, or without thresholds.
+pub(crate) fn staleness(age_days: i64, thresholds: Option<[u32; 3]>) -> Option<String> {
+    let [mild, stale, old] = thresholds?.map(i64::from);
     match age_days {
-        d if d < 7 => None,
-        d if d < 30 => Some(format!(
+        d if d < mild => None,
+        d if d < stale => Some(format!(
             "This context is {d} days old. Code may have changed: verify the current state \
              if anything seems off."
         )),
-        d if d < 90 => Some(format!(
+        d if d < old => Some(format!(
             "STALENESS NOTICE: this context is {d} days old. Code, APIs or project structure \
              may have changed. Use it as a starting point for WHERE to look, not WHAT is \
              there now."
@@ -140,6 +146,17 @@ fn frame_top(budget: usize, used: usize, remaining: usize) -> String {
 pub struct Candidates {
     pub header: String,
     pub items: Vec<(String, String)>,
+    /// For each item, a command that prints it whole (empty: none).
+    pub fetch: Vec<String>,
+}
+
+/// Tokens the frame around a context takes at most, with budgets up to a billion: what a
+/// budget that must hold some items needs on top of them.
+pub const FRAME_TOKENS: usize = 48;
+
+/// The line that stands for an item left out: its kind, its size and how to get it.
+fn left_out_line(kind: &str, tokens: usize, fetch: &str) -> String {
+    format!("[LEFT OUT · {kind} · {tokens} tokens, whole with: {fetch}]\n\n")
 }
 
 /// Fits the sessions' candidates to `max_tokens` (`out[i]` describes the session of
@@ -266,6 +283,28 @@ pub fn fit(
             used += t;
         }
     }
+    // Items that can never fit the budget, and must-haves that did not: a line each that
+    // names them, their size and the command that prints them whole, while lines fit.
+    let mut listed: Vec<Vec<String>> = vec![Vec::new(); candidates.len()];
+    for s in 0..kept {
+        if out[s].dropped {
+            continue;
+        }
+        let c = &candidates[s];
+        for (i, (kind, block)) in c.items.iter().enumerate() {
+            let fetch = c.fetch.get(i).map_or("", String::as_str);
+            let t = estimate_tokens(block);
+            if included[s][i] || fetch.is_empty() || (t <= max_tokens && !must[s].contains(&i)) {
+                continue;
+            }
+            let line = left_out_line(kind, t, fetch);
+            let cost = estimate_tokens(&line);
+            if used + cost <= max_tokens {
+                used += cost;
+                listed[s].push(line);
+            }
+        }
+    }
     // Accounting and text.
     let mut text = String::new();
     for (s, c) in candidates.iter().enumerate() {
@@ -283,17 +322,26 @@ pub fn fit(
                 } else {
                     block.clone()
                 },
+                fetch: if included[s][i] {
+                    String::new()
+                } else {
+                    c.fetch.get(i).cloned().unwrap_or_default()
+                },
             })
             .collect();
         if session.dropped {
             continue;
         }
         let picked: Vec<usize> = (0..c.items.len()).filter(|&i| included[s][i]).collect();
-        session.tokens = cost(c, &picked);
+        session.tokens =
+            cost(c, &picked) + listed[s].iter().map(|l| estimate_tokens(l)).sum::<usize>();
         if !dry_run {
             text.push_str(&c.header);
             for &i in &picked {
                 text.push_str(&c.items[i].1);
+            }
+            for line in &listed[s] {
+                text.push_str(line);
             }
         }
     }
@@ -339,6 +387,7 @@ mod tests {
                 .iter()
                 .map(|(kind, chars)| ((*kind).to_owned(), "x".repeat(*chars)))
                 .collect(),
+            fetch: Vec::new(),
         }
     }
 

@@ -77,6 +77,11 @@ pub struct GetResult {
     pub hits: Vec<Scored>,
     /// True when no token scored and the most recent handoffs were returned instead.
     pub fallback_recent: bool,
+    /// When nothing was found: how many handoffs (of the projects asked for, with
+    /// substance) lie beyond the `days_back` window.
+    pub older: usize,
+    /// The date of the newest of them.
+    pub newest_older: Option<NaiveDate>,
 }
 
 /// Every handoff `get` ranks, as the two inverted indexes of `handoff-index.json` (by
@@ -309,11 +314,47 @@ impl HandoffIndex {
         if fallback_recent {
             hits = self.recent(options, today);
         }
+        let (older, newest_older) = if hits.is_empty() {
+            self.beyond(options, today)
+        } else {
+            (0, None)
+        };
         GetResult {
             tokens,
             hits,
             fallback_recent,
+            older,
+            newest_older,
         }
+    }
+
+    /// The handoffs `recent` would list but for the window: how many, and the date of the
+    /// newest. Only asked when nothing was found, to say why.
+    fn beyond(&self, options: &GetOptions, today: NaiveDate) -> (usize, Option<NaiveDate>) {
+        let oldest = segment::day_of(today)
+            .saturating_sub(i32::try_from(options.days_back).unwrap_or(i32::MAX));
+        let mut count = 0;
+        let mut newest: Option<(i32, usize, usize)> = None;
+        for s in 0..2 {
+            let seg = self.segment(s);
+            let admitted = self.admitted(s, &options.projects);
+            for d in seg.recent() {
+                if seg.day(d) >= oldest || seg.substance(d) == 0 || (s == 0 && self.hidden[d]) {
+                    continue;
+                }
+                if let Some(admitted) = &admitted
+                    && !seg.doc_projects(d).any(|k| admitted[k as usize])
+                {
+                    continue;
+                }
+                count += 1;
+                if newest.is_none_or(|(day, _, _)| seg.day(d) > day) {
+                    newest = Some((seg.day(d), s, d));
+                }
+            }
+        }
+        let date = newest.map(|(_, s, d)| self.segment(s).handoff(d).date);
+        (count, date)
     }
 
     fn segment(&self, s: usize) -> &Segment {

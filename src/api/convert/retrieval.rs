@@ -45,7 +45,10 @@ wire! {
 }
 
 wire! {
-    GetOutcome <=> pb::GetHandoffsResponse { tokens, hits = handoffs: messages, fallback_recent }
+    GetOutcome <=> pb::GetHandoffsResponse {
+        tokens, hits = handoffs: messages, fallback_recent, older = older_sessions: size32,
+        newest_older = newest_older_date: maybe_date,
+    }
 }
 
 wire! {
@@ -100,7 +103,7 @@ wire! {
 }
 
 wire! {
-    ContextItem <=> pb::ContextItem { kind = r#type, tokens: size32, included, text }
+    ContextItem <=> pb::ContextItem { kind = r#type, tokens: size32, included, text, fetch }
 }
 
 /// A `GetChunk` request, validated.

@@ -5,7 +5,8 @@ use std::collections::{HashMap, HashSet};
 use super::prompts::truncate_chars;
 use super::types::{Passage, PassageKind, Transcript};
 use super::{
-    History, IDLE_GAP_MS, MAX_COMPACTIONS, MAX_CONTEXT_CHARS, MAX_PASSAGE_CHARS, Mode, TAIL,
+    History, IDLE_GAP_MS, MAX_COMPACTIONS, MAX_CONTEXT_CHARS, MAX_PASSAGE_CHARS, MIN_SUMMARY_CHARS,
+    Mode, TAIL,
 };
 use crate::claude::dag::{self, Link, uuid_key};
 use crate::claude::line::{Line, LineKind, Usage};
@@ -36,7 +37,6 @@ pub(super) struct Accumulator {
     pub(super) last_message: Option<String>,
     /// Prompts: where, what, and the uuid of the line (evidence).
     pub(super) prompts: Vec<(Place, String, Option<String>)>,
-    pub(super) reports: Vec<(Place, String)>,
     pub(super) texts: Vec<(Place, String)>,
     pub(super) todo_lists: Vec<(Place, Vec<(String, String)>)>,
     pub(super) assistant_chars: usize,
@@ -54,6 +54,22 @@ pub(super) struct Accumulator {
     /// edited, 2 created), to count errored results.
     #[serde(default)]
     pub(super) file_calls: HashMap<String, (String, usize)>,
+    /// Calls that are events waiting for their result: tool_use id → index in `t.events`.
+    #[serde(default)]
+    pub(super) pending: HashMap<String, usize>,
+    /// The last assistant lines: where, the message id, their text, and whether they hold
+    /// a tool call (the last message's text is a subagent's report, seed 001).
+    #[serde(default)]
+    pub(super) replies: Vec<Reply>,
+}
+
+/// One assistant line, as the choice of a last message needs it.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+pub(super) struct Reply {
+    pub(super) place: Place,
+    pub(super) message_id: Option<String>,
+    pub(super) text: String,
+    pub(super) tool_call: bool,
 }
 
 impl Accumulator {
@@ -70,6 +86,8 @@ impl Accumulator {
             runs: Vec::new(),
             run_of: HashMap::new(),
             file_calls: HashMap::new(),
+            pending: HashMap::new(),
+            replies: Vec::new(),
             response_ids: HashSet::new(),
             tool_use_ids: HashMap::new(),
             links: Vec::new(),
@@ -78,7 +96,6 @@ impl Accumulator {
             seen: HashSet::new(),
             summary_lines: Vec::new(),
             prompts: Vec::new(),
-            reports: Vec::new(),
             texts: Vec::new(),
             todo_lists: Vec::new(),
             assistant_chars: 0,
@@ -89,8 +106,8 @@ impl Accumulator {
     pub(super) fn visit_texts(&mut self, f: &mut dyn FnMut(&mut String)) {
         self.t.visit_texts(f);
         self.prompts.iter_mut().for_each(|(_, text, _)| f(text));
-        self.reports.iter_mut().for_each(|(_, text)| f(text));
         self.texts.iter_mut().for_each(|(_, text)| f(text));
+        self.replies.iter_mut().for_each(|r| f(&mut r.text));
         for (_, list) in &mut self.todo_lists {
             list.iter_mut().for_each(|(content, _)| f(content));
         }
@@ -311,12 +328,21 @@ impl Accumulator {
         let rank = dag::ranks(&self.links);
         let key = |p: &Place| (p.link.map_or(0, |l| rank[l].saturating_add(1)), p.seq);
         self.prompts.sort_by_key(|(p, _, _)| key(p));
+        let last_prompt = self.prompts.last().map(|(p, _, _)| key(p));
         for (_, text, uuid) in self.prompts {
             self.t.prompts.push(text);
             self.t.prompt_uuids.push(uuid);
         }
-        self.t.final_report = last_of(self.reports, key).map(|(_, text)| text);
-        self.t.last_text = last_of(self.texts, key).map(|(_, text)| text);
+        let (report, ended_on_tool) = last_message(self.replies, key);
+        self.t.final_report = report.filter(|r| r.chars().count() >= MIN_SUMMARY_CHARS);
+        self.t.ended_on_tool = ended_on_tool;
+        let last_text = last_of(self.texts, key);
+        self.t.unanswered = match (&last_text, last_prompt) {
+            (Some((p, _)), Some(prompt)) => prompt > key(p),
+            (None, Some(_)) => true,
+            _ => false,
+        };
+        self.t.last_text = last_text.map(|(_, text)| text);
         if let Some((_, todos)) = last_of(self.todo_lists, key) {
             self.t.todos = todos;
         }
@@ -351,6 +377,35 @@ pub(super) fn last_of<T, K: Ord>(
     key: impl Fn(&Place) -> K,
 ) -> Option<(Place, T)> {
     items.into_iter().max_by_key(|(p, _)| key(p))
+}
+
+/// The text of the last assistant message in conversation order (all the text of the
+/// lines that share its message id), and whether that message ended on a tool call, in
+/// which case it has no report (seed 001).
+fn last_message<K: Ord>(replies: Vec<Reply>, key: impl Fn(&Place) -> K) -> (Option<String>, bool) {
+    let Some(last) = replies.iter().max_by_key(|r| key(&r.place)) else {
+        return (None, false);
+    };
+    if last.tool_call {
+        return (None, true);
+    }
+    let id = last.message_id.clone();
+    let mut lines: Vec<&Reply> = match &id {
+        Some(id) => replies
+            .iter()
+            .filter(|r| r.message_id.as_ref() == Some(id))
+            .collect(),
+        None => vec![last],
+    };
+    lines.sort_by_key(|r| key(&r.place));
+    let text = lines
+        .iter()
+        .map(|r| r.text.as_str())
+        .filter(|t| !t.trim().is_empty())
+        .collect::<Vec<_>>()
+        .join("\n");
+    let text = text.trim();
+    ((!text.is_empty()).then(|| text.to_owned()), false)
 }
 
 /// Keeps the last [`TAIL`] items pushed.

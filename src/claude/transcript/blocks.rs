@@ -1,13 +1,16 @@
 //! What user and assistant lines add to the accumulator, block by block.
 
-use super::accumulator::{Accumulator, Place, push_tail};
-use super::prompts::{prompt_of, real_prompt, truncate_chars};
-use super::types::{PassageKind, Spawn, ToolUse};
-use super::{
-    MAX_ASSISTANT_CHARS, MAX_COMPACT_CHARS, MAX_COMPACTIONS, MAX_FILES, MAX_PROMPTS,
-    MAX_SUMMARY_CHARS, MAX_TEXT_CHARS, MAX_TOOL_INPUT_CHARS, MIN_SUMMARY_CHARS, Mode,
+use super::accumulator::{Accumulator, Place, Reply, push_tail};
+use super::events::{
+    added_paths, committed_subject, event_of, nothing_committed, pull_request_url,
 };
-use crate::claude::line::{Block, Line};
+use super::prompts::{prompt_of, real_prompt, truncate_chars};
+use super::types::{EventKind, PassageKind, Spawn, ToolUse};
+use super::{
+    MAX_ASSISTANT_CHARS, MAX_COMPACT_CHARS, MAX_COMPACTIONS, MAX_EVENTS, MAX_FILES, MAX_PLANS,
+    MAX_PROMPTS, MAX_TEXT_CHARS, MAX_TOOL_INPUT_CHARS, Mode,
+};
+use crate::claude::line::{Block, Line, result_text};
 use crate::model::{Compaction, Timestamp};
 
 impl Accumulator {
@@ -15,6 +18,14 @@ impl Accumulator {
         self.t.user_lines += 1;
         let blocks = line.blocks();
         for block in &blocks {
+            if let Block::ToolResult {
+                tool_use_id: Some(id),
+                content,
+                is_error,
+            } = block
+            {
+                self.note_result(id, content, *is_error);
+            }
             if let Block::ToolResult {
                 tool_use_id: Some(id),
                 is_error: true,
@@ -116,16 +127,33 @@ impl Accumulator {
         self.t.assistant_lines += 1;
         self.add_usage(line);
         let place = self.place();
+        let mut reply = Reply {
+            place,
+            message_id: line.message_id().map(str::to_owned),
+            text: String::new(),
+            tool_call: false,
+        };
         for block in line.blocks() {
             match block {
                 Block::Text(text) if self.mode == Mode::Agent || !line.is_sidechain() => {
                     self.add_assistant_text(line, text, place);
+                    if !text.trim().is_empty() {
+                        if !reply.text.is_empty() {
+                            reply.text.push('\n');
+                        }
+                        reply.text.push_str(text);
+                        reply.tool_call = false;
+                    }
                 }
                 Block::ToolUse { id, name, input } => {
                     self.add_tool_use(line, ts, place, ToolCallBlock { id, name, input });
+                    reply.tool_call = true;
                 }
                 _ => {}
             }
+        }
+        if reply.tool_call || !reply.text.is_empty() {
+            push_tail(&mut self.replies, reply);
         }
     }
 
@@ -164,12 +192,6 @@ impl Accumulator {
             return;
         }
         self.passage(PassageKind::AssistantResponse, line, text);
-        if text.chars().count() >= MIN_SUMMARY_CHARS {
-            push_tail(
-                &mut self.reports,
-                (place, truncate_chars(text, MAX_SUMMARY_CHARS)),
-            );
-        }
         push_tail(
             &mut self.texts,
             (place, truncate_chars(text, MAX_TEXT_CHARS)),
@@ -208,6 +230,7 @@ impl Accumulator {
                 .collect();
             push_tail(&mut self.todo_lists, (place, list));
         }
+        self.note_event(name, input, ts, id);
         if matches!(name, "Task" | "Agent")
             && let Some(id) = id
         {
@@ -237,6 +260,95 @@ impl Accumulator {
         if let Some(ts) = ts {
             tool.first = Some(tool.first.map_or(ts, |f| f.min(ts)));
             tool.last = Some(tool.last.map_or(ts, |l| l.max(ts)));
+        }
+    }
+
+    /// A call that proves something (a commit, a check, a task, a plan), waiting for its
+    /// result when it has an id. A call replayed under the same id is one event.
+    fn note_event(
+        &mut self,
+        name: &str,
+        input: &serde_json::Value,
+        ts: Option<Timestamp>,
+        id: Option<&str>,
+    ) {
+        if id.is_some_and(|id| self.tool_use_ids.contains_key(id)) {
+            return;
+        }
+        match name {
+            "Bash" => {
+                let command = input.get("command").and_then(|c| c.as_str()).unwrap_or("");
+                for path in added_paths(command) {
+                    if self.t.committed_files.len() < MAX_FILES
+                        && !self.t.committed_files.contains(&path)
+                    {
+                        self.t.committed_files.push(path);
+                    }
+                }
+            }
+            "TaskCreate" => {
+                if let Some(subject) = input.get("subject").and_then(|s| s.as_str()) {
+                    self.t
+                        .tasks
+                        .push((subject.trim().to_owned(), "pending".to_owned()));
+                }
+            }
+            "TaskUpdate" => {
+                let task = input.get("taskId").and_then(|t| match t {
+                    serde_json::Value::String(s) => s.parse::<usize>().ok(),
+                    v => v.as_u64().and_then(|n| usize::try_from(n).ok()),
+                });
+                let status = input.get("status").and_then(|s| s.as_str());
+                if let (Some(n), Some(status)) = (task, status)
+                    && let Some(task) = n.checked_sub(1).and_then(|i| self.t.tasks.get_mut(i))
+                {
+                    task.1 = status.to_owned();
+                }
+            }
+            "ExitPlanMode" => {
+                if let Some(plan) = input.get("plan").and_then(|p| p.as_str())
+                    && !plan.trim().is_empty()
+                {
+                    if self.t.plans.len() == MAX_PLANS {
+                        self.t.plans.remove(0);
+                    }
+                    self.t.plans.push(plan.trim().to_owned());
+                }
+            }
+            _ => {}
+        }
+        if let Some(event) = event_of(name, input, ts) {
+            if let Some(id) = id {
+                self.pending.insert(id.to_owned(), self.t.events.len());
+            }
+            if self.t.events.len() < MAX_EVENTS {
+                self.t.events.push(event);
+            }
+        }
+    }
+
+    /// Sets the outcome of the event a tool result answers.
+    fn note_result(&mut self, id: &str, content: &serde_json::Value, is_error: bool) {
+        let Some(index) = self.pending.remove(id) else {
+            return;
+        };
+        let Some(event) = self.t.events.get_mut(index) else {
+            return;
+        };
+        let text = result_text(content);
+        event.ok = Some(!is_error);
+        match event.kind {
+            EventKind::Commit if !is_error => {
+                if nothing_committed(&text) {
+                    event.ok = Some(false);
+                } else if let Some(subject) = committed_subject(&text) {
+                    event.text = subject;
+                }
+            }
+            EventKind::PullRequest if !is_error && event.text.is_empty() => {
+                event.text = pull_request_url(&text).unwrap_or_default();
+            }
+            _ => {}
         }
     }
 

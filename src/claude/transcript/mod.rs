@@ -9,6 +9,7 @@
 
 mod accumulator;
 mod blocks;
+mod events;
 mod prompts;
 mod read;
 mod types;
@@ -17,7 +18,9 @@ pub(super) use self::prompts::{prompt_of, real_prompt};
 pub use self::read::{
     ReadPoint, read_resumable, read_transcript, read_transcript_from, read_transcript_with,
 };
-pub use self::types::{FileUse, Passage, PassageKind, Spawn, ToolUse, Transcript};
+pub use self::types::{
+    Event, EventKind, FileUse, Passage, PassageKind, Spawn, ToolUse, Transcript,
+};
 
 /// Prompts kept per session for extraction (the first ones say what the session was for).
 const MAX_PROMPTS: usize = 64;
@@ -39,9 +42,11 @@ const MAX_PASSAGE_CHARS: usize = 8_000;
 const MAX_CONTEXT_CHARS: usize = 2_000;
 /// Characters kept of a tool call's input in its passage.
 const MAX_TOOL_INPUT_CHARS: usize = 400;
-/// Characters kept of a subagent's final report.
-const MAX_SUMMARY_CHARS: usize = 8_000;
-/// A final report is the last assistant text of at least this many characters (seed 001).
+/// Events kept per session, and plans handed to `ExitPlanMode`.
+const MAX_EVENTS: usize = 2_000;
+const MAX_PLANS: usize = 4;
+/// A final report is the text of the last assistant message, when it has at least this
+/// many characters (seed 001); it is kept whole.
 const MIN_SUMMARY_CHARS: usize = 200;
 /// Files tracked per session at most (a session that touched more keeps the first).
 const MAX_FILES: usize = 2_000;

@@ -163,6 +163,56 @@ pub struct Transcript {
     /// Last, and defaulted: read states saved before it still load.
     #[serde(default)]
     pub first_skip: Option<String>,
+    /// What the tool calls prove the session did (commits, pull requests, checks, tasks), in
+    /// file order. Defaulted, as are the fields after it: read states saved before them
+    /// still load.
+    #[serde(default)]
+    pub events: Vec<Event>,
+    /// The tasks of Claude Code's task tools (`TaskCreate`, `TaskUpdate`): (subject,
+    /// status), in creation order.
+    #[serde(default)]
+    pub tasks: Vec<(String, String)>,
+    /// A real prompt came after the last assistant text: the last request went unanswered.
+    #[serde(default)]
+    pub unanswered: bool,
+    /// Plans handed to `ExitPlanMode` (older versions keep no plan file), the last one
+    /// last.
+    #[serde(default)]
+    pub plans: Vec<String>,
+    /// Whether the last assistant message (in conversation order) ended on a tool call:
+    /// then a subagent left no report (seed 001).
+    #[serde(default)]
+    pub ended_on_tool: bool,
+    /// Paths named by `git add` in commands whose commit succeeded or not: files the
+    /// session committed, by path as the command gave it.
+    #[serde(default)]
+    pub committed_files: Vec<String>,
+}
+
+/// What a tool call proves a session did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum EventKind {
+    /// A `git commit`; the text is its subject.
+    Commit,
+    /// A `gh pr create`; the text is its title or URL.
+    PullRequest,
+    /// Test, build and lint runs; the text names the program (`cargo test`, `pytest`).
+    Test,
+    Build,
+    Lint,
+    /// A task created with `TaskCreate`; the text is its subject.
+    Task,
+}
+
+/// One thing a session did, and how it came out.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct Event {
+    pub kind: EventKind,
+    pub text: String,
+    /// From the call's result: `Some(true)` succeeded, `Some(false)` failed, `None` when no
+    /// result was seen.
+    pub ok: Option<bool>,
+    pub at: Option<Timestamp>,
 }
 
 impl Transcript {
@@ -180,6 +230,9 @@ impl Transcript {
         self.summaries.iter_mut().for_each(&mut *f);
         self.foreign_labels.iter_mut().for_each(|(_, l)| f(l));
         self.todos.iter_mut().for_each(|(content, _)| f(content));
+        self.tasks.iter_mut().for_each(|(subject, _)| f(subject));
+        self.events.iter_mut().for_each(|e| f(&mut e.text));
+        self.plans.iter_mut().for_each(&mut *f);
         self.compactions
             .iter_mut()
             .filter_map(|c| c.summary.as_mut())

@@ -14,6 +14,22 @@ pub(crate) mod date {
     }
 }
 
+/// A day that may be absent, as `YYYY-MM-DD` or empty.
+pub(crate) mod maybe_date {
+    use chrono::NaiveDate;
+
+    pub(crate) fn to(value: Option<NaiveDate>) -> String {
+        value.map(|d| d.to_string()).unwrap_or_default()
+    }
+
+    pub(crate) fn from(value: String, field: &str) -> Result<Option<NaiveDate>, tonic::Status> {
+        if value.is_empty() {
+            return Ok(None);
+        }
+        super::date::from(value, field).map(Some)
+    }
+}
+
 /// An edge id, as its string.
 pub(crate) mod edge_id {
     use crate::model::EdgeId;
