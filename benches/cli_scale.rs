@@ -138,9 +138,10 @@ fn main() {
                                 .await
                                 .map(drop),
                             "stats" => client.stats().await.map(drop),
-                            "sessions list --limit 20" => {
-                                client.list_sessions(None, 20, 0).await.map(drop)
-                            }
+                            "sessions list --limit 20" => client
+                                .list_sessions(None, 20, 0, eywa::engine::SessionOrder::Recent)
+                                .await
+                                .map(drop),
                             other => unreachable!("{other}"),
                         }
                     })

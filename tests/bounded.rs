@@ -68,6 +68,7 @@ fn a_huge_message_is_served_in_parts_and_long_inputs_are_not_echoed() {
                     max_bytes: 0,
                     from_message: message,
                     from_offset: offset,
+                    include_thinking: false,
                 })
                 .await
                 .unwrap()
@@ -143,7 +144,7 @@ fn a_huge_message_is_served_in_parts_and_long_inputs_are_not_echoed() {
             .await
             .unwrap();
         let whole = remote
-            .export_session(BIG, ExportFormat::Markdown)
+            .export_session(BIG, ExportFormat::Markdown, false)
             .await
             .unwrap();
         assert!(whole == markdown, "the parts add up to the export");

@@ -15,7 +15,7 @@ const CART: &str = "d8000000-0000-4000-8000-000000000001";
 
 /// Lines of a session from `(type, content)` pairs: a chain, one minute apart. Assistant
 /// content is a list of blocks; user content a string or a list of tool results.
-fn chain(session: &str, cwd: &str, lines: &[(&str, Value)]) -> String {
+pub(crate) fn chain(session: &str, cwd: &str, lines: &[(&str, Value)]) -> String {
     let start = days_ago(1);
     let mut parent: Option<String> = None;
     let mut out = String::new();
@@ -122,6 +122,18 @@ fn a_handoff_tells_what_the_session_did_and_what_it_left() {
             ),
             (
                 "assistant",
+                tool(
+                    "t7",
+                    "Bash",
+                    json!({"command": "gh pr create --title \"Round cart totals\" --body x"}),
+                ),
+            ),
+            (
+                "user",
+                result("t7", "https://github.com/o/shop/pull/7\n", false),
+            ),
+            (
+                "assistant",
                 text(
                     "The root cause was summing floats before rounding.\n\n## Next steps\n- Check the tax path",
                 ),
@@ -147,12 +159,13 @@ fn a_handoff_tells_what_the_session_did_and_what_it_left() {
     assert_eq!(
         s.what_happened,
         [
-            "Asked: Fix the cart rounding (1 more prompts followed)",
             "Edited 1 file: src/cart.rs",
             "Ran `cargo test` 2 times (failed 1, then passed)",
             "Committed \"fix: round cart totals to whole cents\"",
+            "Opened a pull request \"Round cart totals\"",
             "Completed 1 of 2 todos: Fix the rounding",
-        ]
+        ],
+        "five events: no room for the request"
     );
     assert_eq!(
         s.insights,

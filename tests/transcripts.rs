@@ -321,9 +321,13 @@ fn sessions_index_titles_and_memory_files_are_read() {
     );
     let engine = Engine::open(EngineConfig::temporary(home.root())).unwrap();
     let report = engine.ingest().unwrap();
-    assert_eq!(report.counts.sessions, 1, "index entries are not sessions");
+    assert_eq!(
+        report.counts.sessions, 2,
+        "an entry whose transcript is gone is a session too (seed 004)"
+    );
     assert_eq!(report.memory_files, 1);
     assert_eq!(title(&engine, id), "Notes App Sync Design");
+    assert_eq!(title(&engine, "not-on-disk"), "Gone");
 
     let memory = EdgeFilter {
         direction: Direction::Out,

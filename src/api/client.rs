@@ -310,11 +310,13 @@ impl RemoteClient {
         workspace: Option<&str>,
         limit: usize,
         offset: usize,
+        order: crate::engine::SessionOrder,
     ) -> Result<SessionPage, tonic::Status> {
         let request = pb::ListSessionsRequest::from(ListQuery {
             workspace: workspace.map(str::to_owned),
             limit,
             offset,
+            order,
         });
         let response = self.sessions.list_sessions(request).await?.into_inner();
         response.try_into()
@@ -325,6 +327,7 @@ impl RemoteClient {
         &mut self,
         session: &str,
         format: ExportFormat,
+        thinking: bool,
     ) -> Result<String, tonic::Status> {
         // Served in parts; a session of any size comes whole.
         let mut content = String::new();
@@ -335,6 +338,7 @@ impl RemoteClient {
                 format,
                 offset,
                 max_bytes: 0,
+                thinking,
             });
             let part = self.sessions.export_session(request).await?.into_inner();
             content.push_str(&part.content);
@@ -367,6 +371,24 @@ impl RemoteClient {
             sessions: sessions.to_vec(),
             destination: destination.to_owned(),
             mode,
+            workspace: None,
+        });
+        let response = self.sessions.migrate_sessions(request).await?.into_inner();
+        response.try_into()
+    }
+
+    /// Migrates every session of a workspace.
+    pub async fn migrate_workspace(
+        &mut self,
+        workspace: &str,
+        destination: &str,
+        mode: MigrateMode,
+    ) -> Result<MigrateResult, tonic::Status> {
+        let request = pb::MigrateSessionsRequest::from(MigrateQuery {
+            sessions: Vec::new(),
+            destination: destination.to_owned(),
+            mode,
+            workspace: Some(workspace.to_owned()),
         });
         let response = self.sessions.migrate_sessions(request).await?.into_inner();
         response.try_into()

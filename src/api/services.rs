@@ -121,14 +121,23 @@ serve!(pb::ingest_server::Ingest {
 
 serve!(pb::sessions_server::Sessions {
     get_session(GetSessionRequest) -> GetSessionResponse:
-        |e, q: PartQuery| session_part(e.session(&q.session)?, q.from, q.max_bytes);
+        |e, q: PartQuery| {
+            session_part(e.session_with(&q.session, q.thinking)?, q.from, q.max_bytes)
+        };
     list_sessions(ListSessionsRequest) -> ListSessionsResponse:
-        |e, q: ListQuery| e.list_sessions(q.workspace.as_deref(), q.limit, q.offset);
+        |e, q: ListQuery| e.list_sessions_by(q.workspace.as_deref(), q.limit, q.offset, q.order);
     export_session(ExportSessionRequest) -> ExportSessionResponse: |e, q: ExportQuery| {
-        export_part(e.export_session(&q.session, q.format)?, q.format, q.offset, q.max_bytes)
+        let content = e.export_session_with(&q.session, q.format, q.thinking)?;
+        export_part(content, q.format, q.offset, q.max_bytes)
     };
     migrate_sessions(MigrateSessionsRequest) -> MigrateSessionsResponse:
-        |e, q: MigrateQuery| e.migrate_sessions(&q.sessions, &q.destination, q.mode);
+        |e, q: MigrateQuery| match &q.workspace {
+            Some(_) if !q.sessions.is_empty() => Err(crate::Error::InvalidArgument(
+                "give sessions or a workspace, not both".into(),
+            )),
+            Some(workspace) => e.migrate_workspace(workspace, &q.destination, q.mode),
+            None => e.migrate_sessions(&q.sessions, &q.destination, q.mode),
+        };
     search_sessions(SearchSessionsRequest) -> SearchSessionsResponse:
         |e, q: SessionSearch| e.search_sessions(&q);
 });

@@ -97,6 +97,37 @@ pub struct PlanFile {
 pub struct IndexEntry {
     pub summary: Option<String>,
     pub project_path: Option<String>,
+    /// The first prompt, the conversation's depth, and when it began and last changed.
+    pub first_prompt: Option<String>,
+    pub message_count: Option<u64>,
+    pub created: Option<String>,
+    pub modified: Option<String>,
+    pub git_branch: Option<String>,
+    /// Where the transcript is (or was).
+    pub full_path: Option<String>,
+    pub is_sidechain: bool,
+}
+
+impl IndexEntry {
+    /// A fingerprint of what the entry says of the session: a changed one (a new title,
+    /// more messages) has the session read again.
+    pub fn stamp(&self) -> u64 {
+        // FNV-1a: stable across runs and builds, unlike the std hasher.
+        let mut hash: u64 = 0xcbf2_9ce4_8422_2325;
+        let fields = [
+            self.summary.as_deref().unwrap_or(""),
+            self.first_prompt.as_deref().unwrap_or(""),
+            self.modified.as_deref().unwrap_or(""),
+        ];
+        let count = self.message_count.unwrap_or(0).to_string();
+        for field in fields.iter().copied().chain([count.as_str()]) {
+            for byte in field.bytes().chain([0xff]) {
+                hash ^= u64::from(byte);
+                hash = hash.wrapping_mul(0x0100_0000_01b3);
+            }
+        }
+        hash
+    }
 }
 
 /// A project memory file: `projects/<encoded cwd>/memory/<name>.md`.
@@ -202,6 +233,18 @@ impl ClaudeDir {
                     IndexEntry {
                         summary: text("summary"),
                         project_path: text("projectPath").or(original.map(str::to_owned)),
+                        first_prompt: text("firstPrompt"),
+                        message_count: entry
+                            .get("messageCount")
+                            .and_then(serde_json::Value::as_u64),
+                        created: text("created"),
+                        modified: text("modified"),
+                        git_branch: text("gitBranch"),
+                        full_path: text("fullPath"),
+                        is_sidechain: entry
+                            .get("isSidechain")
+                            .and_then(serde_json::Value::as_bool)
+                            .unwrap_or(false),
                     },
                 );
             }

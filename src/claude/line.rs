@@ -233,6 +233,11 @@ impl Line {
         self.message()?.get("model").and_then(Value::as_str)
     }
 
+    /// Why an assistant response ended (`end_turn`, `tool_use`, `max_tokens`…).
+    pub fn stop_reason(&self) -> Option<&str> {
+        self.message()?.get("stop_reason").and_then(Value::as_str)
+    }
+
     /// Content blocks of the message; string content reads as one text block.
     pub fn blocks(&self) -> Vec<Block<'_>> {
         let Some(content) = self.message().and_then(|m| m.get("content")) else {

@@ -79,6 +79,35 @@ pub struct Message {
     /// message with the same uuid that follows).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub superseded: bool,
+    /// The line's fields (seed 003): the message it follows, where and on which branch it
+    /// was said, and whether it is on a side chain.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub parent_uuid: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cwd: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub git_branch: Option<String>,
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub is_sidechain: bool,
+    /// An assistant response's model, token usage and why it stopped.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub model: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub usage: Option<MessageUsage>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub stop_reason: Option<String>,
+    /// Its extended thinking, when there was some (served on request only).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub thinking: Option<String>,
+}
+
+/// Tokens of one assistant response (seed 003's TokenUsage).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, serde::Serialize)]
+pub struct MessageUsage {
+    pub input_tokens: u64,
+    pub output_tokens: u64,
+    pub cache_creation_input_tokens: u64,
+    pub cache_read_input_tokens: u64,
 }
 
 /// The messages of a main transcript in conversation order (the `parentUuid` chain).
@@ -125,6 +154,7 @@ pub fn read_messages_with(
             continue;
         }
         let anchor = links.len().checked_sub(1);
+        let assistant = matches!(line.kind, LineKind::Assistant);
         let message = |role, kind, text| Message {
             uuid: uuid.clone(),
             role,
@@ -133,6 +163,19 @@ pub fn read_messages_with(
             text,
             tool_calls: Vec::new(),
             superseded: false,
+            parent_uuid: line.parent_uuid().map(str::to_owned),
+            cwd: line.cwd().map(str::to_owned),
+            git_branch: line.git_branch().map(str::to_owned),
+            is_sidechain: line.is_sidechain(),
+            model: line.model().filter(|_| assistant).map(str::to_owned),
+            usage: line.usage().filter(|_| assistant).map(|u| MessageUsage {
+                input_tokens: u.input,
+                output_tokens: u.output,
+                cache_creation_input_tokens: u.cache_creation,
+                cache_read_input_tokens: u.cache_read,
+            }),
+            stop_reason: line.stop_reason().filter(|_| assistant).map(str::to_owned),
+            thinking: None,
         };
         match line.kind {
             LineKind::User => {
@@ -172,6 +215,16 @@ pub fn read_messages_with(
                     MessageKind::Response,
                     texts(&blocks).trim().to_owned(),
                 );
+                let thinking: Vec<&str> = blocks
+                    .iter()
+                    .filter_map(|b| match b {
+                        Block::Thinking(t) => Some(*t),
+                        _ => None,
+                    })
+                    .collect();
+                if !thinking.is_empty() {
+                    m.thinking = Some(thinking.join("\n\n"));
+                }
                 for block in &blocks {
                     if let Block::ToolUse { id, name, input } = block {
                         let id = id.unwrap_or_default().to_owned();
@@ -187,7 +240,7 @@ pub fn read_messages_with(
                         });
                     }
                 }
-                if !m.text.is_empty() || !m.tool_calls.is_empty() {
+                if !m.text.is_empty() || !m.tool_calls.is_empty() || m.thinking.is_some() {
                     out.push((anchor, out.len(), m));
                 }
             }
@@ -218,6 +271,11 @@ fn texts(blocks: &[Block<'_>]) -> String {
         })
         .collect::<Vec<_>>()
         .join("\n\n")
+}
+
+/// A tool call's input or result as served: cut at 16,000 characters.
+pub fn cut_tool_text(text: &str) -> String {
+    cut(text.to_owned())
 }
 
 fn cut(mut s: String) -> String {

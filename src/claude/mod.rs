@@ -10,9 +10,12 @@ mod transcript;
 pub use self::dag::{Link, order as chain_order, uuid_key};
 pub use self::discover::{AgentFile, ClaudeDir, IndexEntry, MemoryFile, PlanFile, SessionFile};
 pub use self::line::{AgentRun, Block, CompactBoundary, Line, LineKind, Usage, result_text};
-pub use self::messages::{Message, MessageKind, Role, ToolCall, read_messages, read_messages_with};
+pub use self::messages::{
+    Message, MessageKind, MessageUsage, Role, ToolCall, cut_tool_text, read_messages,
+    read_messages_with,
+};
 pub use self::transcript::{
-    Event, EventKind, FileUse, History, Mode, NoHistory, Passage, PassageKind, ReadPoint, Spawn,
-    ToolUse, Transcript, read_resumable, read_transcript, read_transcript_from,
-    read_transcript_with,
+    Event, EventKind, FileUse, History, MAX_PASSAGE_CHARS, Mode, NoHistory, Passage, PassageKind,
+    PersistedResult, ReadPoint, Spawn, ToolUse, Transcript, read_resumable, read_transcript,
+    read_transcript_from, read_transcript_with,
 };

@@ -421,10 +421,15 @@ impl Client {
         workspace: Option<&str>,
         limit: usize,
         offset: usize,
+        order: eywa::engine::SessionOrder,
     ) -> anyhow::Result<SessionPage> {
         match self {
-            Client::Local(l) => Ok(l.engine()?.list_sessions(workspace, limit, offset)?),
-            Client::Remote(r) => r.call(async |c| c.list_sessions(workspace, limit, offset).await),
+            Client::Local(l) => Ok(l
+                .engine()?
+                .list_sessions_by(workspace, limit, offset, order)?),
+            Client::Remote(r) => {
+                r.call(async |c| c.list_sessions(workspace, limit, offset, order).await)
+            }
         }
     }
 
@@ -432,10 +437,13 @@ impl Client {
         &self,
         session: &str,
         format: ExportFormat,
+        thinking: bool,
     ) -> anyhow::Result<String> {
         match self {
-            Client::Local(l) => Ok(l.engine()?.export_session(session, format)?),
-            Client::Remote(r) => r.call(async |c| c.export_session(session, format).await),
+            Client::Local(l) => Ok(l.engine()?.export_session_with(session, format, thinking)?),
+            Client::Remote(r) => {
+                r.call(async |c| c.export_session(session, format, thinking).await)
+            }
         }
     }
 
@@ -456,6 +464,22 @@ impl Client {
             Client::Local(l) => Ok(l.engine()?.migrate_sessions(sessions, destination, mode)?),
             Client::Remote(r) => {
                 r.call(async |c| c.migrate_sessions(sessions, destination, mode).await)
+            }
+        }
+    }
+
+    pub(super) fn migrate_workspace(
+        &self,
+        workspace: &str,
+        destination: &str,
+        mode: MigrateMode,
+    ) -> anyhow::Result<MigrateResult> {
+        match self {
+            Client::Local(l) => Ok(l
+                .engine()?
+                .migrate_workspace(workspace, destination, mode)?),
+            Client::Remote(r) => {
+                r.call(async |c| c.migrate_workspace(workspace, destination, mode).await)
             }
         }
     }

@@ -9,7 +9,8 @@ use super::client::Client;
 
 #[derive(Debug, clap::Args)]
 pub(super) struct Args {
-    /// Sessions (ids or unique prefixes), most wanted first
+    /// Sessions (ids, unique prefixes, or row numbers of the last `eywa sessions list`), most
+    /// wanted first
     #[arg(required = true)]
     sessions: Vec<String>,
     /// smart (plan, subagent summaries, first prompts, labels), plan, labels, agents, full
@@ -29,7 +30,13 @@ pub(super) struct Args {
 pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let mode = ContextMode::parse(&args.mode)?;
     let client = Client::connect(paths)?;
-    let context = client.context(&args.sessions, mode, args.max_tokens, args.dry_run)?;
+    let listing = super::sessions::Listing::at(&paths.data_dir);
+    let sessions = args
+        .sessions
+        .iter()
+        .map(|s| listing.resolve(s))
+        .collect::<anyhow::Result<Vec<_>>>()?;
+    let context = client.context(&sessions, mode, args.max_tokens, args.dry_run)?;
     for warning in &context.warnings {
         errln!("warning: {warning}");
     }

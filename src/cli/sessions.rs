@@ -28,17 +28,24 @@ enum Command {
         /// Sessions to skip
         #[arg(long, default_value_t = 0)]
         offset: usize,
+        /// recent (most recently active first) or messages (most messages first)
+        #[arg(long, default_value = "recent")]
+        sort: String,
         /// Print JSON
         #[arg(long)]
         json: bool,
     },
     /// A session: its messages in order, tool calls with their results
     Show {
-        /// Session uuid or a unique prefix (at least 4 characters)
+        /// Session uuid, a unique prefix (at least 4 characters), or a row number (1-999) of
+        /// the last `eywa sessions list`
         session: String,
         /// Print JSON
         #[arg(long)]
         json: bool,
+        /// Include each response's extended thinking
+        #[arg(long)]
+        thinking: bool,
     },
     /// Lines of messages that contain a text (or match a regex), with context
     Search {
@@ -68,9 +75,13 @@ enum Command {
     },
     /// Copy (or move) sessions and their subagents to another workspace
     Migrate {
-        /// Sessions (ids or unique prefixes)
-        #[arg(required = true)]
+        /// Sessions (ids, unique prefixes, or numbers of the last `sessions list`)
+        #[arg(required_unless_present = "workspace", conflicts_with = "workspace")]
         sessions: Vec<String>,
+        /// Every session of this workspace instead (a project's path, a folder in it, or
+        /// its name)
+        #[arg(long, value_parser = super::user_path_text)]
+        workspace: Option<String>,
         /// The target workspace: an absolute path
         #[arg(long, value_parser = super::user_path_text)]
         to: String,
@@ -83,7 +94,8 @@ enum Command {
     },
     /// Write a session as Markdown or JSON
     Export {
-        /// Session uuid or a unique prefix (at least 4 characters)
+        /// Session uuid, a unique prefix (at least 4 characters), or a row number (1-999) of
+        /// the last `eywa sessions list`
         session: String,
         /// markdown or json
         #[arg(long, default_value = "markdown")]
@@ -91,34 +103,43 @@ enum Command {
         /// Write to this file instead of standard output
         #[arg(long, short, value_parser = super::user_path)]
         output: Option<std::path::PathBuf>,
+        /// Include each response's extended thinking
+        #[arg(long)]
+        thinking: bool,
     },
 }
 
 pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let client = Client::connect(paths)?;
+    let listing = Listing::at(&paths.data_dir);
     match args.command {
         Command::List {
             workspace,
             limit,
             offset,
+            sort,
             json,
         } => {
-            let page = client.list_sessions(workspace.as_deref(), limit, offset)?;
+            let order = eywa::engine::SessionOrder::parse(&sort)?;
+            let page = client.list_sessions(workspace.as_deref(), limit, offset, order)?;
+            listing.save(&page)?;
             if json {
                 super::print_json(&serde_json::to_value(&page)?)?;
             } else {
                 print_page(&page)?;
             }
         }
-        Command::Show { session, json } => {
-            let text = client.export_session(
-                &session,
-                if json {
-                    ExportFormat::Json
-                } else {
-                    ExportFormat::Markdown
-                },
-            )?;
+        Command::Show {
+            session,
+            json,
+            thinking,
+        } => {
+            let format = if json {
+                ExportFormat::Json
+            } else {
+                ExportFormat::Markdown
+            };
+            let text = client.export_session(&listing.resolve(&session)?, format, thinking)?;
             outln!("{text}");
         }
         Command::Search {
@@ -160,6 +181,7 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         }
         Command::Migrate {
             sessions,
+            workspace,
             to,
             move_,
             json,
@@ -169,7 +191,15 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             } else {
                 MigrateMode::Copy
             };
-            let result = client.migrate_sessions(&sessions, &to, mode)?;
+            let result = if let Some(workspace) = workspace {
+                client.migrate_workspace(&workspace, &to, mode)?
+            } else {
+                let sessions = sessions
+                    .iter()
+                    .map(|s| listing.resolve(s))
+                    .collect::<anyhow::Result<Vec<_>>>()?;
+                client.migrate_sessions(&sessions, &to, mode)?
+            };
             if json {
                 super::print_json(&serde_json::to_value(&result)?)?;
             } else {
@@ -192,8 +222,10 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             session,
             format,
             output,
+            thinking,
         } => {
-            let text = client.export_session(&session, ExportFormat::parse(&format)?)?;
+            let session = listing.resolve(&session)?;
+            let text = client.export_session(&session, ExportFormat::parse(&format)?, thinking)?;
             if let Some(path) = output {
                 std::fs::write(&path, text.as_bytes())
                     .map_err(|e| anyhow::anyhow!("cannot write {}: {e}", path.display()))?;
@@ -208,6 +240,7 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
 
 fn print_page(page: &SessionPage) -> anyhow::Result<()> {
     let now = Timestamp::now();
+    let mut number = page.offset;
     for s in &page.sessions {
         let short: String = s.session_id.chars().take(8).collect();
         let agents = if s.agent_ids.is_empty() {
@@ -215,8 +248,9 @@ fn print_page(page: &SessionPage) -> anyhow::Result<()> {
         } else {
             format!(" · {} agents", s.agent_ids.len())
         };
+        number += 1;
         outln!(
-            "{short}  {}  [{}] {} · {} messages{agents}",
+            "{number:>3}. {short}  {}  [{}] {} · {} messages{agents}",
             s.title,
             s.project,
             eywa::model::age(s.last_activity_at, now),
@@ -240,4 +274,64 @@ fn print_page(page: &SessionPage) -> anyhow::Result<()> {
         page.total
     );
     Ok(())
+}
+
+/// The last `sessions list` this data dir printed, so that its row numbers name sessions
+/// (`eywa sessions show 3`): kept in `<data>/last-listing.json`.
+pub(super) struct Listing {
+    path: std::path::PathBuf,
+}
+
+impl Listing {
+    pub(super) fn at(data_dir: &std::path::Path) -> Listing {
+        Listing {
+            path: data_dir.join("last-listing.json"),
+        }
+    }
+
+    /// Remembers a page's sessions by their row numbers.
+    fn save(&self, page: &SessionPage) -> anyhow::Result<()> {
+        let ids: Vec<&str> = page
+            .sessions
+            .iter()
+            .map(|s| s.session_id.as_str())
+            .collect();
+        let value = serde_json::json!({"offset": page.offset, "sessions": ids});
+        if let Some(dir) = self.path.parent() {
+            eywa::fs::create_private_dir(dir)?;
+        }
+        eywa::fs::write_private_atomically(&self.path, value.to_string().as_bytes())?;
+        Ok(())
+    }
+
+    /// A session reference: a number of one to three digits is a row of the last listing;
+    /// anything else (an id, a prefix of four characters or more) is passed on.
+    pub(super) fn resolve(&self, reference: &str) -> anyhow::Result<String> {
+        let reference = reference.trim();
+        let numeric =
+            (1..=3).contains(&reference.len()) && reference.bytes().all(|b| b.is_ascii_digit());
+        if !numeric {
+            return Ok(reference.to_owned());
+        }
+        let n: usize = reference.parse()?;
+        let text = std::fs::read_to_string(&self.path).map_err(|_| {
+            anyhow::anyhow!(
+                "`{n}` names a row of `eywa sessions list`, and none was listed yet: run it first"
+            )
+        })?;
+        let value: serde_json::Value = serde_json::from_str(&text)?;
+        let offset = value["offset"].as_u64().unwrap_or(0) as usize;
+        let ids = value["sessions"].as_array().cloned().unwrap_or_default();
+        n.checked_sub(offset + 1)
+            .and_then(|i| ids.get(i))
+            .and_then(|id| id.as_str())
+            .map(str::to_owned)
+            .ok_or_else(|| {
+                anyhow::anyhow!(
+                    "the last `eywa sessions list` showed rows {}-{}, not {n}",
+                    offset + 1,
+                    offset + ids.len()
+                )
+            })
+    }
 }

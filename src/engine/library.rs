@@ -23,6 +23,18 @@ impl Engine {
         self.library().list_sessions(workspace, limit, offset)
     }
 
+    /// [`list_sessions`](Self::list_sessions) in `order` (most messages first, say).
+    pub fn list_sessions_by(
+        &self,
+        workspace: Option<&str>,
+        limit: usize,
+        offset: usize,
+        order: crate::library::SessionOrder,
+    ) -> Result<SessionPage> {
+        self.library()
+            .list_sessions_by(workspace, limit, offset, order)
+    }
+
     /// A session by full id or by a unique prefix of at least 4 characters (e.g. the 8-char
     /// short id): its episode, handoff, agents and every message any version of its
     /// transcript held.
@@ -30,9 +42,24 @@ impl Engine {
         self.library().session(reference)
     }
 
+    /// [`session`](Self::session), with each response's extended thinking when `thinking`.
+    pub fn session_with(&self, reference: &str, thinking: bool) -> Result<Session> {
+        self.library().session_with(reference, thinking)
+    }
+
     /// A session as Markdown (a readable transcript) or JSON (its episode and messages).
     pub fn export_session(&self, reference: &str, format: ExportFormat) -> Result<String> {
-        self.library().export_session(reference, format)
+        self.library().export_session(reference, format, false)
+    }
+
+    /// [`export_session`](Self::export_session), with extended thinking when `thinking`.
+    pub fn export_session_with(
+        &self,
+        reference: &str,
+        format: ExportFormat,
+        thinking: bool,
+    ) -> Result<String> {
+        self.library().export_session(reference, format, thinking)
     }
 
     /// Every line of every message (prompts, responses, compact summaries; redacted as

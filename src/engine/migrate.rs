@@ -80,6 +80,31 @@ impl Engine {
         Ok(result)
     }
 
+    /// Every session of the workspace `source` (its project's path, a folder inside it, or
+    /// its name, as `sessions list --workspace` matches), copied or moved to
+    /// `destination` (seed 003's MigrateWorkspaceConfig). A workspace without sessions is
+    /// NOT_FOUND.
+    pub fn migrate_workspace(
+        &self,
+        source: &str,
+        destination: &str,
+        mode: MigrateMode,
+    ) -> Result<MigrateResult> {
+        let mut sessions = Vec::new();
+        let mut offset = 0;
+        loop {
+            let page =
+                self.library()
+                    .list_sessions(Some(source), crate::library::MAX_PAGE, offset)?;
+            offset += page.sessions.len();
+            sessions.extend(page.sessions.into_iter().map(|s| s.session_id));
+            if !page.has_more || offset == 0 {
+                break;
+            }
+        }
+        self.migrate_sessions(&sessions, destination, mode)
+    }
+
     fn migrate_one(
         &self,
         reference: &str,

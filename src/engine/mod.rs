@@ -30,7 +30,7 @@ pub use crate::ingest::{
 };
 pub use crate::library::{
     ExportFormat, MAX_CONTEXT_LINES, MAX_MATCHES, MAX_PAGE, MatchPage, SearchMatch, Session,
-    SessionPage, SessionSearch, SessionSummary,
+    SessionOrder, SessionPage, SessionSearch, SessionSummary,
 };
 pub use crate::retrieve::context::{
     Context, ContextItem, ContextMode, ContextSession, DEFAULT_MAX_TOKENS, MAX_CONTEXT_SESSIONS,

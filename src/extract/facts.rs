@@ -11,6 +11,13 @@ use crate::model::{
     Relation, SessionFacts, Timestamp, TokenUsage,
 };
 
+/// The episode property holding `sessions-index.json`'s `messageCount`.
+pub const MESSAGE_COUNT: &str = "index_message_count";
+/// The episode property marking a session known from `sessions-index.json` only, and the
+/// one holding its first prompt.
+pub const INDEX_ONLY: &str = "index_only";
+pub const FIRST_PROMPT: &str = "first_prompt";
+
 /// Where a transcript came from.
 #[derive(Debug, Clone)]
 pub struct Origin<'a> {
@@ -196,6 +203,10 @@ pub fn episode_facts(origin: Origin<'_>, t: &Transcript) -> Option<SessionFacts>
 
     let mut properties = BTreeMap::new();
     properties.insert("tool_calls".to_owned(), t.tool_calls.to_string());
+    if let Some(count) = t.index_message_count {
+        // `sessions-index.json`'s depth of the conversation (seed 004), for ranking.
+        properties.insert(MESSAGE_COUNT.to_owned(), count.to_string());
+    }
     let content = episode.agent.as_ref().and_then(|a| a.summary.clone());
     let episode = Node {
         content,

@@ -26,7 +26,9 @@ mod redact;
 mod scrub;
 mod sections;
 
-pub use self::facts::{Origin, entity, episode_facts, spawned};
+pub use self::facts::{
+    FIRST_PROMPT, INDEX_ONLY, MESSAGE_COUNT, Origin, entity, episode_facts, spawned,
+};
 pub use self::handoff::{headline, substance};
 pub use self::handoff_doc::{
     HandoffDocError, HandoffFrontmatter, HandoffSections, IndexEntry, build_index, handoff_path,

@@ -92,6 +92,11 @@ pub struct SourceRecord {
     /// one is read again whole, though it did not change. 0 in records written before.
     #[serde(default)]
     pub extracted: u32,
+    /// The fingerprint of the session's `sessions-index.json` entry when it was read
+    /// ([`IndexEntry::stamp`](crate::claude::IndexEntry::stamp); 0: none): a changed entry
+    /// has the session read again.
+    #[serde(default)]
+    pub index_stamp: u64,
 }
 
 impl SourceRecord {

@@ -6,6 +6,7 @@ mod documents;
 mod group;
 mod handoffs;
 mod import;
+mod index_only;
 mod memories;
 mod sessions;
 mod summarize;
@@ -295,6 +296,9 @@ impl<'e> Writer<'e> {
         self.commit_group(&mut group, &mut run)?;
         self.flush_handoff_files(&mut run)?;
         self.ingest_agents(&agents, &mut run, &mut report, &mut ticker)?;
+        if whole {
+            self.ingest_index_only(&files, &mut run)?;
+        }
         self.ingest_documents(&files, whole, &mut run, &mut report)?;
         if whole {
             (report.documents_added, report.documents_failed) =

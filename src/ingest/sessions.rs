@@ -30,6 +30,7 @@ impl Writer<'_> {
         ticker: &mut Ticker<'_>,
     ) -> Result<()> {
         let known_labels = run.labels.clone();
+        let known_index = run.index.clone();
         std::thread::scope(|scope| -> Result<()> {
             // Handoff files are written on their own thread as their groups land: creating
             // thousands of small files is the kernel's work, not the writer's.
@@ -45,12 +46,12 @@ impl Writer<'_> {
             run.handoff_sink = Some(files_out);
             let mut write_all = || -> Result<()> {
                 let (ahead, reads) = std::sync::mpsc::sync_channel(READ_AHEAD);
-                let (all, labels) = (files, &known_labels);
+                let (all, labels, index) = (files, &known_labels, &known_index);
                 let reader = scope.spawn(move || {
                     for (c, chunk) in all.chunks(READ_CHUNK).enumerate() {
                         let prepared: Vec<Result<Option<Prepared>>> = chunk
                             .par_iter()
-                            .map(|file| self.prepare(file, labels, false))
+                            .map(|file| self.prepare(file, labels, index, false))
                             .collect();
                         for (i, read) in prepared.into_iter().enumerate() {
                             if ahead.send((c * READ_CHUNK + i, read)).is_err() {
@@ -127,7 +128,7 @@ impl Writer<'_> {
         force: bool,
         group: &mut Group<'e>,
     ) -> Result<FileOutcome> {
-        match self.prepare(file, &run.labels, force)? {
+        match self.prepare(file, &run.labels, &run.index, force)? {
             Some(prepared) => self.write_read(file, prepared, run, group),
             None => Ok(FileOutcome::Unchanged),
         }
@@ -139,10 +140,17 @@ impl Writer<'_> {
         &self,
         file: &SessionFile,
         labels: &HashMap<u128, String>,
+        index: &HashMap<String, IndexEntry>,
         force: bool,
     ) -> Result<Option<Prepared>> {
         let changed = self.unchanged(&file.path)?;
-        if changed.same && !force {
+        // A changed `sessions-index.json` entry (a new title) reads the session again.
+        let stamp = index.get(&file.session_id).map_or(0, IndexEntry::stamp);
+        let indexed_alike = changed
+            .known
+            .as_ref()
+            .is_some_and(|k| k.index_stamp == stamp);
+        if changed.same && indexed_alike && !force {
             return Ok(None);
         }
         let (transcript, archived) = self.archive().read_source(
@@ -290,6 +298,7 @@ impl Writer<'_> {
             apply_index_entry(&mut transcript, entry);
         }
         run.redacted.add(&scrub(&mut transcript));
+        add_persisted_results(&path, session, &mut transcript, run);
         let mut facts = self.main_facts(session, &path, &transcript)?;
         if let Some(summarizer) = self.summarizer
             && let Some(handoff) = facts.first_mut().and_then(|f| f.handoff.as_mut())
@@ -299,6 +308,7 @@ impl Writer<'_> {
         }
         self.link_documents(&mut facts)?;
         let mut record = main_record(session, path, &transcript, &facts, changed);
+        record.index_stamp = run.index.get(session).map_or(0, IndexEntry::stamp);
         archived.record(&mut record);
         run.files_versioned += u64::from(archived.new_version);
         run.skipped_lines(&record.path, &transcript);
@@ -522,6 +532,7 @@ impl Writer<'_> {
 /// transcript names no working directory.
 fn apply_index_entry(transcript: &mut Transcript, entry: &IndexEntry) {
     transcript.index_summary = entry.summary.clone();
+    transcript.index_message_count = entry.message_count;
     if transcript.cwds.is_empty()
         && let Some(project) = &entry.project_path
     {
@@ -592,3 +603,67 @@ struct Prepared {
 const READ_CHUNK: usize = 16;
 /// Files read ahead of the writes at most.
 const READ_AHEAD: usize = 2 * READ_CHUNK;
+
+/// Bytes read at most of one `tool-results` file, and passages made of it.
+const MAX_RESULT_FILE_BYTES: u64 = 1 << 20;
+const MAX_RESULT_PASSAGES: usize = 8;
+
+/// The whole text of the tool results Claude Code moved to `<session>/tool-results/<call
+/// id>.txt`, as passages of the lines that preview them (read this time), redacted: so a
+/// search finds what the transcript only previews. A file that is missing, a symlink or
+/// unreadable adds nothing.
+fn add_persisted_results(path: &str, session: &str, transcript: &mut Transcript, run: &mut Run) {
+    let Some(first) = transcript.passages.iter().map(|p| p.seq).min() else {
+        return;
+    };
+    let Some(folder) = std::path::Path::new(path).parent() else {
+        return;
+    };
+    let results = folder.join(session).join("tool-results");
+    let mut added = Vec::new();
+    for persisted in transcript.persisted.iter().filter(|p| p.seq >= first) {
+        let file = results.join(format!("{}.txt", persisted.call_id));
+        let is_file = std::fs::symlink_metadata(&file).is_ok_and(|m| m.file_type().is_file());
+        if !is_file {
+            continue;
+        }
+        let Ok(handle) = std::fs::File::open(&file) else {
+            continue;
+        };
+        let mut bytes = Vec::new();
+        use std::io::Read;
+        if handle
+            .take(MAX_RESULT_FILE_BYTES)
+            .read_to_end(&mut bytes)
+            .is_err()
+        {
+            continue;
+        }
+        let text = String::from_utf8_lossy(&bytes);
+        let text = crate::extract::redact(&text, &mut run.redacted);
+        let chars: Vec<char> = text.chars().collect();
+        let size = crate::claude::MAX_PASSAGE_CHARS;
+        for (part, chunk) in chars.chunks(size).take(MAX_RESULT_PASSAGES).enumerate() {
+            let chunk: String = chunk.iter().collect();
+            if chunk.trim().is_empty() {
+                continue;
+            }
+            let tool = if persisted.tool.is_empty() {
+                "tool"
+            } else {
+                &persisted.tool
+            };
+            added.push(crate::claude::Passage {
+                kind: crate::claude::PassageKind::ToolResult,
+                uuid: persisted.uuid.clone(),
+                seq: persisted.seq,
+                part: u32::try_from(part).unwrap_or(u32::MAX),
+                timestamp: persisted.timestamp,
+                text: format!("{tool} result: {chunk}"),
+                context: None,
+                agent: None,
+            });
+        }
+    }
+    transcript.passages.extend(added);
+}

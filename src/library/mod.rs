@@ -105,6 +105,19 @@ impl Library<'_> {
         limit: usize,
         offset: usize,
     ) -> Result<SessionPage> {
+        self.list_sessions_by(workspace, limit, offset, SessionOrder::Recent)
+    }
+
+    /// [`list_sessions`](Self::list_sessions) in `order`: by the conversation's depth
+    /// (its message count, `sessions-index.json`'s when the transcript is gone), deepest
+    /// first, more recent first among equals.
+    pub(crate) fn list_sessions_by(
+        &self,
+        workspace: Option<&str>,
+        limit: usize,
+        offset: usize,
+        order: SessionOrder,
+    ) -> Result<SessionPage> {
         if limit == 0 || limit > MAX_PAGE {
             return Err(Error::InvalidArgument(format!(
                 "limit must be between 1 and {MAX_PAGE}, got {limit}"
@@ -121,7 +134,14 @@ impl Library<'_> {
                 cwd: e.cwd.clone(),
                 started_at: e.start,
                 last_activity_at: e.end,
-                message_count: e.user_messages + e.assistant_messages,
+                // What the transcript holds; what `sessions-index.json` counted when the
+                // transcript is gone.
+                message_count: node
+                    .properties
+                    .get(crate::extract::MESSAGE_COUNT)
+                    .filter(|_| node.properties.contains_key(crate::extract::INDEX_ONLY))
+                    .and_then(|n| n.parse().ok())
+                    .unwrap_or(e.user_messages + e.assistant_messages),
                 agent_ids: Vec::new(),
                 version: e.version.clone(),
                 git_branch: e.git_branch.clone(),
@@ -129,6 +149,35 @@ impl Library<'_> {
         };
         // (session, its node id), in the library's order: most recently active first.
         let (rows, total): (Vec<(SessionSummary, NodeId)>, usize) = match workspace {
+            // By depth: every session is looked at, then ranked.
+            _ if order == SessionOrder::Messages => {
+                let w = workspace.map(|w| w.trim_end_matches(['/', '\\']));
+                let mut all = Vec::new();
+                for node in self.graph.sessions_newest_first()? {
+                    let node = node?;
+                    let Some(e) = node.episode() else { continue };
+                    if let Some(w) = w
+                        && !in_workspace(&e.project_path, &e.project, w)
+                    {
+                        continue;
+                    }
+                    all.extend(summary(&node).map(|s| (s, node.id)));
+                }
+                if all.is_empty()
+                    && let Some(w) = w
+                {
+                    return Err(Error::NotFound(format!(
+                        "no workspace `{w}`: no session worked in a project of that path or name"
+                    )));
+                }
+                all.sort_by(|a, b| {
+                    b.0.message_count
+                        .cmp(&a.0.message_count)
+                        .then(b.0.last_activity_at.cmp(&a.0.last_activity_at))
+                });
+                let total = all.len();
+                (all.into_iter().skip(offset).take(limit).collect(), total)
+            }
             // Everything: the page alone is read.
             None => {
                 let (nodes, total) = self.graph.sessions_by_activity(offset, limit)?;
@@ -146,11 +195,7 @@ impl Library<'_> {
                 for node in self.graph.sessions_newest_first()? {
                     let node = node?;
                     let Some(e) = node.episode() else { continue };
-                    let inside = e.project_path == w
-                        || e.project_path
-                            .strip_prefix(w)
-                            .is_some_and(|rest| rest.starts_with('/') || rest.starts_with('\\'));
-                    if !inside && !e.project.eq_ignore_ascii_case(w) {
+                    if !in_workspace(&e.project_path, &e.project, w) {
                         continue;
                     }
                     if total >= offset && rows.len() < limit {
@@ -189,8 +234,13 @@ impl Library<'_> {
     }
 
     /// A session as Markdown (a readable transcript) or JSON (its episode and messages).
-    pub(crate) fn export_session(&self, reference: &str, format: ExportFormat) -> Result<String> {
-        let session = self.session(reference)?;
+    pub(crate) fn export_session(
+        &self,
+        reference: &str,
+        format: ExportFormat,
+        thinking: bool,
+    ) -> Result<String> {
+        let session = self.session_with(reference, thinking)?;
         let e = session
             .episode
             .episode()
@@ -244,7 +294,18 @@ impl Library<'_> {
                     };
                     let when = m.timestamp.map(Timestamp::to_rfc3339).unwrap_or_default();
                     let superseded = if m.superseded { " (superseded)" } else { "" };
-                    out.push_str(&format!("\n## {who}{superseded}  {when}\n\n"));
+                    let model = m
+                        .model
+                        .as_deref()
+                        .map_or(String::new(), |model| format!(" · {model}"));
+                    out.push_str(&format!("\n## {who}{model}{superseded}  {when}\n\n"));
+                    if let Some(thinking) = &m.thinking {
+                        out.push_str("> *thinking*\n>\n");
+                        for line in thinking.trim().lines() {
+                            out.push_str(&format!("> {line}\n"));
+                        }
+                        out.push('\n');
+                    }
                     if !m.text.is_empty() {
                         out.push_str(m.text.trim());
                         out.push('\n');
@@ -262,6 +323,47 @@ impl Library<'_> {
                 }
                 Ok(out)
             }
+        }
+    }
+}
+
+/// Whether a session of the project at `path` named `name` is in the workspace `w`: the
+/// path itself, a folder inside it, or the name.
+fn in_workspace(path: &str, name: &str, w: &str) -> bool {
+    path == w
+        || path
+            .strip_prefix(w)
+            .is_some_and(|rest| rest.starts_with('/') || rest.starts_with('\\'))
+        || name.eq_ignore_ascii_case(w)
+}
+
+/// The order sessions are listed in.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum SessionOrder {
+    /// Most recently active first.
+    #[default]
+    Recent,
+    /// Most messages first (seed 004's `messageCount`, a conversation's depth).
+    Messages,
+}
+
+impl SessionOrder {
+    /// The order's name: `recent` or `messages`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            SessionOrder::Recent => "recent",
+            SessionOrder::Messages => "messages",
+        }
+    }
+
+    /// An order by name; blank is `recent`.
+    pub fn parse(s: &str) -> Result<SessionOrder> {
+        match s.trim().to_ascii_lowercase().as_str() {
+            "" | "recent" => Ok(SessionOrder::Recent),
+            "messages" => Ok(SessionOrder::Messages),
+            other => Err(Error::InvalidArgument(format!(
+                "unknown order `{other}`: use recent or messages"
+            ))),
         }
     }
 }

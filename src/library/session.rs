@@ -67,6 +67,12 @@ impl Library<'_> {
     /// A session by full id or by a unique prefix of at least 4 characters (e.g. the 8-char
     /// short id).
     pub(crate) fn session(&self, reference: &str) -> Result<Session> {
+        self.session_with(reference, false)
+    }
+
+    /// [`session`](Self::session), with each response's extended thinking when `thinking`
+    /// (else responses that held only thinking are left out).
+    pub(crate) fn session_with(&self, reference: &str, thinking: bool) -> Result<Session> {
         let reference = reference.trim();
         let source = self.session_source(reference)?;
         let episode_id = source
@@ -105,6 +111,32 @@ impl Library<'_> {
                     })?;
                 (read(reader).map_err(Error::io(&source.path))?, true)
             }
+            (None, None) if episode.properties.contains_key(crate::extract::INDEX_ONLY) => {
+                // Known from `sessions-index.json` only: its first prompt is all there is.
+                let prompt = episode.properties.get(crate::extract::FIRST_PROMPT);
+                let start = episode.episode().map(|e| e.start);
+                let messages = prompt
+                    .map(|text| crate::claude::Message {
+                        uuid: None,
+                        role: crate::claude::Role::User,
+                        kind: crate::claude::MessageKind::Prompt,
+                        timestamp: start,
+                        text: text.clone(),
+                        tool_calls: Vec::new(),
+                        superseded: false,
+                        parent_uuid: None,
+                        cwd: episode.episode().map(|e| e.cwd.clone()),
+                        git_branch: episode.episode().and_then(|e| e.git_branch.clone()),
+                        is_sidechain: false,
+                        model: None,
+                        usage: None,
+                        stop_reason: None,
+                        thinking: None,
+                    })
+                    .into_iter()
+                    .collect();
+                (messages, false)
+            }
             (None, None) => {
                 return Err(Error::NotFound(format!(
                     "the transcript of session `{reference}` is gone and was not archived"
@@ -113,13 +145,24 @@ impl Library<'_> {
         };
         let mut messages = messages;
         self.insert_superseded(&source, &mut messages)?;
+        persisted_results(&source.path, &source.session_id, &mut messages);
         // Served text is scrubbed like everything ingest keeps.
         let mut ignored = RedactionCounts::default();
+        if !thinking {
+            messages
+                .retain(|m| m.thinking.is_none() || !m.text.is_empty() || !m.tool_calls.is_empty());
+        }
         let messages = messages
             .into_iter()
             .map(|mut m| {
+                if !thinking {
+                    m.thinking = None;
+                }
                 let mut clean = |s: &mut String| redact_in_place(s, &mut ignored);
                 clean(&mut m.text);
+                if let Some(t) = &mut m.thinking {
+                    clean(t);
+                }
                 for call in &mut m.tool_calls {
                     clean(&mut call.input);
                     if let Some(result) = &mut call.result {
@@ -186,5 +229,29 @@ impl Library<'_> {
             }
         }
         Ok(())
+    }
+}
+
+/// Results Claude Code moved to `<session>/tool-results/<call id>.txt` (the transcript
+/// holds a preview) are served from that file, cut like every result. A missing file, or
+/// a symlink, leaves the preview.
+fn persisted_results(path: &str, session: &str, messages: &mut [crate::claude::Message]) {
+    let Some(folder) = std::path::Path::new(path).parent() else {
+        return;
+    };
+    let results = folder.join(session).join("tool-results");
+    if !results.is_dir() {
+        return;
+    }
+    for call in messages.iter_mut().flat_map(|m| m.tool_calls.iter_mut()) {
+        let file = results.join(format!("{}.txt", call.id));
+        let is_file = std::fs::symlink_metadata(&file).is_ok_and(|m| m.file_type().is_file());
+        if call.id.is_empty() || !is_file {
+            continue;
+        }
+        if let Ok(bytes) = std::fs::read(&file) {
+            let text = String::from_utf8_lossy(&bytes);
+            call.result = Some(crate::claude::cut_tool_text(&text));
+        }
     }
 }

@@ -32,11 +32,12 @@ pub struct SearchRequest {
 }
 
 /// The content types the index holds.
-pub const CONTENT_TYPES: [&str; 11] = [
+pub const CONTENT_TYPES: [&str; 12] = [
     "user_message",
     "assistant_response",
     "compact_summary",
     "tool_call",
+    "tool_result",
     "subagent_summary",
     "summary_label",
     "handoff",

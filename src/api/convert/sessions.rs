@@ -9,7 +9,7 @@ use crate::api::pb;
 use crate::claude::Message;
 use crate::engine::{
     ExportFormat, MAX_CONTEXT_LINES, MAX_MATCHES, MAX_PAGE, MatchPage, MigrateError, MigrateMode,
-    MigrateResult, SearchMatch, Session, SessionPage, SessionSearch, SessionSummary,
+    MigrateResult, SearchMatch, Session, SessionOrder, SessionPage, SessionSearch, SessionSummary,
 };
 
 /// A `GetSession` request, validated.
@@ -17,11 +17,13 @@ pub struct PartQuery {
     pub session: String,
     pub from: SessionCursor,
     pub max_bytes: usize,
+    pub thinking: bool,
 }
 
 wire! {
     PartQuery <=> pb::GetSessionRequest {
         session, max_bytes: part_bytes, from => { from_message, from_offset }: cursor,
+        thinking = include_thinking,
     }
 }
 
@@ -30,11 +32,12 @@ pub struct ListQuery {
     pub workspace: Option<String>,
     pub limit: usize,
     pub offset: usize,
+    pub order: SessionOrder,
 }
 
 wire! {
     ListQuery <=> pb::ListSessionsRequest {
-        limit: count(50, MAX_PAGE), workspace: blank, offset: size32,
+        limit: count(50, MAX_PAGE), workspace: blank, offset: size32, order: named,
     }
 }
 
@@ -44,11 +47,12 @@ pub struct ExportQuery {
     pub format: ExportFormat,
     pub offset: u64,
     pub max_bytes: usize,
+    pub thinking: bool,
 }
 
 wire! {
     ExportQuery <=> pb::ExportSessionRequest {
-        session, format: named, offset, max_bytes: part_bytes,
+        session, format: named, offset, max_bytes: part_bytes, thinking = include_thinking,
     }
 }
 
@@ -65,10 +69,14 @@ pub struct MigrateQuery {
     pub sessions: Vec<String>,
     pub destination: String,
     pub mode: MigrateMode,
+    /// Every session of this workspace, instead of `sessions`.
+    pub workspace: Option<String>,
 }
 
 wire! {
-    MigrateQuery <=> pb::MigrateSessionsRequest { sessions, destination, mode: named }
+    MigrateQuery <=> pb::MigrateSessionsRequest {
+        sessions, destination, mode: named, workspace: blank,
+    }
 }
 
 impl From<Message> for pb::Message {
@@ -81,8 +89,29 @@ impl From<Message> for pb::Message {
             text,
             tool_calls,
             superseded,
+            parent_uuid,
+            cwd,
+            git_branch,
+            is_sidechain,
+            model,
+            usage,
+            stop_reason,
+            thinking,
         } = m;
         pb::Message {
+            parent_uuid: parent_uuid.unwrap_or_default(),
+            cwd: cwd.unwrap_or_default(),
+            git_branch: git_branch.unwrap_or_default(),
+            is_sidechain,
+            model: model.unwrap_or_default(),
+            usage: usage.map(|u| pb::MessageUsage {
+                input_tokens: u.input_tokens,
+                output_tokens: u.output_tokens,
+                cache_creation_input_tokens: u.cache_creation_input_tokens,
+                cache_read_input_tokens: u.cache_read_input_tokens,
+            }),
+            stop_reason: stop_reason.unwrap_or_default(),
+            thinking: thinking.unwrap_or_default(),
             uuid: uuid.unwrap_or_default(),
             role: role.as_str().to_owned(),
             timestamp: at.map(timestamp),

@@ -5,7 +5,7 @@ use super::events::{
     added_paths, committed_subject, event_of, nothing_committed, pull_request_url,
 };
 use super::prompts::{prompt_of, real_prompt, truncate_chars};
-use super::types::{EventKind, PassageKind, Spawn, ToolUse};
+use super::types::{EventKind, PassageKind, PersistedResult, Spawn, ToolUse};
 use super::{
     MAX_ASSISTANT_CHARS, MAX_COMPACT_CHARS, MAX_COMPACTIONS, MAX_EVENTS, MAX_FILES, MAX_PLANS,
     MAX_PROMPTS, MAX_TEXT_CHARS, MAX_TOOL_INPUT_CHARS, Mode,
@@ -25,6 +25,7 @@ impl Accumulator {
             } = block
             {
                 self.note_result(id, content, *is_error);
+                self.note_persisted(line, id, content, ts);
             }
             if let Block::ToolResult {
                 tool_use_id: Some(id),
@@ -324,6 +325,31 @@ impl Accumulator {
             if self.t.events.len() < MAX_EVENTS {
                 self.t.events.push(event);
             }
+        }
+    }
+
+    /// A result Claude Code moved to a `tool-results` file: its preview says so.
+    fn note_persisted(
+        &mut self,
+        line: &Line,
+        id: &str,
+        content: &serde_json::Value,
+        ts: Option<Timestamp>,
+    ) {
+        let text = result_text(content);
+        let moved = text.contains("<persisted-output>")
+            || (text.contains("tool-results") && text.contains(id));
+        if !moved || self.t.persisted.iter().any(|p| p.call_id == id) {
+            return;
+        }
+        if self.t.persisted.len() < MAX_EVENTS {
+            self.t.persisted.push(PersistedResult {
+                call_id: id.to_owned(),
+                tool: self.tool_use_ids.get(id).cloned().unwrap_or_default(),
+                uuid: line.uuid().map(str::to_owned),
+                seq: self.t.lines,
+                timestamp: ts,
+            });
         }
     }
 

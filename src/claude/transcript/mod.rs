@@ -19,7 +19,7 @@ pub use self::read::{
     ReadPoint, read_resumable, read_transcript, read_transcript_from, read_transcript_with,
 };
 pub use self::types::{
-    Event, EventKind, FileUse, Passage, PassageKind, Spawn, ToolUse, Transcript,
+    Event, EventKind, FileUse, Passage, PassageKind, PersistedResult, Spawn, ToolUse, Transcript,
 };
 
 /// Prompts kept per session for extraction (the first ones say what the session was for).
@@ -37,7 +37,7 @@ const MAX_COMPACTIONS: usize = 32;
 /// todo list): the last ones in file order, ranked by the chain at the end.
 const TAIL: usize = 8;
 /// Characters kept of one passage (longer texts keep their start).
-const MAX_PASSAGE_CHARS: usize = 8_000;
+pub const MAX_PASSAGE_CHARS: usize = 8_000;
 /// Characters of the message before that a message's passage carries as context.
 const MAX_CONTEXT_CHARS: usize = 2_000;
 /// Characters kept of a tool call's input in its passage.

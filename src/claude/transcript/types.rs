@@ -13,6 +13,9 @@ pub enum PassageKind {
     AssistantResponse,
     CompactSummary,
     ToolCall,
+    /// A tool's output Claude Code kept in `<session>/tool-results/<call id>.txt` (too
+    /// large to stay in the transcript, which holds a preview).
+    ToolResult,
 }
 
 impl PassageKind {
@@ -22,6 +25,7 @@ impl PassageKind {
             PassageKind::AssistantResponse => "assistant_response",
             PassageKind::CompactSummary => "compact_summary",
             PassageKind::ToolCall => "tool_call",
+            PassageKind::ToolResult => "tool_result",
         }
     }
 }
@@ -187,6 +191,24 @@ pub struct Transcript {
     /// session committed, by path as the command gave it.
     #[serde(default)]
     pub committed_files: Vec<String>,
+    /// Tool results Claude Code moved to `<session>/tool-results/<call id>.txt`, as the
+    /// line that previews them saw them: (call id, tool name, the line's uuid, its
+    /// position in the file, its time).
+    #[serde(default)]
+    pub persisted: Vec<PersistedResult>,
+    /// The `messageCount` `sessions-index.json` gives the session, when it lists it.
+    #[serde(default)]
+    pub index_message_count: Option<u64>,
+}
+
+/// A tool result whose whole text is in a `tool-results` file beside the transcript.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct PersistedResult {
+    pub call_id: String,
+    pub tool: String,
+    pub uuid: Option<String>,
+    pub seq: u64,
+    pub timestamp: Option<Timestamp>,
 }
 
 /// What a tool call proves a session did.

@@ -147,7 +147,7 @@ pub(crate) mod strict_mode {
 
 /// A choice among a few, by name (`as_str` and `parse`; blank is the default).
 pub(crate) mod named {
-    use crate::engine::{ContextMode, ExportFormat, MigrateMode};
+    use crate::engine::{ContextMode, ExportFormat, MigrateMode, SessionOrder};
 
     /// A type chosen by name on the wire.
     pub(crate) trait Named: Sized {
@@ -169,7 +169,7 @@ pub(crate) mod named {
         )*};
     }
 
-    named!(ContextMode, ExportFormat, MigrateMode);
+    named!(ContextMode, ExportFormat, MigrateMode, SessionOrder);
 
     pub(crate) fn to<T: Named>(value: T) -> String {
         value.name().to_owned()

@@ -1,0 +1,133 @@
+//! Sessions that `sessions-index.json` lists but whose transcript was gone before eywa
+//! read it (seed 004): an Episode and a handoff from what the index says (summary, first
+//! prompt, project, branch, times, depth), so they are listed, found and handed off.
+
+use std::collections::HashSet;
+
+use super::{Run, Writer};
+use crate::Result;
+use crate::claude::{IndexEntry, SessionFile, Transcript};
+use crate::extract::{FIRST_PROMPT, INDEX_ONLY, Origin, episode_facts, redact};
+use crate::graph::SourceRecord;
+use crate::model::{Handoff, NodeId, SessionFacts, Timestamp};
+
+impl Writer<'_> {
+    /// Writes the sessions the index lists that have no transcript among `files` and no
+    /// episode yet. Returns how many.
+    pub(super) fn ingest_index_only(&self, files: &[SessionFile], run: &mut Run) -> Result<u64> {
+        let present: HashSet<&str> = files.iter().map(|f| f.session_id.as_str()).collect();
+        let mut entries: Vec<(String, IndexEntry)> = run
+            .index
+            .iter()
+            .filter(|(id, e)| !present.contains(id.as_str()) && !e.is_sidechain)
+            .map(|(id, e)| (id.clone(), e.clone()))
+            .collect();
+        entries.sort_by(|a, b| a.0.cmp(&b.0));
+        let mut pending: Vec<(SessionFacts, SourceRecord)> = Vec::new();
+        for (id, entry) in &entries {
+            if self.graph.node(NodeId::episode(id))?.is_some() {
+                continue;
+            }
+            let path = entry
+                .full_path
+                .clone()
+                .unwrap_or_else(|| format!("sessions-index.json#{id}"));
+            if std::path::Path::new(&path).exists() || self.graph.source(&path)?.is_some() {
+                continue;
+            }
+            let Some(facts) = index_only_facts(id, &path, entry, run) else {
+                continue;
+            };
+            let record = SourceRecord {
+                path,
+                session_id: id.clone(),
+                episode: Some(facts.episode.id),
+                extracted: crate::extract::EXTRACT_VERSION,
+                index_stamp: entry.stamp(),
+                ..SourceRecord::default()
+            };
+            pending.push((facts, record));
+        }
+        if pending.is_empty() {
+            return Ok(0);
+        }
+        self.sinks.handoffs_will_change()?;
+        let sources: Vec<(&[SessionFacts], &SourceRecord)> = pending
+            .iter()
+            .map(|(facts, record)| (std::slice::from_ref(facts), record))
+            .collect();
+        self.graph.write_new_sources(&sources)?;
+        let count = pending.len() as u64;
+        for (facts, _) in pending {
+            if let Some(handoff) = facts.handoff {
+                self.write_handoff_file(&handoff)?;
+                run.handoffs.push(Handoff {
+                    sections: Default::default(),
+                    ..handoff
+                });
+            }
+        }
+        Ok(count)
+    }
+}
+
+/// The facts of a session known from its index entry only: a transcript of one prompt
+/// (and an answer, when the index counts more than one message) built from the entry, its
+/// handoff saying where it came from. `None` without a first prompt or a summary.
+fn index_only_facts(
+    id: &str,
+    path: &str,
+    entry: &IndexEntry,
+    run: &mut Run,
+) -> Option<SessionFacts> {
+    let mut clean = |s: &str| redact(s, &mut run.redacted).into_owned();
+    let prompt = entry.first_prompt.as_deref().map(&mut clean);
+    let summary = entry.summary.as_deref().map(&mut clean);
+    if prompt.is_none() && summary.is_none() {
+        return None;
+    }
+    let at = |t: &Option<String>| t.as_deref().and_then(Timestamp::parse);
+    let messages = entry.message_count.unwrap_or(1);
+    let transcript = Transcript {
+        session_id: id.to_owned(),
+        first_ts: at(&entry.created).or(at(&entry.modified)),
+        last_ts: at(&entry.modified).or(at(&entry.created)),
+        cwds: entry.project_path.iter().cloned().collect(),
+        git_branch: entry.git_branch.clone(),
+        user_lines: 1,
+        assistant_lines: u32::from(messages > 1),
+        assistant_responses: u32::from(messages > 1),
+        prompts: prompt.iter().cloned().collect(),
+        prompt_uuids: vec![None; usize::from(prompt.is_some())],
+        prompt_count: u32::from(prompt.is_some()),
+        index_summary: summary,
+        index_message_count: entry.message_count,
+        ..Transcript::default()
+    };
+    let mut facts = episode_facts(
+        Origin {
+            session_id: id,
+            episode_id: NodeId::episode(id),
+            source_path: path,
+            agent: None,
+        },
+        &transcript,
+    )?;
+    facts
+        .episode
+        .properties
+        .insert(INDEX_ONLY.to_owned(), "true".to_owned());
+    if let Some(prompt) = prompt {
+        facts
+            .episode
+            .properties
+            .insert(FIRST_PROMPT.to_owned(), prompt);
+    }
+    if let Some(handoff) = &mut facts.handoff {
+        handoff.duration_minutes = None;
+        handoff.sections.what_happened.push(format!(
+            "Known only from sessions-index.json ({messages} messages): its transcript was gone before eywa read it"
+        ));
+    }
+    Some(facts)
+}
