@@ -88,6 +88,24 @@ fn tool_results_files_are_searchable_and_served_with_their_call() {
     assert_eq!(result.chars().count(), 16_000);
 }
 
+/// A Claude home with one live session of the billing project.
+fn billing_home() -> ClaudeHome {
+    let home = ClaudeHome::new();
+    home.write_raw(
+        "-w-billing",
+        &format!("{LIVE}.jsonl"),
+        &chain(
+            LIVE,
+            "/w/billing",
+            &[
+                ("user", json!("Fix the invoice footer")),
+                ("assistant", json!([{"type": "text", "text": "Fixed."}])),
+            ],
+        ),
+    );
+    home
+}
+
 fn write_index(home: &ClaudeHome, entries: serde_json::Value) {
     home.write_raw(
         "-w-billing",
@@ -119,19 +137,7 @@ fn entry(
 
 #[test]
 fn index_only_sessions_are_listed_found_and_shown() {
-    let home = ClaudeHome::new();
-    home.write_raw(
-        "-w-billing",
-        &format!("{LIVE}.jsonl"),
-        &chain(
-            LIVE,
-            "/w/billing",
-            &[
-                ("user", json!("Fix the invoice footer")),
-                ("assistant", json!([{"type": "text", "text": "Fixed."}])),
-            ],
-        ),
-    );
+    let home = billing_home();
     write_index(
         &home,
         json!([
@@ -223,19 +229,7 @@ fn index_only_sessions_are_listed_found_and_shown() {
 
 #[test]
 fn an_updated_index_retitles_the_sessions_it_lists() {
-    let home = ClaudeHome::new();
-    home.write_raw(
-        "-w-billing",
-        &format!("{LIVE}.jsonl"),
-        &chain(
-            LIVE,
-            "/w/billing",
-            &[
-                ("user", json!("Fix the invoice footer")),
-                ("assistant", json!([{"type": "text", "text": "Fixed."}])),
-            ],
-        ),
-    );
+    let home = billing_home();
     write_index(
         &home,
         json!([entry(
@@ -263,17 +257,53 @@ fn an_updated_index_retitles_the_sessions_it_lists() {
 
     write_index(
         &home,
-        json!([entry(
-            LIVE,
-            "Footer totals for invoices",
-            "Fix the invoice footer",
-            4,
-            1
-        )]),
+        json!([
+            entry(
+                LIVE,
+                "Footer totals for invoices",
+                "Fix the invoice footer",
+                4,
+                1
+            ),
+            entry(GONE, "Billing cron", "Move the billing cron", 3, 2)
+        ]),
     );
     let report = engine.ingest().unwrap();
     assert_eq!(report.files_read, 1, "the session the index changed, again");
     assert_eq!(title(&engine), "Footer totals for invoices");
+    // A session only the index knows is re-titled when its entry changes, too.
+    let gone = |e: &Engine| {
+        e.session(GONE)
+            .unwrap()
+            .episode
+            .episode()
+            .unwrap()
+            .title
+            .clone()
+    };
+    assert_eq!(gone(&engine), "Billing cron");
+    write_index(
+        &home,
+        json!([
+            entry(
+                LIVE,
+                "Footer totals for invoices",
+                "Fix the invoice footer",
+                4,
+                1
+            ),
+            entry(
+                GONE,
+                "Billing cron moved to the queue",
+                "Move the billing cron",
+                5,
+                2
+            )
+        ]),
+    );
+    engine.ingest().unwrap();
+    assert_eq!(gone(&engine), "Billing cron moved to the queue");
+    assert_eq!(engine.list_sessions(None, 10, 0).unwrap().total, 2);
     assert_eq!(
         engine.graph().handoff(LIVE).unwrap().unwrap().headline,
         "Footer totals for invoices"
@@ -284,19 +314,7 @@ fn an_updated_index_retitles_the_sessions_it_lists() {
 /// records) reads them again, whole, on the next ingest; then they are current.
 #[test]
 fn sessions_read_by_an_older_extraction_are_read_again() {
-    let home = ClaudeHome::new();
-    home.write_raw(
-        "-w-billing",
-        &format!("{LIVE}.jsonl"),
-        &chain(
-            LIVE,
-            "/w/billing",
-            &[
-                ("user", json!("Fix the invoice footer")),
-                ("assistant", json!([{"type": "text", "text": "Fixed."}])),
-            ],
-        ),
-    );
+    let home = billing_home();
     let engine = Engine::open(EngineConfig::temporary(home.root())).unwrap();
     engine.ingest().unwrap();
     let path = home

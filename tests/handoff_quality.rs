@@ -617,7 +617,8 @@ fn a_summarizer_command_writes_the_handoff_or_leaves_the_deterministic_one() {
     };
 
     let engine = open(stub(&format!("cat '{}'", answer.display())), 1_000_000);
-    engine.ingest().unwrap();
+    let report = engine.ingest().unwrap();
+    assert_eq!(report.summaries_made, 1);
     let h = engine.graph().handoff(id).unwrap().unwrap();
     assert_eq!(h.headline, "Round cart totals per line item");
     assert_eq!(h.keywords, ["cart", "rounding"]);
@@ -644,8 +645,9 @@ fn a_summarizer_command_writes_the_handoff_or_leaves_the_deterministic_one() {
     };
     touch(&path);
     let engine = open(stub(&format!("cat '{}'", answer.display())), 1_000_000);
-    engine.ingest().unwrap();
+    let report = engine.ingest().unwrap();
     assert_eq!(calls_made(), 1, "cached");
+    assert_eq!((report.summaries_made, report.summaries_cached), (0, 1));
     let h = engine.graph().handoff(id).unwrap().unwrap();
     assert_eq!(h.headline, "Round cart totals per line item");
     drop(engine);
@@ -671,8 +673,10 @@ fn a_summarizer_command_writes_the_handoff_or_leaves_the_deterministic_one() {
         );
         let before = calls_made();
         let engine = open(command, cap);
-        engine.ingest().unwrap();
+        let report = engine.ingest().unwrap();
         assert_eq!(calls_made() > before, called, "case {n}");
+        let counted = (report.summaries_failed, report.summaries_capped);
+        assert_eq!(counted, if called { (1, 0) } else { (0, 1) }, "case {n}");
         let h = engine.graph().handoff(id).unwrap().unwrap();
         assert_eq!(
             h.headline, "Fix the cart rounding; the key is [REDACTED:anthropic_key]",

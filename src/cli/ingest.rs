@@ -96,6 +96,21 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         report.files_failed,
         report.elapsed.as_secs_f64()
     );
+    let summaries = [
+        report.summaries_made,
+        report.summaries_cached,
+        report.summaries_failed,
+        report.summaries_capped,
+    ];
+    if summaries.iter().any(|n| *n > 0) {
+        outln!(
+            "summarizer: {} handoffs written, {} from its cache, {} kept eywa's (it failed), {} kept eywa's (daily cap)",
+            summaries[0],
+            summaries[1],
+            summaries[2],
+            summaries[3]
+        );
+    }
     if report.files_versioned > 0 {
         outln!(
             "{} files shrank or were rewritten: read as new versions, what earlier versions said kept",

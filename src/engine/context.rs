@@ -261,20 +261,9 @@ impl Engine {
         &self,
         record: &crate::graph::SourceRecord,
     ) -> Result<Vec<crate::claude::Message>> {
-        let reader = crate::archive::Archive::new(&self.graph)
-            .archive_reader(record)?
-            .ok_or_else(|| {
-                Error::NotFound(format!(
-                    "the transcript of session `{}` was not archived",
-                    record.session_id
-                ))
-            })?;
-        self.authors.load(&self.graph)?;
-        let labels = self.graph.labels()?;
-        let history = self.authors.history(&labels);
-        let mut messages =
-            crate::claude::read_messages_with(reader, &record.session_id, Mode::Main, &history)
-                .map_err(Error::io(&record.path))?;
+        let mut messages = self.read_archived(record, |reader, history| {
+            crate::claude::read_messages_with(reader, &record.session_id, Mode::Main, history)
+        })?;
         messages.retain(|m| !m.superseded);
         let mut counts = crate::extract::RedactionCounts::default();
         for m in &mut messages {
@@ -283,12 +272,16 @@ impl Engine {
         Ok(messages)
     }
 
-    /// A session's transcript, read again (live file or archive) with every label known,
-    /// redacted.
-    fn context_transcript(
+    /// Reads a session's archived transcript with `read`, every label and message owner
+    /// known (lines a resumed session replays are left to their writer).
+    fn read_archived<T>(
         &self,
         record: &crate::graph::SourceRecord,
-    ) -> Result<crate::claude::Transcript> {
+        read: impl FnOnce(
+            Box<dyn std::io::Read + Send>,
+            &dyn crate::claude::History,
+        ) -> std::io::Result<T>,
+    ) -> Result<T> {
         let reader = crate::archive::Archive::new(&self.graph)
             .archive_reader(record)?
             .ok_or_else(|| {
@@ -300,8 +293,18 @@ impl Engine {
         self.authors.load(&self.graph)?;
         let labels = self.graph.labels()?;
         let history = self.authors.history(&labels);
-        let mut t = read_transcript_with(reader, &record.session_id, Mode::Main, &history)
-            .map_err(Error::io(&record.path))?;
+        read(reader, &history).map_err(Error::io(&record.path))
+    }
+
+    /// A session's transcript, read again (live file or archive) with every label known,
+    /// redacted.
+    fn context_transcript(
+        &self,
+        record: &crate::graph::SourceRecord,
+    ) -> Result<crate::claude::Transcript> {
+        let mut t = self.read_archived(record, |reader, history| {
+            read_transcript_with(reader, &record.session_id, Mode::Main, history)
+        })?;
         crate::extract::scrub(&mut t);
         Ok(t)
     }

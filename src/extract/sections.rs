@@ -610,9 +610,18 @@ fn answer_of(text: &str) -> Option<String> {
         .map(|s| clip(s, 200))
 }
 
-/// A path as a handoff shows it: relative to the project it lies in.
+/// A path as a handoff shows it: relative to the project it lies in, a file of one of
+/// Claude Code's worktrees (`<repo>/.claude/worktrees/<name>/…`) as the repository's.
 fn shown_path(raw: &str, t: &Transcript, projects: &[ProjectPath]) -> String {
-    let path = absolute(raw, t.cwds.first().map(String::as_str));
+    let mut path = absolute(raw, t.cwds.first().map(String::as_str));
+    for marker in ["/.claude/worktrees/", "\\.claude\\worktrees\\"] {
+        if let Some(i) = path.find(marker) {
+            let rest = &path[i + marker.len()..];
+            if let Some(j) = rest.find(['/', '\\']) {
+                path = format!("{}{}", &path[..i], &rest[j..]);
+            }
+        }
+    }
     match projects.iter().find(|p| within(&path, &p.path)) {
         Some(p) => relative(&path, &p.path).to_owned(),
         None => path,
@@ -687,4 +696,28 @@ pub(super) fn within(path: &str, dir: &str) -> bool {
 
 pub(super) fn relative<'a>(path: &'a str, dir: &str) -> &'a str {
     &path[dir.len() + 1..]
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn files_of_a_worktree_show_as_the_repositorys() {
+        let t = Transcript {
+            cwds: vec!["/w/exp".into()],
+            ..Transcript::default()
+        };
+        let projects = [super::super::project_of("/w/exp")];
+        assert_eq!(
+            shown_path(
+                "/w/exp/.claude/worktrees/agent-a4ca/work/plan.md",
+                &t,
+                &projects
+            ),
+            "work/plan.md"
+        );
+        assert_eq!(shown_path("src/lib.rs", &t, &projects), "src/lib.rs");
+        assert_eq!(shown_path("/etc/hosts", &t, &projects), "/etc/hosts");
+    }
 }

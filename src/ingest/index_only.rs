@@ -13,7 +13,8 @@ use crate::model::{Handoff, NodeId, SessionFacts, Timestamp};
 
 impl Writer<'_> {
     /// Writes the sessions the index lists that have no transcript among `files` and no
-    /// episode yet. Returns how many.
+    /// episode yet, and rewrites those written so before whose entry changed. Returns how
+    /// many.
     pub(super) fn ingest_index_only(&self, files: &[SessionFile], run: &mut Run) -> Result<u64> {
         let present: HashSet<&str> = files.iter().map(|f| f.session_id.as_str()).collect();
         let mut entries: Vec<(String, IndexEntry)> = run
@@ -24,17 +25,32 @@ impl Writer<'_> {
             .collect();
         entries.sort_by(|a, b| a.0.cmp(&b.0));
         let mut pending: Vec<(SessionFacts, SourceRecord)> = Vec::new();
+        let mut updates: Vec<(SessionFacts, SourceRecord)> = Vec::new();
         for (id, entry) in &entries {
-            if self.graph.node(NodeId::episode(id))?.is_some() {
-                continue;
-            }
             let path = entry
                 .full_path
                 .clone()
                 .unwrap_or_else(|| format!("sessions-index.json#{id}"));
-            if std::path::Path::new(&path).exists() || self.graph.source(&path)?.is_some() {
+            if std::path::Path::new(&path).exists() {
                 continue;
             }
+            // Written before from the index: again only when its entry changed.
+            let known = self.graph.source(&path)?;
+            let update = match &known {
+                Some(k) if k.len == 0 && k.archive.is_none() => {
+                    if k.index_stamp == entry.stamp() {
+                        continue;
+                    }
+                    true
+                }
+                Some(_) => continue,
+                None => {
+                    if self.graph.node(NodeId::episode(id))?.is_some() {
+                        continue;
+                    }
+                    false
+                }
+            };
             let Some(facts) = index_only_facts(id, &path, entry, run) else {
                 continue;
             };
@@ -46,9 +62,13 @@ impl Writer<'_> {
                 index_stamp: entry.stamp(),
                 ..SourceRecord::default()
             };
-            pending.push((facts, record));
+            if update {
+                updates.push((facts, record));
+            } else {
+                pending.push((facts, record));
+            }
         }
-        if pending.is_empty() {
+        if pending.is_empty() && updates.is_empty() {
             return Ok(0);
         }
         self.sinks.handoffs_will_change()?;
@@ -57,8 +77,15 @@ impl Writer<'_> {
             .map(|(facts, record)| (std::slice::from_ref(facts), record))
             .collect();
         self.graph.write_new_sources(&sources)?;
-        let count = pending.len() as u64;
-        for (facts, _) in pending {
+        for (facts, record) in &updates {
+            self.graph.write_session(
+                eywa_storage::Batch::new(),
+                std::slice::from_ref(facts),
+                record,
+            )?;
+        }
+        let count = (pending.len() + updates.len()) as u64;
+        for (facts, _) in pending.into_iter().chain(updates) {
             if let Some(handoff) = facts.handoff {
                 self.write_handoff_file(&handoff)?;
                 run.handoffs.push(Handoff {

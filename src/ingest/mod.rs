@@ -73,6 +73,15 @@ pub struct IngestReport {
     /// Files that shrank or were rewritten since the last run: read as new versions, what
     /// earlier versions said kept.
     pub files_versioned: u64,
+    /// With a summarizer: the handoffs it wrote this run.
+    pub summaries_made: u64,
+    /// Handoffs taken from its cache (the same session asked again).
+    pub summaries_cached: u64,
+    /// Sessions that kept the deterministic handoff: the command failed, timed out or
+    /// answered out of format.
+    pub summaries_failed: u64,
+    /// Sessions that kept it because the day's token cap was reached.
+    pub summaries_capped: u64,
     /// Files this run read in part or not at all, by path: malformed lines, unreadable
     /// files, symlinks out of the Claude dir. At most [`SKIPPED_FILES_LISTED`];
     /// `files_skipped` counts them all.
@@ -107,6 +116,10 @@ impl IngestReport {
             documents_failed: 0,
             bytes_read: 0,
             files_versioned: 0,
+            summaries_made: 0,
+            summaries_cached: 0,
+            summaries_failed: 0,
+            summaries_capped: 0,
             skipped_files: Vec::new(),
             files_skipped: 0,
             counts: Counts::default(),
@@ -389,6 +402,11 @@ impl<'e> Writer<'e> {
         report.skipped_files = std::mem::take(&mut run.skipped);
         report.bytes_read = run.bytes_read;
         report.files_versioned = run.files_versioned;
+        let [made, cached, failed, capped] = run.summaries;
+        report.summaries_made = made;
+        report.summaries_cached = cached;
+        report.summaries_failed = failed;
+        report.summaries_capped = capped;
         self.settle_store(&run.handoffs)?;
         report.counts = self.graph.counts()?;
         Ok(())
@@ -458,6 +476,8 @@ pub(super) struct Run {
     redacted: RedactionCounts,
     pub(super) bytes_read: u64,
     pub(super) files_versioned: u64,
+    /// Summarizer outcomes: made, cached, failed, capped.
+    pub(super) summaries: [u64; 4],
     /// Every `summary` label known, by leaf uuid (stored ones and this run's).
     pub(super) labels: HashMap<u128, String>,
     /// Sessions a file of this run gave a new label: to read again.

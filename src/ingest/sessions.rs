@@ -431,6 +431,7 @@ impl Writer<'_> {
         let cache = self.graph.store().path().join("summaries");
         let outcome = super::summarize::summarize(summarizer, &cache, handoff, &messages);
         tracing::debug!(session = %handoff.short_id, ?outcome, "summarizer");
+        run.summaries[outcome as usize] += 1;
     }
 
     /// Key files of a session whose changes its subagents made: the files its subagent

@@ -39,7 +39,7 @@ impl Summarizer {
     }
 }
 
-/// How one session's summary went.
+/// How one session's summary went (in the order of the ingest report's counts).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Outcome {
     /// The command's handoff is used.

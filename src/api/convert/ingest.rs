@@ -25,7 +25,8 @@ wire! {
         files_scanned, files_read, files_unchanged, files_failed, files_without_messages,
         agent_files_scanned, agent_files_read, redacted: into, plans, memory_files,
         claude_md_files, memories_written, documents_added, documents_failed,
-        bytes_read, files_versioned, skipped_files: messages, files_skipped,
+        bytes_read, files_versioned, skipped_files: messages, files_skipped, summaries_made,
+        summaries_cached, summaries_failed, summaries_capped,
         counts => { sessions, agents, episodes, entities, edges, sources, skipped_lines }: counts,
         elapsed = seconds: seconds,
     }

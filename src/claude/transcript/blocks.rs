@@ -7,8 +7,8 @@ use super::events::{
 use super::prompts::{prompt_of, real_prompt, truncate_chars};
 use super::types::{EventKind, PassageKind, PersistedResult, Spawn, ToolUse};
 use super::{
-    MAX_ASSISTANT_CHARS, MAX_COMPACT_CHARS, MAX_COMPACTIONS, MAX_EVENTS, MAX_FILES, MAX_PLANS,
-    MAX_PROMPTS, MAX_TEXT_CHARS, MAX_TOOL_INPUT_CHARS, Mode,
+    MAX_ASSISTANT_CHARS, MAX_COMPACT_CHARS, MAX_COMPACTIONS, MAX_EVENTS, MAX_FILES, MAX_PLAN_BYTES,
+    MAX_PLANS, MAX_PROMPTS, MAX_TEXT_CHARS, MAX_TOOL_INPUT_CHARS, Mode,
 };
 use crate::claude::line::{Block, Line, result_text};
 use crate::model::{Compaction, Timestamp};
@@ -307,8 +307,10 @@ impl Accumulator {
                 }
             }
             "ExitPlanMode" => {
+                // A plan over 100 KB is not served (seed 001): not kept either.
                 if let Some(plan) = input.get("plan").and_then(|p| p.as_str())
                     && !plan.trim().is_empty()
+                    && plan.len() <= MAX_PLAN_BYTES
                 {
                     if self.t.plans.len() == MAX_PLANS {
                         self.t.plans.remove(0);

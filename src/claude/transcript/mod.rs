@@ -45,6 +45,8 @@ const MAX_TOOL_INPUT_CHARS: usize = 400;
 /// Events kept per session, and plans handed to `ExitPlanMode`.
 const MAX_EVENTS: usize = 2_000;
 const MAX_PLANS: usize = 4;
+/// Bytes of an `ExitPlanMode` plan kept at most (a larger one is not a plan, seed 001).
+const MAX_PLAN_BYTES: usize = 100 * 1024;
 /// A final report is the text of the last assistant message, when it has at least this
 /// many characters (seed 001); it is kept whole.
 const MIN_SUMMARY_CHARS: usize = 200;
