@@ -254,17 +254,20 @@ fn an_updated_index_retitles_the_sessions_it_lists() {
     assert_eq!(title(&engine), "Invoice footer fix");
     let unchanged = engine.ingest().unwrap();
     assert_eq!(unchanged.files_read, 0, "an unchanged index reads nothing");
+    let footer = || {
+        entry(
+            LIVE,
+            "Footer totals for invoices",
+            "Fix the invoice footer",
+            4,
+            1,
+        )
+    };
 
     write_index(
         &home,
         json!([
-            entry(
-                LIVE,
-                "Footer totals for invoices",
-                "Fix the invoice footer",
-                4,
-                1
-            ),
+            footer(),
             entry(GONE, "Billing cron", "Move the billing cron", 3, 2)
         ]),
     );
@@ -285,13 +288,7 @@ fn an_updated_index_retitles_the_sessions_it_lists() {
     write_index(
         &home,
         json!([
-            entry(
-                LIVE,
-                "Footer totals for invoices",
-                "Fix the invoice footer",
-                4,
-                1
-            ),
+            footer(),
             entry(
                 GONE,
                 "Billing cron moved to the queue",

@@ -482,16 +482,7 @@ fn semantic_search_from_the_shell_and_through_serve() {
         stats["semantic"]["vectors"].as_u64().unwrap() > 0,
         "{stats}"
     );
-    let out = fresh
-        .eywa()
-        .args(["stats", "--addr", &addr])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = crate::support::succeed(fresh.eywa().args(["stats", "--addr", &addr]));
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("0 chunks waiting to be embedded"), "{text}");
     let remote = fresh.json(&[
@@ -595,17 +586,13 @@ fn settings_resolve_defaults_file_environment_flags_in_order() {
         ),
     )
     .unwrap();
-    let out = env
-        .eywa()
-        .env("EYWA_MIN_FREE_MB", "9")
-        .args(["config", "show", "--json", "--chunk-idle-days", "5"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    let out = crate::support::succeed(env.eywa().env("EYWA_MIN_FREE_MB", "9").args([
+        "config",
+        "show",
+        "--json",
+        "--chunk-idle-days",
+        "5",
+    ]));
     let shown: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(shown["file_exists"], true);
     let expect = [
@@ -624,16 +611,10 @@ fn settings_resolve_defaults_file_environment_flags_in_order() {
     }
 
     // With no variable for it, the file's Claude dir is the one read.
-    let out = env
-        .eywa()
-        .env_remove("EYWA_CLAUDE_DIR")
-        .args(["ingest", "--json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let out = crate::support::succeed(
+        env.eywa()
+            .env_remove("EYWA_CLAUDE_DIR")
+            .args(["ingest", "--json"]),
     );
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["counts"]["sessions"], 2, "{report}");

@@ -56,12 +56,7 @@ impl Env {
             data: tempfile::tempdir().unwrap(),
             login,
         };
-        let out = env.eywa().arg("ingest").output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        crate::support::succeed(env.eywa().arg("ingest"));
         env
     }
 
@@ -108,15 +103,9 @@ impl Env {
     }
 
     fn search(&self, word: &str) -> Value {
-        let out = self
-            .eywa()
-            .args(["search", word, "--mode", "lexical", "--json"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        let out = crate::support::succeed(
+            self.eywa()
+                .args(["search", word, "--mode", "lexical", "--json"]),
         );
         serde_json::from_slice(&out.stdout).unwrap()
     }
@@ -168,24 +157,15 @@ fn tokens(text: &str) -> usize {
 #[test]
 fn session_start_hands_over_the_projects_sessions_within_the_budget() {
     let env = Env::new();
-    let out = env
-        .eywa()
-        .args([
-            "memory",
-            "add",
-            "Deploys need the VPN up",
-            "--type",
-            "LTM",
-            "--project",
-            "webapp",
-        ])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::support::succeed(env.eywa().args([
+        "memory",
+        "add",
+        "Deploys need the VPN up",
+        "--type",
+        "LTM",
+        "--project",
+        "webapp",
+    ]));
     let new_session = env.home.root().join("projects/-w-webapp/new.jsonl");
     for source in ["startup", "resume", "clear", "compact"] {
         let input = start_input("new", &new_session, "/w/webapp", source);
@@ -238,12 +218,7 @@ fn session_start_hands_over_the_projects_sessions_within_the_budget() {
         days_ago(200),
         &[("Prune the pear trees", "Pruned them back to three leaders.")],
     );
-    let out = env.eywa().arg("ingest").output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::support::succeed(env.eywa().arg("ingest"));
     let input = start_input("new", &new_session, "/w/orchard", "startup");
     let context = context_of(&env.hook(&["session-start"], &input).0, "SessionStart");
     assert!(context.contains("Prune the pear trees"), "{context}");

@@ -165,17 +165,11 @@ fn a_tilde_starts_a_path_only_at_its_start() {
     let env = Env::new();
     let home = tempfile::tempdir().unwrap();
     // Quoted, as a shell leaves it: `--data-dir='~/store'`.
-    let out = env
-        .eywa()
-        .env("HOME", home.path())
-        .env_remove("EYWA_DATA_DIR")
-        .args(["--data-dir", "~/store", "ingest", "--json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    crate::support::succeed(
+        env.eywa()
+            .env("HOME", home.path())
+            .env_remove("EYWA_DATA_DIR")
+            .args(["--data-dir", "~/store", "ingest", "--json"]),
     );
     assert!(home.path().join("store").is_dir(), "~/store under HOME");
 
@@ -183,18 +177,12 @@ fn a_tilde_starts_a_path_only_at_its_start() {
     let link = home.path().join("claude");
     std::os::unix::fs::symlink(env.home.root(), &link).unwrap();
     let report = {
-        let out = env
-            .eywa()
-            .env("HOME", home.path())
-            .env("EYWA_DATA_DIR", "~/env-store")
-            .env("EYWA_CLAUDE_DIR", "~/claude")
-            .args(["ingest", "--json"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        let out = crate::support::succeed(
+            env.eywa()
+                .env("HOME", home.path())
+                .env("EYWA_DATA_DIR", "~/env-store")
+                .env("EYWA_CLAUDE_DIR", "~/claude")
+                .args(["ingest", "--json"]),
         );
         serde_json::from_slice::<Value>(&out.stdout).unwrap()
     };
@@ -203,17 +191,11 @@ fn a_tilde_starts_a_path_only_at_its_start() {
 
     // Elsewhere it is a plain character: a relative path under the working directory.
     let cwd = tempfile::tempdir().unwrap();
-    let out = env
-        .eywa()
-        .env("HOME", home.path())
-        .current_dir(cwd.path())
-        .args(["--data-dir", "a/~/b", "stats", "--json"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    crate::support::succeed(
+        env.eywa()
+            .env("HOME", home.path())
+            .current_dir(cwd.path())
+            .args(["--data-dir", "a/~/b", "stats", "--json"]),
     );
     assert!(cwd.path().join("a/~/b").is_dir());
     assert!(!home.path().join("b").exists());

@@ -57,12 +57,7 @@ impl Env {
             home,
             data: tempfile::tempdir().unwrap(),
         };
-        let out = env.eywa().arg("ingest").output().unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        crate::support::succeed(env.eywa().arg("ingest"));
         env
     }
 
@@ -313,12 +308,7 @@ fn serve_answers_the_same_tools_over_streamable_http() {
     let url = format!("http://{}/mcp", server.addr);
     exercise(&env, &python, &["http", &url]);
     // The gRPC services still answer on the same port.
-    let out = env.eywa().args(["stats", "--json"]).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::support::succeed(env.eywa().args(["stats", "--json"]));
     server.stop();
 }
 
@@ -518,17 +508,7 @@ fn eywa_get_answers_what_the_python_eywa_mcp_answers() {
         home: ClaudeHome::new(),
         data: tempfile::tempdir().unwrap(),
     };
-    let out = env
-        .eywa()
-        .arg("import")
-        .arg(folder.path())
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::support::succeed(env.eywa().arg("import").arg(folder.path()));
     let asks = [
         json!({}),
         json!({"query": "river mcp"}),
@@ -623,16 +603,7 @@ fn an_idle_eywa_mcp_does_not_hold_the_store() {
         let result = ask(id, "tools/call", call.clone());
         assert_eq!(result["isError"], false, "{result}");
         // Beside it, the CLI opens the store (waiting at most for the linger and a close).
-        let out = env
-            .eywa()
-            .args(["memory", "list", "--json"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        crate::support::succeed(env.eywa().args(["memory", "list", "--json"]));
     }
     drop(stdin);
     assert!(child.wait().unwrap().success());

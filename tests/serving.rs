@@ -44,16 +44,7 @@ impl Env {
     }
 
     fn get_json(&self) -> Value {
-        let out = self
-            .eywa()
-            .args(["get", "roast", "--json"])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
+        let out = crate::support::succeed(self.eywa().args(["get", "roast", "--json"]));
         serde_json::from_slice(&out.stdout).unwrap()
     }
 }
@@ -84,16 +75,7 @@ fn a_stale_announcement_is_ignored() {
     // A pid that lives, but started after the announcement was written: reused.
     std::fs::write(&file, stale(std::process::id(), Some(1)).to_string()).unwrap();
     assert_eq!(env.get_json(), answer);
-    let out = env
-        .eywa()
-        .args(["graph", "touched", "project:roaster"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
+    crate::support::succeed(env.eywa().args(["graph", "touched", "project:roaster"]));
     // A damaged file is no announcement either.
     std::fs::write(&file, b"{\"addr\": 12").unwrap();
     assert_eq!(env.get_json(), answer);

@@ -67,20 +67,15 @@ impl Home {
     }
 
     fn setup(&self, cwd: &Path, args: &[&str]) -> String {
-        let out = Command::new(env!("CARGO_BIN_EXE_eywa"))
-            .env("HOME", self.home.path())
-            .env("EYWA_DATA_DIR", self.data.path())
-            .env_remove("EYWA_CLAUDE_DIR")
-            .env_remove("CLAUDE_CONFIG_DIR")
-            .current_dir(cwd)
-            .args(["setup", "claude"])
-            .args(args)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
+        let out = crate::support::succeed(
+            Command::new(env!("CARGO_BIN_EXE_eywa"))
+                .env("HOME", self.home.path())
+                .env("EYWA_DATA_DIR", self.data.path())
+                .env_remove("EYWA_CLAUDE_DIR")
+                .env_remove("CLAUDE_CONFIG_DIR")
+                .current_dir(cwd)
+                .args(["setup", "claude"])
+                .args(args),
         );
         String::from_utf8(out.stdout).unwrap()
     }

@@ -367,14 +367,13 @@ impl RemoteClient {
         destination: &str,
         mode: MigrateMode,
     ) -> Result<MigrateResult, tonic::Status> {
-        let request = pb::MigrateSessionsRequest::from(MigrateQuery {
+        self.migrate(MigrateQuery {
             sessions: sessions.to_vec(),
             destination: destination.to_owned(),
             mode,
             workspace: None,
-        });
-        let response = self.sessions.migrate_sessions(request).await?.into_inner();
-        response.try_into()
+        })
+        .await
     }
 
     /// Migrates every session of a workspace.
@@ -384,12 +383,17 @@ impl RemoteClient {
         destination: &str,
         mode: MigrateMode,
     ) -> Result<MigrateResult, tonic::Status> {
-        let request = pb::MigrateSessionsRequest::from(MigrateQuery {
+        self.migrate(MigrateQuery {
             sessions: Vec::new(),
             destination: destination.to_owned(),
             mode,
             workspace: Some(workspace.to_owned()),
-        });
+        })
+        .await
+    }
+
+    async fn migrate(&mut self, query: MigrateQuery) -> Result<MigrateResult, tonic::Status> {
+        let request = pb::MigrateSessionsRequest::from(query);
         let response = self.sessions.migrate_sessions(request).await?.into_inner();
         response.try_into()
     }

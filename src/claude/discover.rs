@@ -449,6 +449,42 @@ impl ClaudeDir {
     }
 }
 
+/// The text of the file Claude Code moved a large tool result to, beside the session's
+/// transcript (`<folder>/<session>/tool-results/<call id>.txt`): its first `max_bytes`.
+/// `None` when it is missing, not a regular file (a symlink is not followed), unreadable,
+/// or the call id is not one (it names the file, so it may not name a path).
+pub fn read_tool_result(
+    transcript: &Path,
+    session: &str,
+    call_id: &str,
+    max_bytes: u64,
+) -> Option<String> {
+    use std::io::Read;
+    let plain = |s: &str| {
+        !s.is_empty()
+            && s.bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
+    };
+    if !plain(call_id) || !plain(session) {
+        return None;
+    }
+    let file = transcript
+        .parent()?
+        .join(session)
+        .join("tool-results")
+        .join(format!("{call_id}.txt"));
+    if !std::fs::symlink_metadata(&file).ok()?.file_type().is_file() {
+        return None;
+    }
+    let mut bytes = Vec::new();
+    std::fs::File::open(&file)
+        .ok()?
+        .take(max_bytes)
+        .read_to_end(&mut bytes)
+        .ok()?;
+    Some(String::from_utf8_lossy(&bytes).into_owned())
+}
+
 /// The subagent files in a session's `subagents/` folder and its workflow runs, added to
 /// `files`.
 fn subagents_of(
@@ -505,4 +541,25 @@ fn agent_file(
         parent_session,
         workflow,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_tool_result_file_is_named_by_a_plain_call_id_only() {
+        let dir = tempfile::tempdir().unwrap();
+        let transcript = dir.path().join("s1.jsonl");
+        std::fs::create_dir_all(dir.path().join("s1/tool-results")).unwrap();
+        std::fs::write(dir.path().join("s1/tool-results/toolu_1.txt"), "0123456789").unwrap();
+        std::fs::write(dir.path().join("secret.txt"), "no").unwrap();
+        assert_eq!(
+            read_tool_result(&transcript, "s1", "toolu_1", 4).as_deref(),
+            Some("0123")
+        );
+        assert_eq!(read_tool_result(&transcript, "s1", "toolu_2", 4), None);
+        assert_eq!(read_tool_result(&transcript, "s1", "../../secret", 4), None);
+        assert_eq!(read_tool_result(&transcript, "..", "secret", 4), None);
+    }
 }

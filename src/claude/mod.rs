@@ -8,7 +8,9 @@ pub mod migrate;
 mod transcript;
 
 pub use self::dag::{Link, order as chain_order, uuid_key};
-pub use self::discover::{AgentFile, ClaudeDir, IndexEntry, MemoryFile, PlanFile, SessionFile};
+pub use self::discover::{
+    AgentFile, ClaudeDir, IndexEntry, MemoryFile, PlanFile, SessionFile, read_tool_result,
+};
 pub use self::line::{AgentRun, Block, CompactBoundary, Line, LineKind, Usage, result_text};
 pub use self::messages::{
     Message, MessageKind, MessageUsage, Role, ToolCall, cut_tool_text, read_messages,

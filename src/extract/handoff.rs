@@ -257,7 +257,7 @@ pub(super) fn cleaned_request(prompt: &str) -> Option<String> {
     (!text.is_empty()).then(|| upper_first(text))
 }
 
-fn upper_first(text: &str) -> String {
+pub(super) fn upper_first(text: &str) -> String {
     let mut chars = text.chars();
     match chars.next() {
         Some(c) => c.to_uppercase().chain(chars).collect(),

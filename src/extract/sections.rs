@@ -14,7 +14,7 @@
 use std::collections::BTreeMap;
 
 use super::ProjectPath;
-use super::handoff::{cleaned_request, first_sentence, plan_title};
+use super::handoff::{cleaned_request, first_sentence, plan_title, upper_first};
 use crate::claude::{EventKind, Transcript};
 use crate::model::{HandoffSections, Timestamp};
 
@@ -649,14 +649,6 @@ fn clip(text: &str, max: usize) -> String {
     match text.char_indices().nth(max) {
         Some((i, _)) => format!("{}…", text[..i].trim_end()),
         None => text.to_owned(),
-    }
-}
-
-fn upper_first(text: &str) -> String {
-    let mut chars = text.chars();
-    match chars.next() {
-        Some(c) => c.to_uppercase().chain(chars).collect(),
-        None => String::new(),
     }
 }
 

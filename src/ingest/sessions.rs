@@ -617,30 +617,16 @@ fn add_persisted_results(path: &str, session: &str, transcript: &mut Transcript,
     let Some(first) = transcript.passages.iter().map(|p| p.seq).min() else {
         return;
     };
-    let Some(folder) = std::path::Path::new(path).parent() else {
-        return;
-    };
-    let results = folder.join(session).join("tool-results");
     let mut added = Vec::new();
     for persisted in transcript.persisted.iter().filter(|p| p.seq >= first) {
-        let file = results.join(format!("{}.txt", persisted.call_id));
-        let is_file = std::fs::symlink_metadata(&file).is_ok_and(|m| m.file_type().is_file());
-        if !is_file {
-            continue;
-        }
-        let Ok(handle) = std::fs::File::open(&file) else {
+        let Some(text) = crate::claude::read_tool_result(
+            std::path::Path::new(path),
+            session,
+            &persisted.call_id,
+            MAX_RESULT_FILE_BYTES,
+        ) else {
             continue;
         };
-        let mut bytes = Vec::new();
-        use std::io::Read;
-        if handle
-            .take(MAX_RESULT_FILE_BYTES)
-            .read_to_end(&mut bytes)
-            .is_err()
-        {
-            continue;
-        }
-        let text = String::from_utf8_lossy(&bytes);
         let text = crate::extract::redact(&text, &mut run.redacted);
         let chars: Vec<char> = text.chars().collect();
         let size = crate::claude::MAX_PASSAGE_CHARS;

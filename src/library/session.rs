@@ -236,21 +236,24 @@ impl Library<'_> {
 /// holds a preview) are served from that file, cut like every result. A missing file, or
 /// a symlink, leaves the preview.
 fn persisted_results(path: &str, session: &str, messages: &mut [crate::claude::Message]) {
-    let Some(folder) = std::path::Path::new(path).parent() else {
-        return;
-    };
-    let results = folder.join(session).join("tool-results");
-    if !results.is_dir() {
-        return;
-    }
+    // 16,000 characters are at most 64,000 bytes.
+    const MAX_BYTES: u64 = 64_000;
     for call in messages.iter_mut().flat_map(|m| m.tool_calls.iter_mut()) {
-        let file = results.join(format!("{}.txt", call.id));
-        let is_file = std::fs::symlink_metadata(&file).is_ok_and(|m| m.file_type().is_file());
-        if call.id.is_empty() || !is_file {
+        // The preview says where the whole result went.
+        let previewed = call
+            .result
+            .as_deref()
+            .is_some_and(|r| r.contains("<persisted-output>") || r.contains("tool-results"));
+        if !previewed {
             continue;
         }
-        if let Ok(bytes) = std::fs::read(&file) {
-            let text = String::from_utf8_lossy(&bytes);
+        let file = crate::claude::read_tool_result(
+            std::path::Path::new(path),
+            session,
+            &call.id,
+            MAX_BYTES,
+        );
+        if let Some(text) = file {
             call.result = Some(crate::claude::cut_tool_text(&text));
         }
     }

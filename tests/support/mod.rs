@@ -61,6 +61,17 @@ pub(crate) fn eywa_command(
     cmd
 }
 
+/// Runs a command that must succeed (its stderr is the failure message): its output.
+pub(crate) fn succeed(cmd: &mut std::process::Command) -> std::process::Output {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out
+}
+
 /// Runs the `eywa` binary with a data dir and a Claude dir: (succeeded, stdout, stderr).
 pub(crate) fn eywa_cli(
     data_dir: &std::path::Path,

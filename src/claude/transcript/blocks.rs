@@ -338,9 +338,8 @@ impl Accumulator {
         content: &serde_json::Value,
         ts: Option<Timestamp>,
     ) {
-        let text = result_text(content);
-        let moved = text.contains("<persisted-output>")
-            || (text.contains("tool-results") && text.contains(id));
+        let says = |needle: &str| result_mentions(content, needle);
+        let moved = says("<persisted-output>") || (says("tool-results") && says(id));
         if !moved || self.t.persisted.iter().any(|p| p.call_id == id) {
             return;
         }
@@ -436,4 +435,20 @@ struct ToolCallBlock<'a> {
     id: Option<&'a str>,
     name: &'a str,
     input: &'a serde_json::Value,
+}
+
+/// Whether a tool result's text (a string, or its text blocks) holds `needle`, without
+/// copying it: every result of a session is looked at.
+fn result_mentions(content: &serde_json::Value, needle: &str) -> bool {
+    match content {
+        serde_json::Value::String(s) => s.contains(needle),
+        serde_json::Value::Array(items) => items.iter().any(|b| match b {
+            serde_json::Value::String(s) => s.contains(needle),
+            _ => b
+                .get("text")
+                .and_then(serde_json::Value::as_str)
+                .is_some_and(|t| t.contains(needle)),
+        }),
+        _ => false,
+    }
 }
