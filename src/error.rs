@@ -19,7 +19,7 @@ pub enum Error {
     #[error(transparent)]
     DiskFull(eywa_storage::Error),
     /// A file or folder could not be read, written or created.
-    #[error("cannot access {path}")]
+    #[error("cannot access {}", quote_path(path))]
     Io {
         /// The file or folder.
         path: PathBuf,
@@ -80,9 +80,61 @@ pub const MAX_QUOTED: usize = 200;
 /// Most characters of a whole error message.
 pub const MAX_MESSAGE: usize = 2_000;
 
+/// `input` as an error message repeats it: in backticks, its first [`MAX_QUOTED`]
+/// characters (then `…` and how many there were), a backtick in it read as `'` so that the
+/// quotes pair, and control characters escaped (`\n`, `\u{1b}`) so that a message stays
+/// one line whatever it quotes. Every input an error names goes through here.
+pub fn quote(input: &str) -> Quoted<'_> {
+    Quoted(input)
+}
+
+/// `input` cut to its first [`MAX_QUOTED`] characters, then `…` and how many there were,
+/// for messages that quote it their own way (a command line's `'…'`).
+pub fn shorten(input: &str) -> std::borrow::Cow<'_, str> {
+    match input.char_indices().nth(MAX_QUOTED) {
+        None => std::borrow::Cow::Borrowed(input),
+        Some((end, _)) => std::borrow::Cow::Owned(format!(
+            "{}… ({} characters)",
+            &input[..end],
+            input.chars().count()
+        )),
+    }
+}
+
+/// A path as an error message repeats it: see [`quote`].
+pub fn quote_path(path: &std::path::Path) -> String {
+    quote(&path.to_string_lossy()).to_string()
+}
+
+/// An input as an error quotes it; see [`quote`].
+#[derive(Debug, Clone, Copy)]
+pub struct Quoted<'a>(&'a str);
+
+impl std::fmt::Display for Quoted<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        use std::fmt::Write as _;
+        f.write_char('`')?;
+        for (i, c) in self.0.chars().enumerate() {
+            if i == MAX_QUOTED {
+                return write!(f, "…` ({} characters)", self.0.chars().count());
+            }
+            match c {
+                '`' => f.write_char('\'')?,
+                c if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') => {
+                    write!(f, "{}", c.escape_default())?;
+                }
+                c => f.write_char(c)?,
+            }
+        }
+        f.write_char('`')
+    }
+}
+
 /// An error message fit to send back: each backtick-quoted input of more than
 /// [`MAX_QUOTED`] characters is cut to that many and says how long it was, and the whole
-/// message to [`MAX_MESSAGE`]. A 1 MB query must not come back as a 1 MB error.
+/// message to [`MAX_MESSAGE`] characters, what says it was cut included. A 1 MB query
+/// must not come back as a 1 MB error. Inputs are quoted with [`quote`] where the error is
+/// made; this is the last bound on what leaves (a status, a tool error, a line printed).
 pub fn bounded_message(message: &str) -> std::borrow::Cow<'_, str> {
     let mut out = String::new();
     let mut rest = message;
@@ -110,8 +162,12 @@ pub fn bounded_message(message: &str) -> std::borrow::Cow<'_, str> {
     out.push_str(rest);
     let total = out.chars().count();
     if total > MAX_MESSAGE {
-        let mut cut: String = out.chars().take(MAX_MESSAGE).collect();
-        cut.push_str(&format!("… ({total} characters)"));
+        let tail = format!("… ({total} characters)");
+        let mut cut: String = out
+            .chars()
+            .take(MAX_MESSAGE - tail.chars().count())
+            .collect();
+        cut.push_str(&tail);
         return std::borrow::Cow::Owned(cut);
     }
     if changed {
@@ -119,6 +175,25 @@ pub fn bounded_message(message: &str) -> std::borrow::Cow<'_, str> {
     } else {
         std::borrow::Cow::Borrowed(message)
     }
+}
+
+/// Most bytes of a status message: [`MAX_MESSAGE`] characters of four bytes each would
+/// be 8,000 bytes, which gRPC's percent-encoding of the `grpc-message` header triples past
+/// the 8 KiB of metadata clients accept.
+pub const MAX_STATUS_BYTES: usize = 2_000;
+
+/// [`bounded_message`], then at most [`MAX_STATUS_BYTES`] bytes (cut at a character).
+pub fn status_message(message: &str) -> String {
+    let bounded = bounded_message(message);
+    if bounded.len() <= MAX_STATUS_BYTES {
+        return bounded.into_owned();
+    }
+    let tail = "…";
+    let mut end = MAX_STATUS_BYTES - tail.len();
+    while !bounded.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}{tail}", &bounded[..end])
 }
 
 #[cfg(test)]
@@ -140,20 +215,29 @@ mod tests {
         );
         let bare = format!("bad pattern: {long}");
         let bounded = bounded_message(&bare);
-        assert!(
-            bounded.chars().count() < MAX_MESSAGE + 40,
-            "{}",
-            bounded.len()
-        );
+        assert_eq!(bounded.chars().count(), MAX_MESSAGE);
         assert!(
             bounded.ends_with("… (1000013 characters)"),
             "{}",
             &bounded[1990..]
         );
+        let status = status_message(&format!("`{}`", "😀".repeat(5_000)));
+        assert!(status.len() <= MAX_STATUS_BYTES, "{}", status.len());
         // Multibyte characters are counted and cut whole.
         let wide = "é".repeat(300);
         let message = format!("`{wide}`");
         let bounded = bounded_message(&message);
         assert_eq!(bounded, format!("`{}…` (300 characters)", "é".repeat(200)));
+    }
+
+    #[test]
+    fn quoted_inputs_are_cut_and_stay_on_one_line() {
+        assert_eq!(quote("abc").to_string(), "`abc`");
+        assert_eq!(quote("a`b\nc\u{1b}").to_string(), "`a'b\\nc\\u{1b}`");
+        let long = "😀".repeat(1_000);
+        assert_eq!(
+            quote(&long).to_string(),
+            format!("`{}…` (1000 characters)", "😀".repeat(200))
+        );
     }
 }

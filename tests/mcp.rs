@@ -178,7 +178,7 @@ fn bad_calls() -> Vec<(Value, &'static str)> {
         ),
         (
             json!({"tool": "eywa_get", "arguments": {"qurey": "x"}}),
-            "takes no argument \"qurey\"",
+            "takes no argument `qurey`",
         ),
         (
             json!({"tool": "eywa_extract", "arguments": {"session_id": "ffffffff-nope"}}),

@@ -40,6 +40,7 @@ mod session_fields;
 mod setup;
 mod temporal;
 mod transcripts;
+mod untrusted;
 mod versions;
 mod view;
 mod walks;

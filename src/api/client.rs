@@ -586,14 +586,45 @@ impl RemoteClient {
         limit: usize,
         offset: usize,
     ) -> Result<(Vec<crate::docs::DocumentInfo>, u64), tonic::Status> {
-        let request = pb::ListDocumentsRequest::from(DocumentListQuery { limit, offset });
-        let pb::ListDocumentsResponse { documents, total } =
-            self.documents.list_documents(request).await?.into_inner();
+        let request = pb::ListDocumentsRequest::from(DocumentListQuery {
+            limit,
+            offset,
+            failed: false,
+        });
+        let pb::ListDocumentsResponse {
+            documents,
+            total,
+            failed: _,
+        } = self.documents.list_documents(request).await?.into_inner();
         let documents = documents
             .into_iter()
             .map(TryInto::try_into)
             .collect::<Result<_, _>>()?;
         Ok((documents, total))
+    }
+
+    /// A page of the files the server could not read as documents, most recent first,
+    /// and how many there are.
+    pub async fn failed_documents(
+        &mut self,
+        limit: usize,
+        offset: usize,
+    ) -> Result<(Vec<crate::docs::FailedDocument>, u64), tonic::Status> {
+        let request = pb::ListDocumentsRequest::from(DocumentListQuery {
+            limit,
+            offset,
+            failed: true,
+        });
+        let pb::ListDocumentsResponse {
+            documents: _,
+            total,
+            failed,
+        } = self.documents.list_documents(request).await?.into_inner();
+        let failed = failed
+            .into_iter()
+            .map(TryInto::try_into)
+            .collect::<Result<_, _>>()?;
+        Ok((failed, total))
     }
 
     /// Every version of a document, oldest first.

@@ -49,7 +49,13 @@ where
     let engine = engine.clone();
     let reply = tokio::task::spawn_blocking(move || f(&engine))
         .await
-        .map_err(|e| Status::internal(format!("engine task failed: {e}")))?
+        .map_err(|e| {
+            // A bug, never the caller's input: the status says so and nothing of the panic
+            // (which may quote the request); the log has it, bounded.
+            let why = crate::error::status_message(&e.to_string());
+            tracing::error!(error = %why, "an engine task failed");
+            Status::internal("the server failed on this request (a bug: its log says where)")
+        })?
         .map_err(Into::into)?;
     Ok(Response::new(reply.into()))
 }
@@ -169,7 +175,7 @@ serve!(pb::documents_server::Documents {
     get_document(GetDocumentRequest) -> GetDocumentResponse:
         |e, q: DocumentQuery| e.document(&q.document, q.version, q.as_of);
     list_documents(ListDocumentsRequest) -> ListDocumentsResponse:
-        |e, q: DocumentListQuery| e.list_documents(q.limit, q.offset);
+        |e, q: DocumentListQuery| q.answer(e);
     document_history(DocumentHistoryRequest { document }) -> DocumentHistoryResponse:
         |e| e.document_history(&document);
     follow_folders(FollowFoldersRequest) -> FollowFoldersResponse: |e, q: FollowQuery| {

@@ -25,8 +25,14 @@ impl From<Error> for Status {
             tracing::error!(error = %DisplayChain(&error), "internal error");
         }
         let message = DisplayChain(&error).to_string();
-        Status::new(code, crate::error::bounded_message(&message))
+        Status::new(code, crate::error::status_message(&message))
     }
+}
+
+/// `INVALID_ARGUMENT` with `message` bounded as every status is (see
+/// [`crate::error::status_message`]), for the codecs that refuse a field themselves.
+pub(crate) fn invalid(message: String) -> Status {
+    Status::invalid_argument(crate::error::status_message(&message))
 }
 
 /// `error: cause: cause`, as one line.
@@ -60,6 +66,6 @@ mod tests {
             source: std::io::Error::other("disk on fire"),
         });
         assert_eq!(s.code(), Code::Internal);
-        assert_eq!(s.message(), "cannot access /x: disk on fire");
+        assert_eq!(s.message(), "cannot access `/x`: disk on fire");
     }
 }

@@ -370,7 +370,10 @@ impl ClaudeDir {
             1 => Ok(self.session_at(&found[0])),
             n => Err(std::io::Error::new(
                 std::io::ErrorKind::InvalidInput,
-                format!("{n} sessions start with {id:?}: give more of the id"),
+                format!(
+                    "{n} sessions start with {}: give more of the id",
+                    crate::error::quote(id)
+                ),
             )),
         }
     }

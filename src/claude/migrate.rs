@@ -29,7 +29,8 @@ impl MigrateMode {
             "" | "copy" => Ok(MigrateMode::Copy),
             "move" => Ok(MigrateMode::Move),
             other => Err(Error::InvalidArgument(format!(
-                "unknown migrate mode `{other}`: use copy or move"
+                "unknown migrate mode {other}: use copy or move",
+                other = crate::error::quote(other)
             ))),
         }
     }
@@ -41,7 +42,8 @@ pub fn check_destination(destination: &str) -> Result<()> {
     let absolute = destination.starts_with('/') || destination.as_bytes().get(1) == Some(&b':');
     if !absolute {
         return Err(Error::InvalidArgument(format!(
-            "the destination `{destination}` is not an absolute path"
+            "the destination {destination} is not an absolute path",
+            destination = crate::error::quote(destination)
         )));
     }
     let unnormal = destination.contains("//")
@@ -50,13 +52,15 @@ pub fn check_destination(destination: &str) -> Result<()> {
             .any(|part| part == "." || part == "..");
     if unnormal {
         return Err(Error::InvalidArgument(format!(
-            "the destination `{destination}` is not a normalized path (no `.`, `..` or `//`)"
+            "the destination {destination} is not a normalized path (no `.`, `..` or `//`)",
+            destination = crate::error::quote(destination)
         )));
     }
     for system in ["/proc", "/sys", "/dev"] {
         if destination == system || destination.starts_with(&format!("{system}/")) {
             return Err(Error::InvalidArgument(format!(
-                "the destination `{destination}` is in {system}: not a workspace"
+                "the destination {destination} is in {system}: not a workspace",
+                destination = crate::error::quote(destination)
             )));
         }
     }
@@ -103,21 +107,23 @@ impl Plan {
     ) -> Result<Plan> {
         if !source.is_file() {
             return Err(Error::NotFound(format!(
-                "the transcript of `{reference}` is gone from {}",
-                source.display()
+                "the transcript of {reference} is gone from {}",
+                crate::error::quote_path(source),
+                reference = crate::error::quote(reference)
             )));
         }
         let file_name = source.file_name().expect("a transcript has a name");
         let target = target_dir.join(file_name);
         if target == source {
             return Err(Error::InvalidArgument(format!(
-                "`{reference}` is already in {destination}"
+                "{reference} is already in {destination}",
+                reference = crate::error::quote(reference)
             )));
         }
         if target.exists() {
             return Err(Error::FailedPrecondition(format!(
                 "{} exists: a migration never overwrites a session",
-                target.display()
+                crate::error::quote_path(&target)
             )));
         }
         let mut plan = Plan {
@@ -183,7 +189,7 @@ impl Plan {
         if let Some(existing) = self.planned.iter().find(|p| p.to.exists()) {
             return Err(Error::FailedPrecondition(format!(
                 "{} exists: a migration never overwrites a session",
-                existing.to.display()
+                crate::error::quote_path(&existing.to)
             )));
         }
         place(&self.planned, &self.target_dir)?;
@@ -231,7 +237,7 @@ fn place(planned: &[Planned], target_dir: &Path) -> Result<()> {
                     if p.to.exists() {
                         return Err(Error::FailedPrecondition(format!(
                             "{} exists: a migration never overwrites a session",
-                            p.to.display()
+                            crate::error::quote_path(&p.to)
                         )));
                     }
                     std::fs::rename(tmp, &p.to).map_err(Error::io(&p.to))

@@ -282,6 +282,17 @@ impl Client {
         }
     }
 
+    pub(super) fn failed_documents(
+        &self,
+        limit: usize,
+        offset: usize,
+    ) -> anyhow::Result<(Vec<eywa::docs::FailedDocument>, u64)> {
+        match self {
+            Client::Local(l) => Ok(l.engine()?.failed_documents(limit, offset)?),
+            Client::Remote(r) => r.call(async |c| c.failed_documents(limit, offset).await),
+        }
+    }
+
     pub(super) fn document_history(
         &self,
         document: &str,

@@ -55,6 +55,10 @@ enum Command {
         /// Documents to skip
         #[arg(long, default_value_t = 0)]
         offset: usize,
+        /// List the files that could not be read instead (path, why, when), most recent
+        /// first; one in a followed folder is tried again once it changes
+        #[arg(long)]
+        failed: bool,
         /// Print JSON
         #[arg(long)]
         json: bool,
@@ -163,6 +167,34 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         Command::List {
             limit,
             offset,
+            failed: true,
+            json,
+        } => {
+            let (failed, total) = client.failed_documents(limit, offset)?;
+            if json {
+                let items: Vec<_> = failed.iter().map(failed_json).collect();
+                super::print_json(&json!({ "failed": items, "total": total }))?;
+            } else if failed.is_empty() {
+                outln!("No file failed to be read.");
+            } else {
+                for f in &failed {
+                    outln!("{}  {}", f.failed_at.to_rfc3339(), f.path);
+                    outln!("    {}", f.reason);
+                }
+                if total > (offset + failed.len()) as u64 {
+                    outln!(
+                        "{}-{} of {total}; next: --offset {}",
+                        offset + 1,
+                        offset + failed.len(),
+                        offset + failed.len()
+                    );
+                }
+            }
+        }
+        Command::List {
+            limit,
+            offset,
+            failed: false,
             json,
         } => {
             let (docs, total) = client.list_documents(limit, offset)?;
@@ -245,6 +277,17 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
 }
 
 /// What adding one file did, as JSON.
+/// A file that failed to be read, as `--json` prints it (also in `eywa stats --json`).
+pub(super) fn failed_json(f: &eywa::docs::FailedDocument) -> serde_json::Value {
+    json!({
+        "path": f.path,
+        "reason": f.reason,
+        "failed_at": f.failed_at.to_rfc3339(),
+        "bytes": f.bytes,
+        "modified_at": f.modified_at.to_rfc3339(),
+    })
+}
+
 fn outcome_json(o: &eywa::engine::DocumentOutcome) -> serde_json::Value {
     match &o.result {
         Ok((info, added)) => json!({

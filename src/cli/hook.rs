@@ -344,12 +344,16 @@ fn fit_blocks(header: &str, blocks: &[String], budget: usize) -> Option<String> 
     let mut used = estimate_tokens(header);
     let mut any = false;
     for block in blocks {
-        let cost = estimate_tokens(block) + 1;
+        // What eywa stores is redacted as it comes in; this is the last look before it
+        // goes into a session (a store from before documents and memories were redacted,
+        // a server of an older version), and before it is measured.
+        let block = eywa::extract::redact(block, &mut eywa::extract::RedactionCounts::default());
+        let cost = estimate_tokens(&block) + 1;
         if used + cost > budget {
             continue;
         }
         out.push('\n');
-        out.push_str(block);
+        out.push_str(&block);
         out.push('\n');
         used += cost;
         any = true;
@@ -419,7 +423,7 @@ fn log(paths: &Paths, event: Event, note: &str, took: Duration) {
         Timestamp::now().to_rfc3339(),
         event.name(),
         took.as_millis(),
-        note.replace('\n', " ")
+        log_text(&eywa::error::bounded_message(note))
     );
     let file = std::fs::OpenOptions::new()
         .create(true)
@@ -430,9 +434,39 @@ fn log(paths: &Paths, event: Event, note: &str, took: Duration) {
     }
 }
 
+/// `note` as one line of a log a terminal shows: control characters (escape sequences,
+/// carriage returns, newlines), line and paragraph separators and the characters that
+/// reorder text (bidirectional overrides) escaped as `\u{…}`, a backslash doubled.
+fn log_text(note: &str) -> String {
+    let mut out = String::with_capacity(note.len());
+    for c in note.chars() {
+        let hidden = c.is_control()
+            || matches!(
+                c,
+                '\u{2028}' | '\u{2029}' | '\u{200e}' | '\u{200f}' | '\u{061c}'
+            )
+            || ('\u{202a}'..='\u{202e}').contains(&c)
+            || ('\u{2066}'..='\u{2069}').contains(&c);
+        match c {
+            '\\' => out.push_str("\\\\"),
+            c if hidden => out.push_str(&format!("\\u{{{:x}}}", c as u32)),
+            c => out.push(c),
+        }
+    }
+    out
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn log_lines_carry_no_raw_control_characters() {
+        assert_eq!(
+            log_text("failed: \u{1b}[31mred\r\nnext \u{202e}evil \\ ok"),
+            "failed: \\u{1b}[31mred\\u{d}\\u{a}next \\u{202e}evil \\\\ ok"
+        );
+    }
 
     #[test]
     fn events_read_in_either_spelling() {

@@ -222,7 +222,8 @@ impl ServerHandler for Tools {
         let Some(spec) = TOOLS.iter().find(|t| t.name == name) else {
             return Err(ErrorData::invalid_params(
                 format!(
-                    "no tool named {name:?}; eywa's tools: {}",
+                    "no tool named {}; eywa's tools: {}",
+                    eywa::error::quote(&name),
                     TOOLS.iter().map(|t| t.name).collect::<Vec<_>>().join(", ")
                 ),
                 None,
@@ -235,10 +236,19 @@ impl ServerHandler for Tools {
             tools.call(spec.name, &args)
         })
         .await
-        .unwrap_or_else(|e| Err(ToolError(format!("the tool failed: {e}"))));
+        .unwrap_or_else(|e| {
+            // A bug, never the caller's input: nothing of the panic goes back.
+            tracing::error!(tool = %name, error = %eywa::error::bounded_message(&e.to_string()), "an MCP tool failed");
+            Err(ToolError(
+                "the tool failed on this call (a bug: eywa's log says where)".to_owned(),
+            ))
+        });
         let result = match answer {
             Ok(text) => CallToolResult::success(vec![ContentBlock::text(text)]),
             Err(ToolError(why)) => {
+                // At most 200 characters of any input, 2,000 in all, whatever the tool
+                // quoted.
+                let why = eywa::error::bounded_message(&why).into_owned();
                 tracing::debug!(tool = %name, error = %why, "MCP tool call refused");
                 CallToolResult::error(vec![ContentBlock::text(why)])
             }
@@ -252,6 +262,14 @@ impl Tools {
         let text = self
             .backend
             .with_client(|client| self.answer(client, name, args))?;
+        // What eywa stores is redacted as it comes in; this is the last look before an
+        // agent reads it (a store from before documents and memories were redacted, a
+        // server of an older version).
+        let text =
+            match eywa::extract::redact(&text, &mut eywa::extract::RedactionCounts::default()) {
+                std::borrow::Cow::Owned(redacted) => redacted,
+                std::borrow::Cow::Borrowed(_) => text,
+            };
         // `eywa_get` keeps the Python Eywa's text whole unless a budget is asked for.
         match args.optional_int("max_tokens", 1, MAX_TOKENS)? {
             Some(budget) => Ok(fit(&text, budget as usize)),
@@ -274,7 +292,12 @@ impl Tools {
             "eywa_recall" => eywa_recall(client, args)?,
             "eywa_forget" => eywa_forget(client, args)?,
             "eywa_docs" => eywa_docs(client, args)?,
-            other => return Err(ToolError(format!("no tool named {other:?}"))),
+            other => {
+                return Err(ToolError(format!(
+                    "no tool named {}",
+                    eywa::error::quote(other)
+                )));
+            }
         })
     }
 
@@ -693,8 +716,9 @@ impl<'a> Arguments<'a> {
         if let Some(unknown) = map.keys().find(|k| !known(k)) {
             let names: Vec<&str> = spec.arguments.iter().map(|(n, ..)| *n).collect();
             return Err(ToolError(format!(
-                "{} takes no argument {unknown:?}; its arguments: {}",
+                "{} takes no argument {}; its arguments: {}",
                 spec.name,
+                eywa::error::quote(unknown),
                 names.join(", ")
             )));
         }
@@ -715,8 +739,9 @@ impl<'a> Arguments<'a> {
 
     fn bad(&self, key: &str, what: &str, got: &Value) -> ToolError {
         ToolError(format!(
-            "Invalid arguments: {}: {key} must be {what}, got {got}",
-            self.tool
+            "Invalid arguments: {}: {key} must be {what}, got {}",
+            self.tool,
+            eywa::error::quote(&got.to_string())
         ))
     }
 
@@ -1127,7 +1152,10 @@ fn eywa_recall(client: &Client, args: &Arguments) -> Answer {
     };
     let hits = client.recall(&query)?;
     if hits.is_empty() {
-        return Ok(format!("No memory matches {:?}.", query.query));
+        return Ok(format!(
+            "No memory matches {}.",
+            eywa::error::quote(&query.query)
+        ));
     }
     let mut out = format!("## eywa: {} memor{}\n", hits.len(), plural_y(hits.len()));
     for h in &hits {

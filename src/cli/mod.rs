@@ -190,9 +190,21 @@ impl Paths {
 }
 
 pub(crate) fn run() -> anyhow::Result<ExitCode> {
+    // A PDF read in a child process of ours (`eywa::docs`): nothing else is set up.
+    if std::env::args_os().nth(1).as_deref()
+        == Some(std::ffi::OsStr::new(eywa::docs::CHILD_COMMAND))
+    {
+        eywa::docs::run_child()?;
+        return Ok(ExitCode::SUCCESS);
+    }
+    if let Ok(exe) = std::env::current_exe() {
+        eywa::docs::isolate_in(exe);
+    }
     eywa::fs::keep_created_files_private();
-    let matches = Cli::command().get_matches();
-    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| e.exit());
+    let matches = Cli::command()
+        .try_get_matches()
+        .unwrap_or_else(|e| exit_on(&e));
+    let cli = Cli::from_arg_matches(&matches).unwrap_or_else(|e| exit_on(&e));
     let default_level = match cli.command {
         Command::Serve(_) => "info",
         // A hook's stderr is Claude Code's to show: it says nothing (hooks.log has it).
@@ -248,6 +260,24 @@ pub(crate) fn run() -> anyhow::Result<ExitCode> {
         Command::Restore(args) => check::restore(&paths, args),
         Command::Config(args) => config::run(&paths, args),
     }
+}
+
+/// Ends the process on a command line clap refused (or on `--help`), as clap does, with
+/// every argument it quotes cut to 200 characters and the message to 2,000: a
+/// 1 MB argument must not come back as a 1 MB error.
+fn exit_on(error: &clap::Error) -> ! {
+    if !error.use_stderr() {
+        error.exit();
+    }
+    let mut message = error.render().to_string();
+    for arg in std::env::args_os().skip(1) {
+        let arg = arg.to_string_lossy();
+        if arg.chars().count() > eywa::error::MAX_QUOTED && message.contains(arg.as_ref()) {
+            message = message.replace(arg.as_ref(), &eywa::error::shorten(&arg));
+        }
+    }
+    errln!("{}", eywa::error::bounded_message(message.trim_end()));
+    std::process::exit(error.exit_code());
 }
 
 fn init_logging(default_level: &str) {

@@ -39,6 +39,10 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             },
             "caches": caches,
             "semantic": s.semantic,
+            "failed_documents": {
+                "count": s.failed_document_count,
+                "latest": s.failed_documents.iter().map(super::docs::failed_json).collect::<Vec<_>>(),
+            },
         }))?;
         return Ok(ExitCode::SUCCESS);
     }
@@ -102,6 +106,15 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             cache.hits,
             cache.misses
         );
+    }
+    if s.failed_document_count > 0 {
+        outln!(
+            "documents: {} files could not be read (eywa docs list --failed lists them all):",
+            s.failed_document_count
+        );
+        for f in &s.failed_documents {
+            outln!("  {}  {}: {}", f.failed_at.to_rfc3339(), f.path, f.reason);
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

@@ -12,6 +12,11 @@ use sha2::{Digest, Sha256};
 use crate::model::Timestamp;
 use crate::{Error, Result};
 
+mod pdf;
+mod worker;
+
+pub use self::worker::{CHILD_COMMAND, isolate_in, run_child};
+
 /// Bytes of a file read as a document at most.
 pub const MAX_DOCUMENT_BYTES: u64 = 64 * 1024 * 1024;
 /// Characters of a document's summary at most.
@@ -78,6 +83,22 @@ pub(crate) struct Head {
     pub latest: u32,
 }
 
+/// A file that could not be read as a document, added or in a followed folder: a
+/// followed folder's is not read again until it changes.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct FailedDocument {
+    /// The file, absolute.
+    pub path: String,
+    /// Why it could not be read.
+    pub reason: String,
+    /// When it failed (the last time).
+    pub failed_at: Timestamp,
+    /// Its size then.
+    pub bytes: u64,
+    /// Its modification time then.
+    pub modified_at: Timestamp,
+}
+
 /// A version of a document with its text.
 #[derive(Debug, Clone, PartialEq)]
 pub struct DocumentText {
@@ -141,7 +162,7 @@ pub(crate) fn extract(path: &Path, bytes: &[u8]) -> Result<Extracted> {
         other => {
             return Err(Error::InvalidArgument(format!(
                 "{}: eywa reads .md, .txt and .pdf files, not {}",
-                path.display(),
+                crate::error::quote_path(path),
                 if other.is_empty() {
                     "files without an extension".to_owned()
                 } else {
@@ -155,55 +176,19 @@ pub(crate) fn extract(path: &Path, bytes: &[u8]) -> Result<Extracted> {
 }
 
 fn utf8(path: &Path, bytes: &[u8]) -> Result<String> {
-    String::from_utf8(bytes.to_vec())
-        .map_err(|_| Error::InvalidArgument(format!("{}: not UTF-8 text", path.display())))
-}
-
-/// The text of each page of a PDF.
-fn pdf_pages(path: &Path, bytes: &[u8]) -> Result<Vec<String>> {
-    // The reader runs on files of any origin: one that makes it panic is refused, not
-    // fatal to the server.
-    std::panic::catch_unwind(|| read_pdf(path, bytes)).unwrap_or_else(|_| {
-        Err(Error::InvalidArgument(format!(
-            "{}: the PDF reader failed on this file",
-            path.display()
-        )))
+    String::from_utf8(bytes.to_vec()).map_err(|_| {
+        Error::InvalidArgument(format!(
+            "{}: not UTF-8 text",
+            crate::error::quote_path(path)
+        ))
     })
 }
 
-fn read_pdf(path: &Path, bytes: &[u8]) -> Result<Vec<String>> {
-    let doc = lopdf::Document::load_mem(bytes).map_err(|e| {
-        Error::InvalidArgument(format!("{}: not a PDF eywa can read ({e})", path.display()))
-    })?;
-    // A PDF encrypted with an empty user password opens as it loads; one with a password
-    // does not.
-    if doc.is_encrypted() && doc.authenticate_password("").is_err() {
-        return Err(Error::InvalidArgument(format!(
-            "{}: the PDF is encrypted with a password; eywa cannot read it (save a copy \
-             without a password to add it)",
-            path.display()
-        )));
-    }
-    let pages: Vec<String> = doc
-        .get_pages()
-        .keys()
-        .map(|n| doc.extract_text(&[*n]).unwrap_or_default())
-        .map(|t| t.trim_end().to_owned())
-        .collect();
-    if pages.is_empty() {
-        return Err(Error::InvalidArgument(format!(
-            "{}: the PDF has no pages",
-            path.display()
-        )));
-    }
-    if pages.iter().all(|p| p.trim().is_empty()) {
-        return Err(Error::InvalidArgument(format!(
-            "{}: the PDF has no text layer (scanned or image-only pages); eywa does not \
-             read images",
-            path.display()
-        )));
-    }
-    Ok(pages)
+/// The text of each page of a PDF, read with limits (see [`pdf`]) where a failure is
+/// this file's and never the process's (see [`worker`]).
+fn pdf_pages(path: &Path, bytes: &[u8]) -> Result<Vec<String>> {
+    worker::read_pdf(bytes)
+        .map_err(|why| Error::InvalidArgument(format!("{}: {why}", crate::error::quote_path(path))))
 }
 
 /// A markdown file's first `# ` heading, else any document's first line.
@@ -361,7 +346,7 @@ pub(crate) fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
             if out.len() == MAX_FILES {
                 return Err(Error::InvalidArgument(format!(
                     "more than {MAX_FILES} files under {}",
-                    dir.display()
+                    crate::error::quote_path(dir)
                 )));
             }
             out.push(path);
@@ -408,7 +393,10 @@ impl Documents<'_> {
         if self.head(&id)?.is_some() {
             return Ok(id);
         }
-        Err(Error::NotFound(format!("no document {reference}")))
+        Err(Error::NotFound(format!(
+            "no document {}",
+            crate::error::quote(reference)
+        )))
     }
 
     /// Every version of document `id`, oldest first.
@@ -419,6 +407,13 @@ impl Documents<'_> {
             .scan::<DocumentInfo>(Keyspace::Docs, &prefix)
             .map(|kv| Ok(kv?.1))
             .collect()
+    }
+
+    /// Every version of every document, as stored, with its key.
+    pub(crate) fn versions(&self) -> impl Iterator<Item = Result<(Vec<u8>, DocumentInfo)>> + '_ {
+        self.store
+            .scan::<DocumentInfo>(Keyspace::Docs, &[VERSION])
+            .map(|kv| kv.map_err(Into::into))
     }
 
     /// The latest version of every document.

@@ -211,8 +211,8 @@ impl Engine {
         let started = Instant::now();
         if !dir.is_absolute() {
             return Err(Error::InvalidArgument(format!(
-                "the backup folder `{}` is not an absolute path",
-                dir.display()
+                "the backup folder {} is not an absolute path",
+                crate::error::quote_path(dir)
             )));
         }
         if dir.exists()
@@ -222,8 +222,8 @@ impl Engine {
                 .is_some()
         {
             return Err(Error::InvalidArgument(format!(
-                "the backup folder `{}` is not empty: a backup never overwrites",
-                dir.display()
+                "the backup folder {} is not empty: a backup never overwrites",
+                crate::error::quote_path(dir)
             )));
         }
         let data_dir = self.config.data_dir.clone().ok_or_else(|| {
@@ -355,11 +355,13 @@ pub fn restore(backup: &Path, data_dir: &Path) -> Result<(BackupManifest, Option
     let manifest: BackupManifest =
         serde_json::from_slice(&std::fs::read(&manifest_path).map_err(|e| {
             Error::InvalidArgument(format!(
-                "`{}` is not an eywa backup (no {MANIFEST}: {e})",
-                backup.display()
+                "{} is not an eywa backup (no {MANIFEST}: {e})",
+                crate::error::quote_path(backup)
             ))
         })?)
-        .map_err(|e| Error::InvalidArgument(format!("{}: {e}", manifest_path.display())))?;
+        .map_err(|e| {
+            Error::InvalidArgument(format!("{}: {e}", crate::error::quote_path(&manifest_path)))
+        })?;
     if manifest.format > eywa_storage::FORMAT_VERSION {
         return Err(Error::InvalidArgument(format!(
             "the backup's store layout {} is newer than this eywa's {}: upgrade eywa",

@@ -126,7 +126,12 @@ impl Engine {
         let node = self
             .graph
             .node(crate::model::NodeId::episode(&record.session_id))?
-            .ok_or_else(|| Error::NotFound(format!("no session `{reference}`")))?;
+            .ok_or_else(|| {
+                Error::NotFound(format!(
+                    "no session {reference}",
+                    reference = crate::error::quote(reference)
+                ))
+            })?;
         let e = node.episode().expect("a session node is an episode");
         let age_days = (now.0 - e.end.0).max(0) / 86_400_000;
         let stale = staleness(age_days, self.config.staleness_days);

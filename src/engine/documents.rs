@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 use super::Engine;
-use crate::docs::{Added, DocumentInfo, DocumentText, Documents};
+use crate::docs::{Added, DocumentInfo, DocumentText, Documents, FailedDocument};
 use crate::model::Timestamp;
 use crate::{Error, Result};
 
@@ -111,22 +111,26 @@ impl Engine {
                     "give a version or a time, not both".into(),
                 ));
             }
-            (Some(v), None) => docs
-                .version(&id, v)?
-                .ok_or_else(|| Error::NotFound(format!("{reference} has no version {v}")))?,
+            (Some(v), None) => docs.version(&id, v)?.ok_or_else(|| {
+                Error::NotFound(format!(
+                    "{} has no version {v}",
+                    crate::error::quote(reference)
+                ))
+            })?,
             (None, Some(at)) => docs
                 .history(&id)?
                 .into_iter()
                 .rfind(|v| v.added_at <= at)
                 .ok_or_else(|| {
                     Error::NotFound(format!(
-                        "{reference} was not added yet at {}",
+                        "{} was not added yet at {}",
+                        crate::error::quote(reference),
                         at.to_rfc3339()
                     ))
                 })?,
-            (None, None) => docs
-                .latest(&id)?
-                .ok_or_else(|| Error::NotFound(format!("no document {reference}")))?,
+            (None, None) => docs.latest(&id)?.ok_or_else(|| {
+                Error::NotFound(format!("no document {}", crate::error::quote(reference)))
+            })?,
         };
         let pages = docs.text(&info)?;
         Ok(DocumentText { info, pages })
@@ -142,6 +146,24 @@ impl Engine {
         }
         let mut all = self.documents().all()?;
         all.sort_by(|a, b| b.added_at.cmp(&a.added_at).then(a.path.cmp(&b.path)));
+        let total = all.len() as u64;
+        Ok((all.into_iter().skip(offset).take(limit).collect(), total))
+    }
+
+    /// The files that could not be read as documents (added, or in a followed folder),
+    /// most recent failure first: `limit` from `offset`, and how many there are. One in a
+    /// followed folder is read again once it changes.
+    pub fn failed_documents(
+        &self,
+        limit: usize,
+        offset: usize,
+    ) -> Result<(Vec<FailedDocument>, u64)> {
+        if limit == 0 || limit > MAX_DOCUMENTS {
+            return Err(Error::InvalidArgument(format!(
+                "limit must be 1 to {MAX_DOCUMENTS}, not {limit}"
+            )));
+        }
+        let all = crate::ingest::failed_documents(self.graph.store())?;
         let total = all.len() as u64;
         Ok((all.into_iter().skip(offset).take(limit).collect(), total))
     }
@@ -170,7 +192,7 @@ impl Engine {
             if !stop && !path.is_dir() {
                 return Err(Error::InvalidArgument(format!(
                     "{}: not a folder",
-                    path.display()
+                    crate::error::quote_path(&path)
                 )));
             }
             let mut key = crate::ingest::FOLLOWED.to_vec();
@@ -183,7 +205,7 @@ impl Engine {
                 {
                     return Err(Error::NotFound(format!(
                         "{} is not followed",
-                        path.display()
+                        crate::error::quote_path(&path)
                     )));
                 }
                 batch.delete(eywa_storage::Keyspace::Settings, key);

@@ -106,14 +106,17 @@ impl Engine {
     pub fn memory(&self, id: &str) -> Result<MemoryItem> {
         self.memories()
             .latest(id, self.config.clock.now())?
-            .ok_or_else(|| Error::NotFound(format!("no memory {}", id.trim())))
+            .ok_or_else(|| Error::NotFound(format!("no memory {}", crate::error::quote(id.trim()))))
     }
 
     /// Every version of memory `id`, oldest first.
     pub fn memory_history(&self, id: &str) -> Result<Vec<MemoryItem>> {
         let versions = self.memories().history(id)?;
         if versions.is_empty() {
-            return Err(Error::NotFound(format!("no memory {}", id.trim())));
+            return Err(Error::NotFound(format!(
+                "no memory {}",
+                crate::error::quote(id.trim())
+            )));
         }
         Ok(versions)
     }
@@ -286,7 +289,8 @@ impl Engine {
             ))?;
             let Some(episode) = node.episode() else {
                 return Err(Error::InvalidArgument(format!(
-                    "`{session}` is not a session"
+                    "{session} is not a session",
+                    session = crate::error::quote(session)
                 )));
             };
             new.session = Some(episode.session_id.clone());
@@ -360,7 +364,8 @@ fn clean_tags(tags: &[String]) -> Result<Vec<String>> {
         let tag = tag.trim().to_lowercase();
         if tag.is_empty() || tag.len() > 64 || tag.contains(',') {
             return Err(Error::InvalidArgument(format!(
-                "a tag is 1 to 64 characters without commas, not {tag:?}"
+                "a tag is 1 to 64 characters without commas, not {tag}",
+                tag = crate::error::quote(&tag)
             )));
         }
         if !out.contains(&tag) {

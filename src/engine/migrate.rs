@@ -115,7 +115,12 @@ impl Engine {
         let node = self
             .graph
             .node(NodeId::episode(&record.session_id))?
-            .ok_or_else(|| Error::NotFound(format!("no session `{reference}`")))?;
+            .ok_or_else(|| {
+                Error::NotFound(format!(
+                    "no session {reference}",
+                    reference = crate::error::quote(reference)
+                ))
+            })?;
         let episode = node.episode().expect("a session node is an episode");
         let old_root = if episode.project_path.is_empty() {
             &episode.cwd

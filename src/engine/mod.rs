@@ -245,7 +245,7 @@ impl Engine {
         let index_dir = graph.store().path().join("index");
         // Only the store opens here: the text index, semantic memory, the graph's view and
         // the `get` index open when a command first needs them.
-        Ok(Engine {
+        let engine = Engine {
             graph,
             claude: ClaudeDir::new(&config.claude_dir),
             config,
@@ -262,7 +262,41 @@ impl Engine {
             text: std::sync::OnceLock::new(),
             semantic: std::sync::OnceLock::new(),
             opening: Mutex::new(()),
-        })
+        };
+        engine.scrub_once()?;
+        Ok(engine)
+    }
+
+    /// A store written before documents, memories, imported handoffs and summaries were
+    /// redacted may hold secrets there: the first open redacts them (and what was derived
+    /// from them), and says how many. A store with nothing in it is marked at once.
+    fn scrub_once(&self) -> Result<()> {
+        let store = self.graph.store();
+        if store.contains(Keyspace::Settings, crate::ingest::SCRUBBED)? {
+            return Ok(());
+        }
+        let empty = [Keyspace::Sources, Keyspace::Docs, Keyspace::Memories]
+            .iter()
+            .all(|k| store.is_empty(*k));
+        if empty {
+            let mut batch = eywa_storage::Batch::new();
+            batch.put(Keyspace::Settings, crate::ingest::SCRUBBED.to_vec(), &true)?;
+            return Ok(store.apply(batch)?);
+        }
+        let started = std::time::Instant::now();
+        // The method's path is not general over the writer's lifetime: a closure it is.
+        #[allow(clippy::redundant_closure_for_method_calls)]
+        let report: crate::ingest::ScrubReport = self.write(|w| w.scrub_store())?;
+        tracing::info!(
+            documents = report.documents,
+            memories = report.memories,
+            handoffs = report.handoffs,
+            snippets = report.snippets,
+            secrets = report.redacted.total(),
+            seconds = started.elapsed().as_secs_f64(),
+            "scrubbed the store once: secrets redacted from what it held before"
+        );
+        Ok(())
     }
 
     /// The index tier's directory.

@@ -148,7 +148,10 @@ impl Engine {
                 .unwrap_or_else(|| NodeId::episode(&source.session_id));
             return match self.graph.node(id)? {
                 Some(node) => Ok(vec![node]),
-                None => Err(Error::NotFound(format!("no episode for `{reference}`"))),
+                None => Err(Error::NotFound(format!(
+                    "no episode for {reference}",
+                    reference = crate::error::quote(reference)
+                ))),
             };
         }
         if let Some((kind, name)) = reference.split_once(':')
@@ -156,22 +159,24 @@ impl Engine {
         {
             if name.trim().is_empty() {
                 return Err(Error::InvalidArgument(format!(
-                    "empty name in `{reference}`: write {kind}:<name>"
+                    "empty name in {reference}: write {kind}:<name>",
+                    reference = crate::error::quote(reference)
                 )));
             }
             let nodes = self.graph.find_entities(entity_type, name)?;
             if nodes.is_empty() {
                 return Err(Error::NotFound(format!(
-                    "no {} named `{}`",
+                    "no {} named {}",
                     entity_type.as_str().to_lowercase(),
-                    name.trim()
+                    crate::error::quote(name.trim())
                 )));
             }
             return Ok(nodes);
         }
         let id = NodeId::parse(reference).ok_or_else(|| {
             Error::InvalidArgument(format!(
-                "`{reference}` is neither a node id (uuid) nor a reference like project:<name>"
+                "{reference} is neither a node id (uuid) nor a reference like project:<name>",
+                reference = crate::error::quote(reference)
             ))
         })?;
         match self.graph.node(id)? {
@@ -185,13 +190,14 @@ impl Engine {
         let mut nodes = self.resolve(reference)?;
         if nodes.len() > 1 {
             return Err(Error::InvalidArgument(format!(
-                "`{reference}` names {} nodes; use one of their ids: {}",
+                "{reference} names {} nodes; use one of their ids: {}",
                 nodes.len(),
                 nodes
                     .iter()
                     .map(|n| n.id.to_string())
                     .collect::<Vec<_>>()
-                    .join(", ")
+                    .join(", "),
+                reference = crate::error::quote(reference)
             )));
         }
         Ok(nodes.remove(0))
@@ -215,8 +221,9 @@ impl Engine {
                 16 + EntityType::parse(t).ok_or_else(|| {
                     let known: Vec<&str> = EntityType::ALL.iter().map(|t| t.as_str()).collect();
                     Error::InvalidArgument(format!(
-                        "unknown entity type `{t}`; known: {}",
-                        known.join(", ")
+                        "unknown entity type {t}; known: {}",
+                        known.join(", "),
+                        t = crate::error::quote(t)
                     ))
                 })? as u8,
             ),
@@ -306,8 +313,9 @@ impl Engine {
         let node = self.resolve_one(reference)?;
         let Some(episode) = node.episode() else {
             return Err(Error::InvalidArgument(format!(
-                "`{reference}` is a {}, not a session (Episode)",
-                node.kind.label()
+                "{reference} is a {}, not a session (Episode)",
+                node.kind.label(),
+                reference = crate::error::quote(reference)
             )));
         };
         let similar = self
@@ -373,8 +381,9 @@ pub fn parse_relations(names: &[String]) -> Result<Vec<Relation>> {
             Relation::parse(n).ok_or_else(|| {
                 let known: Vec<&str> = Relation::ALL.iter().map(|r| r.as_str()).collect();
                 Error::InvalidArgument(format!(
-                    "unknown relation `{n}`; known: {}",
-                    known.join(", ")
+                    "unknown relation {n}; known: {}",
+                    known.join(", "),
+                    n = crate::error::quote(n)
                 ))
             })
         })

@@ -24,7 +24,16 @@ pub struct Stats {
     pub caches: Vec<CacheStats>,
     /// How far semantic memory is.
     pub semantic: super::SemanticStatus,
+    /// Files that could not be read as documents, most recent first (at most
+    /// twenty).
+    pub failed_documents: Vec<crate::docs::FailedDocument>,
+    /// How many files could not be read as documents.
+    pub failed_document_count: u64,
 }
+
+/// Files that failed to be read that stats lists at most (`eywa docs list --failed` has
+/// them all).
+pub(crate) const FAILED_IN_STATS: usize = 20;
 
 impl Engine {
     /// What the store holds, and how its tiers and caches are doing.
@@ -36,6 +45,8 @@ impl Engine {
         if let Some(semantic) = self.semantic.get() {
             caches.extend(semantic.cache_stats());
         }
+        let (failed_documents, failed_document_count) =
+            self.failed_documents(FAILED_IN_STATS, 0)?;
         Ok(Stats {
             counts: graph.counts()?,
             kinds: graph
@@ -51,6 +62,8 @@ impl Engine {
             tiers: graph.store().tier_stats()?,
             caches,
             semantic: self.semantic_status(),
+            failed_documents,
+            failed_document_count,
         })
     }
 }

@@ -58,8 +58,9 @@ impl Engine {
             })?;
         let Some(session) = found else {
             return Err(crate::Error::NotFound(format!(
-                "no session transcript {reference:?} under {}",
-                self.claude.projects_dir().display()
+                "no session transcript {reference} under {}",
+                self.claude.projects_dir().display(),
+                reference = crate::error::quote(reference)
             )));
         };
         let session_id = session.session_id.clone();

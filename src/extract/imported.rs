@@ -12,10 +12,13 @@ use crate::{Error, Result};
 
 /// The Episode, projects and handoff an imported handoff stands for.
 pub fn imported_facts(
-    front: HandoffFrontmatter,
+    mut front: HandoffFrontmatter,
     mut sections: HandoffSections,
     redacted: &mut RedactionCounts,
 ) -> SessionFacts {
+    for name in front.projects.iter_mut().chain(front.model.iter_mut()) {
+        super::redact_in_place(name, redacted);
+    }
     let mut clean = |s: String| redact(&s, redacted).into_owned();
     let short = front.session_id.clone();
     let id = NodeId::episode(&format!("eywa:{short}"));
@@ -70,7 +73,7 @@ pub fn imported_facts(
         compactions: Vec::new(),
         resumes: Vec::new(),
     };
-    let handoff = Handoff {
+    let mut handoff = Handoff {
         session_id: format!("eywa:{short}"),
         short_id: short,
         episode: id,
@@ -85,6 +88,8 @@ pub fn imported_facts(
         cwd: String::new(),
         sections,
     };
+    // The keywords, projects and model too (the rest is clean already: idempotent).
+    super::redact_handoff(&mut handoff, redacted);
     SessionFacts {
         episode: Node::from_episode(id, headline, episode),
         handoff: Some(handoff),

@@ -38,6 +38,6 @@ pub use self::imported::{imported_facts, markdown_files};
 pub use self::keywords::{keywords, text_keywords};
 pub use self::project::{ProjectPath, project_of};
 pub use self::redact::{Redaction, RedactionCounts, redact};
-pub use self::scrub::{redact_in_place, scrub, scrub_read_point};
+pub use self::scrub::{redact_handoff, redact_in_place, scrub, scrub_read_point};
 pub use self::sections::subagent_key_files;
 pub use crate::model::SessionFacts;

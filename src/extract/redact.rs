@@ -91,7 +91,8 @@ pub enum Redaction {
     AzureStorageKey,
     /// The secret path of a Slack or Discord webhook URL.
     WebhookUrl,
-    /// The value after `--password`, `--token`, `--api-key`… on a command line, `-p'…'`, `mysql -p…` and `sshpass -p …`.
+    /// The value after `--password`, `--token`, `--api-key`… on a command line, `-p'…'`,
+    /// `mysql -p…`, `sshpass -p …`, and the password of curl's `-u user:password`.
     CommandLineSecret,
 }
 

@@ -203,6 +203,27 @@ impl Graph {
         Ok(())
     }
 
+    /// Stores `handoffs` in place of the handoffs of the same sessions, their facts left as
+    /// they are (a handoff whose text was redacted after it was written).
+    pub fn replace_handoffs(&self, handoffs: &[crate::model::Handoff]) -> Result<()> {
+        if handoffs.is_empty() {
+            return Ok(());
+        }
+        let mut generation = self
+            .writer
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let mut pending = Pending::new(Batch::new());
+        for handoff in handoffs {
+            let doc = NodeId::handoff(&handoff.session_id);
+            let mut key = vec![HANDOFF_PREFIX];
+            key.extend_from_slice(doc.as_bytes());
+            pending.batch.put(Keyspace::Docs, key, handoff)?;
+            pending.stale_docs.push(doc);
+        }
+        self.commit(pending, &mut generation)
+    }
+
     /// Writes a node that no source file holds (a memory a client asked to keep) with its
     /// entities and edges, atomically with `batch`: its edges that `facts` no longer lists
     /// are expired, never deleted.

@@ -291,8 +291,8 @@ impl TextIndex {
         let terms = self.query_terms(query);
         if terms.is_empty() {
             return Err(Error::InvalidArgument(format!(
-                "`{}` has no words to search for (common words like `the` are not indexed)",
-                query.trim()
+                "{} has no words to search for (common words like `the` are not indexed)",
+                crate::error::quote(query.trim())
             )));
         }
         Ok(BooleanQuery::new(

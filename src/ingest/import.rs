@@ -35,7 +35,7 @@ impl Writer<'_> {
         if !dir.is_dir() {
             return Err(Error::NotFound(format!(
                 "no Eywa folder at {}",
-                dir.display()
+                crate::error::quote_path(dir)
             )));
         }
         // Counters loaded before writing are kept in step by every batch.
@@ -109,15 +109,29 @@ impl Writer<'_> {
                     failed = import.add(front, HandoffSections::default(), source);
                 });
                 failed?;
-                read.map_err(|e| Error::InvalidArgument(format!("{}: {e}", index_path.display())))?;
+                read.map_err(|e| {
+                    Error::InvalidArgument(format!(
+                        "{}: {e}",
+                        crate::error::quote_path(&index_path)
+                    ))
+                })?;
             }
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
             Err(e) => return Err(Error::io(&index_path)(e)),
         }
         import.write()?;
         let Import {
-            report, written, ..
+            report,
+            written,
+            redacted,
+            ..
         } = import;
+        if !redacted.is_empty() {
+            tracing::info!(
+                redacted = redacted.total(),
+                "secrets redacted from imported handoffs"
+            );
+        }
         // The `get` index first, so the handoffs it is built from are let go before the
         // sequence pass (it writes no handoff, so the index stays current).
         self.sinks.handoffs_changed(&written)?;

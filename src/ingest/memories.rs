@@ -6,7 +6,7 @@
 use eywa_storage::Batch;
 
 use super::Writer;
-use crate::extract::SessionFacts;
+use crate::extract::{SessionFacts, redact_in_place};
 use crate::index::TextDoc;
 use crate::memory::{
     Change, ConsolidateReport, MEMORY_TYPE, Memories, MemoryItem, MemoryUpdate, NewMemory,
@@ -36,10 +36,13 @@ impl Writer<'_> {
     /// the text index is committed at once (else by the ingest run that wrote it).
     pub(crate) fn remember(
         &self,
-        new: NewMemory,
+        mut new: NewMemory,
         now: Timestamp,
         commit: bool,
     ) -> Result<MemoryItem> {
+        // Secrets out first: the id and the same-text check see what is kept.
+        let mut counts = crate::extract::RedactionCounts::default();
+        redact_in_place(&mut new.content, &mut counts);
         let id = match &new.origin {
             Some(origin) => memory_id(Some(origin), ""),
             None => memory_id(new.project.as_deref(), &new.content),
@@ -116,6 +119,10 @@ impl Writer<'_> {
         let mut m = old.clone();
         if let Some(content) = &update.content {
             m.content = content.trim().to_owned();
+            redact_in_place(
+                &mut m.content,
+                &mut crate::extract::RedactionCounts::default(),
+            );
         }
         if let Some(t) = update.memory_type {
             m.memory_type = t;
@@ -217,7 +224,10 @@ impl Writer<'_> {
     /// Memory `id` as it is now; not found, or forgotten, is an error.
     fn current(&self, id: &str, now: Timestamp) -> Result<MemoryItem> {
         match self.memories().latest(id, now)? {
-            None => Err(Error::NotFound(format!("no memory {}", id.trim()))),
+            None => Err(Error::NotFound(format!(
+                "no memory {}",
+                crate::error::quote(id.trim())
+            ))),
             Some(m) if m.forgotten_at.is_some() => Err(Error::FailedPrecondition(format!(
                 "memory {} is forgotten; remember it again to bring it back",
                 m.id
@@ -229,6 +239,18 @@ impl Writer<'_> {
     /// Writes version `m` (its access as of `last_access`), its node and edges, and its
     /// chunks in one transaction; then its text, committed now or by the run (`commit`).
     fn write_memory(&self, m: &MemoryItem, last_access: Timestamp, commit: bool) -> Result<()> {
+        // Whoever wrote it (a client, a `CLAUDE.md` file, a handoff, consolidation), no
+        // secret is kept.
+        let mut m = m.clone();
+        let counts = redact_memory(&mut m);
+        if !counts.is_empty() {
+            tracing::info!(
+                memory = m.id,
+                redacted = counts.total(),
+                "secrets redacted from a memory"
+            );
+        }
+        let m = &m;
         let store = self.graph.store();
         let mut batch = Batch::new();
         self.memories().put(&mut batch, m, last_access)?;
@@ -268,6 +290,20 @@ impl Writer<'_> {
     }
 }
 
+/// Redacts the secrets of what a memory says: its content, tags, project and the reason
+/// of its version.
+pub(super) fn redact_memory(m: &mut MemoryItem) -> crate::extract::RedactionCounts {
+    let mut counts = crate::extract::RedactionCounts::default();
+    redact_in_place(&mut m.content, &mut counts);
+    for tag in &mut m.tags {
+        redact_in_place(tag, &mut counts);
+    }
+    for text in m.project.iter_mut().chain(m.reason.iter_mut()) {
+        redact_in_place(text, &mut counts);
+    }
+    counts
+}
+
 /// What a memory puts in the text index and semantic memory: its content, unless it is
 /// forgotten.
 fn memory_docs(m: &MemoryItem) -> Vec<TextDoc> {
@@ -291,7 +327,7 @@ fn memory_docs(m: &MemoryItem) -> Vec<TextDoc> {
 
 /// The memory's node, ABOUT what it names and DERIVED_FROM its session; a forgotten
 /// memory keeps its node and its edges expire.
-fn memory_facts(m: &MemoryItem) -> SessionFacts {
+pub(super) fn memory_facts(m: &MemoryItem) -> SessionFacts {
     let id = NodeId::memory(&m.id);
     let mut properties = std::collections::BTreeMap::new();
     properties.insert("memory_id".to_owned(), m.id.clone());

@@ -430,6 +430,8 @@ impl Writer<'_> {
         }
         let cache = self.graph.store().path().join("summaries");
         let outcome = super::summarize::summarize(summarizer, &cache, handoff, &messages);
+        // What the command answered is outside text like any other.
+        crate::extract::redact_handoff(handoff, &mut run.redacted);
         tracing::debug!(session = %handoff.short_id, ?outcome, "summarizer");
         run.summaries[outcome as usize] += 1;
     }

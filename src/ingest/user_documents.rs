@@ -5,15 +5,16 @@
 //! the text index (committed right after, and rebuilt from the store if that is lost).
 
 use eywa_storage::Batch;
+use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use super::Writer;
 use crate::archive::Stamp;
 use crate::docs::{
-    Added, DOCUMENT_TYPE, DocumentInfo, Documents, Head, MAX_DOCUMENT_BYTES, PAGE_BREAK,
-    document_id, extract, head_key, source, summary, version_key,
+    Added, DOCUMENT_TYPE, DocumentInfo, Documents, FailedDocument, Head, MAX_DOCUMENT_BYTES,
+    PAGE_BREAK, document_id, extract, head_key, source, summary, version_key,
 };
-use crate::extract::{SessionFacts, entity, text_keywords};
+use crate::extract::{SessionFacts, entity, redact_in_place, text_keywords};
 use crate::index::TextDoc;
 use crate::model::{Document, Edge, EntityType, Node, NodeId, NodeKind, Relation, Timestamp};
 use crate::{Error, Result};
@@ -21,12 +22,69 @@ use crate::{Error, Result};
 /// Settings prefix of a followed folder: `docs_follow/ | absolute path` → its project.
 pub(crate) const FOLLOWED: &[u8] = b"docs_follow/";
 
-/// Settings prefix of a followed file that cannot be read: `docs_failed/ | path` → its
-/// size and modification time then.
+/// Settings prefix of a file that cannot be read: `docs_failed/ | path` → [`Failure`].
 const FAILED: &[u8] = b"docs_failed/";
+
+/// A file that could not be read, as noted: its size and modification time then (all a
+/// note held before reasons were kept), why, and when.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+struct Failure {
+    bytes: u64,
+    modified_ms: i64,
+    #[serde(default)]
+    reason: String,
+    /// Unknown (0) for a note of an earlier version.
+    #[serde(default = "unknown_time")]
+    at: Timestamp,
+}
+
+fn unknown_time() -> Timestamp {
+    Timestamp(0)
+}
+
+/// The files that could not be read, most recent failure first.
+pub(crate) fn failed_documents(store: &eywa_storage::Store) -> Result<Vec<FailedDocument>> {
+    let mut out: Vec<FailedDocument> = store
+        .scan::<Failure>(eywa_storage::Keyspace::Settings, FAILED)
+        .map(|kv| {
+            let (key, f) = kv?;
+            Ok(FailedDocument {
+                path: String::from_utf8_lossy(&key[FAILED.len()..]).into_owned(),
+                reason: if f.reason.is_empty() {
+                    "it could not be read".to_owned()
+                } else {
+                    f.reason
+                },
+                failed_at: f.at,
+                bytes: f.bytes,
+                modified_at: Timestamp(f.modified_ms),
+            })
+        })
+        .collect::<Result<_>>()?;
+    out.sort_by(|a, b| b.failed_at.cmp(&a.failed_at).then(a.path.cmp(&b.path)));
+    Ok(out)
+}
 
 /// A file's size and modification time (ms).
 pub(super) type FileStamp = (u64, i64);
+
+/// Why a file was not added: its own fault (noted as failed), or the store's.
+enum Unread {
+    File(Error),
+    Store(Error),
+}
+
+impl From<Error> for Unread {
+    fn from(e: Error) -> Unread {
+        Unread::Store(e)
+    }
+}
+
+impl From<eywa_storage::Error> for Unread {
+    fn from(e: eywa_storage::Error) -> Unread {
+        Unread::Store(e.into())
+    }
+}
 
 /// A file's size and modification time (ms), when it can be read.
 fn file_stamp(file: &std::path::Path) -> Option<FileStamp> {
@@ -40,10 +98,16 @@ pub(super) fn noted_stamp(
     prefix: &[u8],
     path: &std::path::Path,
 ) -> Result<(Vec<u8>, Option<FileStamp>)> {
-    let mut key = prefix.to_vec();
-    key.extend_from_slice(path.display().to_string().as_bytes());
+    let key = settings_key(prefix, path);
     let noted = store.get(eywa_storage::Keyspace::Settings, &key)?;
     Ok((key, noted))
+}
+
+/// The settings key `prefix | path`.
+fn settings_key(prefix: &[u8], path: &std::path::Path) -> Vec<u8> {
+    let mut key = prefix.to_vec();
+    key.extend_from_slice(path.display().to_string().as_bytes());
+    key
 }
 
 /// The folders followed, by path, with the project given when each was followed.
@@ -79,24 +143,46 @@ impl Writer<'_> {
         now: Timestamp,
         commit: bool,
     ) -> Result<(DocumentInfo, Added)> {
-        let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
-            std::io::ErrorKind::NotFound => {
-                Error::InvalidArgument(format!("{}: no such file", path.display()))
+        match self.read_document(path, project, now, commit) {
+            Err(Unread::File(e)) => {
+                // Noted with why, listed by `docs list --failed`, and not read again from
+                // a followed folder until it changes.
+                self.remember_failure(path, &e.to_string(), now)?;
+                Err(e)
             }
-            _ => Error::io(path)(e),
+            Err(Unread::Store(e)) => Err(e),
+            Ok(done) => Ok(done),
+        }
+    }
+
+    fn read_document(
+        &self,
+        path: &std::path::Path,
+        project: Option<&str>,
+        now: Timestamp,
+        commit: bool,
+    ) -> std::result::Result<(DocumentInfo, Added), Unread> {
+        let meta = std::fs::metadata(path).map_err(|e| {
+            Unread::Store(match e.kind() {
+                std::io::ErrorKind::NotFound => Error::InvalidArgument(format!(
+                    "{}: no such file",
+                    crate::error::quote_path(path)
+                )),
+                _ => Error::io(path)(e),
+            })
         })?;
         if !meta.is_file() {
-            return Err(Error::InvalidArgument(format!(
+            return Err(Unread::Store(Error::InvalidArgument(format!(
                 "{}: not a file",
-                path.display()
-            )));
+                crate::error::quote_path(path)
+            ))));
         }
         if meta.len() > MAX_DOCUMENT_BYTES {
-            return Err(Error::InvalidArgument(format!(
+            return Err(Unread::File(Error::InvalidArgument(format!(
                 "{}: {} bytes; a document is at most {MAX_DOCUMENT_BYTES}",
-                path.display(),
+                crate::error::quote_path(path),
                 meta.len()
-            )));
+            ))));
         }
         let path_text = path.display().to_string();
         let id = document_id(&path_text);
@@ -110,7 +196,9 @@ impl Writer<'_> {
         {
             return Ok((previous.clone(), Added::Unchanged));
         }
-        let bytes = std::fs::read(path).map_err(Error::io(path))?;
+        let bytes = std::fs::read(path)
+            .map_err(Error::io(path))
+            .map_err(Unread::File)?;
         let hash: String = Sha256::digest(&bytes)
             .iter()
             .map(|b| format!("{b:02x}"))
@@ -135,7 +223,16 @@ impl Writer<'_> {
             return Ok((touched, Added::Unchanged));
         }
         // Read before anything is written: a file that cannot be read leaves no trace.
-        let extracted = extract(path, &bytes)?;
+        let mut extracted = extract(path, &bytes).map_err(Unread::File)?;
+        // Secrets out before anything is kept: the stored text `docs show` reads, its
+        // title, summary and concepts, its passages and chunks all come from this.
+        let mut redacted = crate::extract::RedactionCounts::default();
+        for page in extracted.pages.iter_mut().chain([&mut extracted.title]) {
+            redact_in_place(page, &mut redacted);
+        }
+        if !redacted.is_empty() {
+            tracing::info!(path = %path.display(), redacted = redacted.total(), "secrets redacted from a document");
+        }
         let text = extracted.pages.join(&PAGE_BREAK.to_string());
         let key_concepts = text_keywords(&text);
         let project = match project {
@@ -200,6 +297,7 @@ impl Writer<'_> {
                 latest: info.version,
             },
         )?;
+        batch.delete(eywa_storage::Keyspace::Settings, settings_key(FAILED, path));
         let docs = document_text_docs(&info, &extracted.pages);
         let source = source(&id);
         self.mark_text_dirty()?;
@@ -249,10 +347,10 @@ impl Writer<'_> {
                     Ok((_, Added::Unchanged)) => {}
                     Ok(_) => added += 1,
                     // A file that cannot be read (or went away, or may not be read) is
-                    // counted and remembered until it changes; the run goes on.
+                    // counted (and remembered until it changes: `add_document` notes
+                    // it); the run goes on.
                     Err(e @ (Error::InvalidArgument(_) | Error::Io { .. })) => {
                         tracing::debug!(path = %file.display(), error = %e, "a followed file cannot be read");
-                        self.remember_failure(&file)?;
                         failed += 1;
                     }
                     Err(e) => return Err(e),
@@ -326,16 +424,31 @@ impl Writer<'_> {
         let Some(stamp) = file_stamp(file) else {
             return Ok(false);
         };
-        let (_, known) = noted_stamp(self.graph.store(), FAILED, file)?;
-        Ok(known == Some(stamp))
+        let known: Option<Failure> = self.graph.store().get(
+            eywa_storage::Keyspace::Settings,
+            &settings_key(FAILED, file),
+        )?;
+        Ok(known.is_some_and(|f| (f.bytes, f.modified_ms) == stamp))
     }
 
-    /// Notes that `file`, as it is now, cannot be read.
-    fn remember_failure(&self, file: &std::path::Path) -> Result<()> {
-        if let Some(stamp) = file_stamp(file) {
-            let (key, _) = noted_stamp(self.graph.store(), FAILED, file)?;
+    /// Notes that `file`, as it is now, cannot be read, and why.
+    fn remember_failure(&self, file: &std::path::Path, reason: &str, now: Timestamp) -> Result<()> {
+        if let Some((bytes, modified_ms)) = file_stamp(file) {
+            let key = settings_key(FAILED, file);
+            let failure = Failure {
+                bytes,
+                modified_ms,
+                // The path is the note's key: the reason need not say it again.
+                reason: crate::error::bounded_message(
+                    reason
+                        .strip_prefix(&format!("{}: ", crate::error::quote_path(file)))
+                        .unwrap_or(reason),
+                )
+                .into_owned(),
+                at: now,
+            };
             let mut batch = Batch::new();
-            batch.put(eywa_storage::Keyspace::Settings, key, &stamp)?;
+            batch.put(eywa_storage::Keyspace::Settings, key, &failure)?;
             self.graph.store().apply(batch)?;
         }
         Ok(())
@@ -380,7 +493,7 @@ impl Writer<'_> {
     }
 
     /// The document's node: MENTIONS its key concepts, and its project.
-    fn document_facts(&self, info: &DocumentInfo, text: &str) -> Result<SessionFacts> {
+    pub(super) fn document_facts(&self, info: &DocumentInfo, text: &str) -> Result<SessionFacts> {
         let id = NodeId::document(&info.id);
         let lowered = text.to_lowercase();
         let at = info.added_at;

@@ -90,7 +90,8 @@ impl ExportFormat {
             "" | "md" | "markdown" => Ok(ExportFormat::Markdown),
             "json" => Ok(ExportFormat::Json),
             other => Err(Error::InvalidArgument(format!(
-                "unknown export format `{other}`: use markdown or json"
+                "unknown export format {other}: use markdown or json",
+                other = crate::error::quote(other)
             ))),
         }
     }
@@ -167,7 +168,8 @@ impl Library<'_> {
                     && let Some(w) = w
                 {
                     return Err(Error::NotFound(format!(
-                        "no workspace `{w}`: no session worked in a project of that path or name"
+                        "no workspace {w}: no session worked in a project of that path or name",
+                        w = crate::error::quote(w)
                     )));
                 }
                 all.sort_by(|a, b| {
@@ -205,7 +207,8 @@ impl Library<'_> {
                 }
                 if total == 0 {
                     return Err(Error::NotFound(format!(
-                        "no workspace `{w}`: no session worked in a project of that path or name"
+                        "no workspace {w}: no session worked in a project of that path or name",
+                        w = crate::error::quote(w)
                     )));
                 }
                 (rows, total)
@@ -362,7 +365,8 @@ impl SessionOrder {
             "" | "recent" => Ok(SessionOrder::Recent),
             "messages" => Ok(SessionOrder::Messages),
             other => Err(Error::InvalidArgument(format!(
-                "unknown order `{other}`: use recent or messages"
+                "unknown order {other}: use recent or messages",
+                other = crate::error::quote(other)
             ))),
         }
     }
@@ -502,7 +506,13 @@ impl Library<'_> {
             .case_insensitive(!search.case_sensitive)
             .size_limit(1 << 20)
             .build()
-            .map_err(|e| Error::InvalidArgument(format!("bad pattern: {e}")))?;
+            .map_err(|e| {
+                Error::InvalidArgument(format!(
+                    "bad pattern {}: {}",
+                    crate::error::quote(&search.pattern),
+                    pattern_error(&e)
+                ))
+            })?;
         let mut sessions = Vec::new();
         let mut offset = 0;
         loop {
@@ -561,5 +571,22 @@ impl Library<'_> {
             limit: search.limit,
             offset: search.offset,
         })
+    }
+}
+
+/// What is wrong with a pattern, without the pattern: the regex crate's message repeats it
+/// whole (with a caret under the fault), which an error must not.
+fn pattern_error(e: &regex::Error) -> String {
+    match e {
+        regex::Error::Syntax(message) => message
+            .lines()
+            .rev()
+            .find_map(|l| l.trim().strip_prefix("error: "))
+            .unwrap_or("not a valid regular expression")
+            .to_owned(),
+        regex::Error::CompiledTooBig(limit) => {
+            format!("it compiles to more than {limit} bytes; make it simpler")
+        }
+        _ => "not a valid regular expression".to_owned(),
     }
 }

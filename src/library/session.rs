@@ -36,7 +36,8 @@ impl Library<'_> {
         let reference = reference.trim();
         if reference.len() < 4 {
             return Err(Error::InvalidArgument(format!(
-                "session reference `{reference}` is too short: give at least 4 characters"
+                "session reference {reference} is too short: give at least 4 characters",
+                reference = crate::error::quote(reference)
             )));
         }
         let mut matches: Vec<SourceRecord> = self
@@ -56,10 +57,14 @@ impl Library<'_> {
         });
         matches.dedup_by(|later, first| later.session_id == first.session_id);
         match matches.len() {
-            0 => Err(Error::NotFound(format!("no session `{reference}`"))),
+            0 => Err(Error::NotFound(format!(
+                "no session {reference}",
+                reference = crate::error::quote(reference)
+            ))),
             1 => Ok(matches.remove(0)),
             n => Err(Error::InvalidArgument(format!(
-                "`{reference}` matches {n} sessions; give more characters"
+                "{reference} matches {n} sessions; give more characters",
+                reference = crate::error::quote(reference)
             ))),
         }
     }
@@ -78,10 +83,12 @@ impl Library<'_> {
         let episode_id = source
             .episode
             .unwrap_or_else(|| NodeId::episode(&source.session_id));
-        let episode = self
-            .graph
-            .node(episode_id)?
-            .ok_or_else(|| Error::NotFound(format!("no episode for session `{reference}`")))?;
+        let episode = self.graph.node(episode_id)?.ok_or_else(|| {
+            Error::NotFound(format!(
+                "no episode for session {reference}",
+                reference = crate::error::quote(reference)
+            ))
+        })?;
         let handoff = self.graph.handoff(&source.session_id)?;
 
         // Lines of earlier versions are in the archive only.
@@ -107,7 +114,10 @@ impl Library<'_> {
                 let reader = Archive::new(self.graph)
                     .archive_reader(&source)?
                     .ok_or_else(|| {
-                        Error::NotFound(format!("the archive of session `{reference}` is missing"))
+                        Error::NotFound(format!(
+                            "the archive of session {reference} is missing",
+                            reference = crate::error::quote(reference)
+                        ))
                     })?;
                 (read(reader).map_err(Error::io(&source.path))?, true)
             }
@@ -139,7 +149,8 @@ impl Library<'_> {
             }
             (None, None) => {
                 return Err(Error::NotFound(format!(
-                    "the transcript of session `{reference}` is gone and was not archived"
+                    "the transcript of session {reference} is gone and was not archived",
+                    reference = crate::error::quote(reference)
                 )));
             }
         };

@@ -296,7 +296,12 @@ pub(crate) fn memory_id(project: Option<&str>, content: &str) -> String {
 /// The 8 bytes a memory id names, or why it names none.
 pub(crate) fn id_bytes(id: &str) -> Result<[u8; 8]> {
     let id = id.trim();
-    let bad = || Error::InvalidArgument(format!("memory id {id:?} is not 16 hex digits"));
+    let bad = || {
+        Error::InvalidArgument(format!(
+            "memory id {id} is not 16 hex digits",
+            id = crate::error::quote(id)
+        ))
+    };
     if id.len() != 16 {
         return Err(bad());
     }
@@ -378,6 +383,13 @@ impl Memories<'_> {
             .scan::<MemoryItem>(Keyspace::Memories, &prefix)
             .map(|kv| Ok(kv?.1))
             .collect()
+    }
+
+    /// Every version of every memory, as stored, with its key.
+    pub(crate) fn versions(&self) -> impl Iterator<Item = Result<(Vec<u8>, MemoryItem)>> + '_ {
+        self.store
+            .scan::<MemoryItem>(Keyspace::Memories, &[VERSION])
+            .map(|kv| kv.map_err(Into::into))
     }
 
     /// The latest version of every memory, in no order.

@@ -42,7 +42,8 @@ impl ContextMode {
             "agents" => Ok(ContextMode::Agents),
             "full" => Ok(ContextMode::Full),
             other => Err(Error::InvalidArgument(format!(
-                "unknown mode `{other}`: use smart, plan, labels, agents or full"
+                "unknown mode {other}: use smart, plan, labels, agents or full",
+                other = crate::error::quote(other)
             ))),
         }
     }

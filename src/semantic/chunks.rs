@@ -98,11 +98,16 @@ pub(crate) fn parse_chunk_id(id: &str) -> Result<u64> {
     let id = id.trim();
     if id.len() != 16 {
         return Err(Error::InvalidArgument(format!(
-            "chunk id {id:?} is not 16 hex digits"
+            "chunk id {id} is not 16 hex digits",
+            id = crate::error::quote(id)
         )));
     }
-    u64::from_str_radix(id, 16)
-        .map_err(|_| Error::InvalidArgument(format!("chunk id {id:?} is not 16 hex digits")))
+    u64::from_str_radix(id, 16).map_err(|_| {
+        Error::InvalidArgument(format!(
+            "chunk id {id} is not 16 hex digits",
+            id = crate::error::quote(id)
+        ))
+    })
 }
 
 impl Semantic {

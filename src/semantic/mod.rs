@@ -9,7 +9,7 @@ mod vectors;
 
 pub(crate) use self::chunks::chunk_id;
 pub(crate) use self::queue::Staged;
-pub(crate) use self::vectors::VECTOR_FILE;
+pub(crate) use self::vectors::{VECTOR_FILE, VectorEntry};
 
 use std::collections::{HashMap, HashSet};
 use std::num::NonZeroUsize;
@@ -23,7 +23,7 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use self::queue::{QueueItem, source_key};
-use self::vectors::{VectorEntry, Vectors, cache_key, decode_vector, encode_vector};
+use self::vectors::{Vectors, cache_key, decode_vector, encode_vector};
 use crate::embed::{Embedder, LazyMiniLm, ModelDir};
 use crate::{Error, Result};
 

@@ -35,5 +35,5 @@ pub use self::codec::{decode, encode};
 pub use self::config::Config;
 pub use self::error::{Error, Result, free_bytes};
 pub use self::keyspace::Keyspace;
-pub use self::store::{FORMAT_VERSION, Moved, Scan, Store};
+pub use self::store::{FORMAT_VERSION, MAX_KEY_LEN, Moved, Scan, Store};
 pub use self::tier::{ChunkSlot, SweepReport, TierStats};

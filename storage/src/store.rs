@@ -37,8 +37,15 @@ const FORMAT_KEY: &[u8] = b"format_version";
 /// Entries per batch when the warm tier is copied.
 const COPY_BATCH: usize = 10_000;
 
-/// The longest key the warm tier takes (fjall's limit); the shortest is one byte.
-const MAX_KEY_LEN: usize = 65_536;
+/// The longest key the warm tier takes (fjall's limit, `u16::MAX`); the shortest is one
+/// byte. fjall asserts it on reads as well as writes, so a read of a longer key (a name a
+/// request made up) is answered here as the miss it is, never handed on.
+pub const MAX_KEY_LEN: usize = 65_535;
+
+/// Whether `key` can be stored: a read of any other key finds nothing.
+fn storable(key: &[u8]) -> bool {
+    !key.is_empty() && key.len() <= MAX_KEY_LEN
+}
 
 /// How often [`Store::open`] retries a locked store.
 const LOCK_RETRY_INTERVAL: Duration = Duration::from_millis(10);
@@ -247,6 +254,9 @@ impl Store {
 
     /// Reads and decodes one value; a missing key is `Ok(None)`.
     pub fn get<V: DeserializeOwned>(&self, keyspace: Keyspace, key: &[u8]) -> Result<Option<V>> {
+        if !storable(key) {
+            return Ok(None);
+        }
         match self.partition(keyspace).get(key)? {
             Some(bytes) => codec::decode(keyspace, &bytes).map(Some),
             None => Ok(None),
@@ -256,11 +266,17 @@ impl Store {
     /// Reads one value's bytes as written (for values that are not MessagePack, such as
     /// vectors); a missing key is `Ok(None)`.
     pub fn get_raw(&self, keyspace: Keyspace, key: &[u8]) -> Result<Option<Vec<u8>>> {
+        if !storable(key) {
+            return Ok(None);
+        }
         Ok(self.partition(keyspace).get(key)?.map(|v| v.to_vec()))
     }
 
     /// Whether `keyspace` holds `key`.
     pub fn contains(&self, keyspace: Keyspace, key: &[u8]) -> Result<bool> {
+        if !storable(key) {
+            return Ok(false);
+        }
         Ok(self.partition(keyspace).contains_key(key)?)
     }
 
@@ -268,7 +284,11 @@ impl Store {
     pub fn scan<V: DeserializeOwned>(&self, keyspace: Keyspace, prefix: &[u8]) -> Scan<V> {
         Scan {
             keyspace,
-            inner: Box::new(self.partition(keyspace).prefix(prefix.to_vec())),
+            inner: if prefix.len() <= MAX_KEY_LEN {
+                Box::new(self.partition(keyspace).prefix(prefix.to_vec()))
+            } else {
+                Box::new(std::iter::empty())
+            },
             _value: PhantomData,
         }
     }
@@ -279,8 +299,7 @@ impl Store {
         keyspace: Keyspace,
         prefix: &[u8],
     ) -> impl DoubleEndedIterator<Item = Result<Vec<u8>>> + use<> {
-        self.partition(keyspace)
-            .prefix(prefix.to_vec())
+        self.prefix(keyspace, prefix)
             .map(|kv| kv.map(|(k, _)| k.to_vec()).map_err(Error::from))
     }
 
@@ -291,7 +310,7 @@ impl Store {
         keyspace: Keyspace,
         prefix: &[u8],
     ) -> impl DoubleEndedIterator<Item = Result<(Vec<u8>, Vec<u8>)>> + use<> {
-        self.partition(keyspace).prefix(prefix.to_vec()).map(|kv| {
+        self.prefix(keyspace, prefix).map(|kv| {
             kv.map(|(k, v)| (k.to_vec(), v.to_vec()))
                 .map_err(Error::from)
         })
@@ -304,9 +323,23 @@ impl Store {
         start: &[u8],
         end: &[u8],
     ) -> impl DoubleEndedIterator<Item = Result<Vec<u8>>> + use<> {
-        self.partition(keyspace)
-            .range(start.to_vec()..end.to_vec())
+        (start.len() <= MAX_KEY_LEN && end.len() <= MAX_KEY_LEN)
+            .then(|| self.partition(keyspace).range(start.to_vec()..end.to_vec()))
+            .into_iter()
+            .flatten()
             .map(|kv| kv.map(|(k, _)| k.to_vec()).map_err(Error::from))
+    }
+
+    /// The pairs under `prefix`; none when no key can start with it.
+    fn prefix(
+        &self,
+        keyspace: Keyspace,
+        prefix: &[u8],
+    ) -> impl DoubleEndedIterator<Item = fjall::Result<fjall::KvPair>> + use<> {
+        (prefix.len() <= MAX_KEY_LEN)
+            .then(|| self.partition(keyspace).prefix(prefix.to_vec()))
+            .into_iter()
+            .flatten()
     }
 
     /// Number of entries in a keyspace (walks it: O(n)). Stops at the first error.
@@ -354,11 +387,7 @@ impl Store {
     }
 
     fn apply_guarded(&self, batch: &Batch, guard: Option<Guard<'_>>) -> Result<bool> {
-        if let Some((keyspace, key, _)) = batch
-            .ops
-            .iter()
-            .find(|(_, key, _)| key.is_empty() || key.len() > MAX_KEY_LEN)
-        {
+        if let Some((keyspace, key, _)) = batch.ops.iter().find(|(_, key, _)| !storable(key)) {
             return Err(Error::KeyLength {
                 keyspace: keyspace.name(),
                 len: key.len(),

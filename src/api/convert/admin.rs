@@ -11,7 +11,8 @@ wire! {
     Stats <=> pb::StatsResponse {
         counts => { sessions, agents, episodes, entities, edges, sources, skipped_lines }: counts,
         kinds = nodes_by_kind: collect, relations = edges_by_relation: collect,
-        tiers: required, caches: messages, semantic: required,
+        tiers: required, caches: messages, semantic: required, failed_documents: messages,
+        failed_document_count,
     }
 }
 
@@ -117,6 +118,14 @@ mod tests {
                 backlog: 22,
                 rebuilding: true,
             },
+            failed_documents: vec![crate::docs::FailedDocument {
+                path: "/d/bomb.pdf".to_owned(),
+                reason: "a page of the PDF inflates past 32 MB".to_owned(),
+                failed_at: crate::model::Timestamp(1_700_000_000_000),
+                bytes: 23,
+                modified_at: crate::model::Timestamp(1_600_000_000_000),
+            }],
+            failed_document_count: 24,
         };
         let wire = pb::StatsResponse::from(stats.clone());
         let counted = (

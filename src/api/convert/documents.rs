@@ -2,7 +2,7 @@
 
 use super::wire::wire;
 use crate::api::pb;
-use crate::docs::{DocumentInfo, DocumentText};
+use crate::docs::{DocumentInfo, DocumentText, FailedDocument};
 use crate::engine::{DocumentOutcome, Followed, MAX_DOCUMENTS};
 use crate::model::Timestamp;
 
@@ -47,29 +47,66 @@ wire! {
     DocumentQuery <=> pb::GetDocumentRequest { document, version: page_number, as_of: maybe_time }
 }
 
+wire! {
+    FailedDocument <=> pb::FailedDocument {
+        path, reason, failed_at: time, bytes, modified_at: time,
+    }
+}
+
 /// A `ListDocuments` request, checked.
 pub struct DocumentListQuery {
     pub limit: usize,
     pub offset: usize,
+    /// The files that failed to be read, instead of the documents.
+    pub failed: bool,
 }
 
 wire! {
-    DocumentListQuery <=> pb::ListDocumentsRequest { limit: count(50, MAX_DOCUMENTS), offset: size32 }
+    DocumentListQuery <=> pb::ListDocumentsRequest {
+        limit: count(50, MAX_DOCUMENTS), offset: size32, failed,
+    }
+}
+
+/// What `ListDocuments` answers: a page of documents, or of files that failed.
+pub enum Listed {
+    Documents(Vec<DocumentInfo>, u64),
+    Failed(Vec<FailedDocument>, u64),
+}
+
+impl DocumentListQuery {
+    /// The engine's answer to this request.
+    pub(crate) fn answer(&self, engine: &crate::engine::Engine) -> crate::Result<Listed> {
+        if self.failed {
+            let (failed, total) = engine.failed_documents(self.limit, self.offset)?;
+            Ok(Listed::Failed(failed, total))
+        } else {
+            let (documents, total) = engine.list_documents(self.limit, self.offset)?;
+            Ok(Listed::Documents(documents, total))
+        }
+    }
+}
+
+impl From<Listed> for pb::ListDocumentsResponse {
+    fn from(listed: Listed) -> Self {
+        match listed {
+            Listed::Documents(documents, total) => pb::ListDocumentsResponse {
+                documents: documents.into_iter().map(Into::into).collect(),
+                total,
+                failed: Vec::new(),
+            },
+            Listed::Failed(failed, total) => pb::ListDocumentsResponse {
+                documents: Vec::new(),
+                total,
+                failed: failed.into_iter().map(Into::into).collect(),
+            },
+        }
+    }
 }
 
 impl From<Vec<DocumentOutcome>> for pb::AddDocumentResponse {
     fn from(outcomes: Vec<DocumentOutcome>) -> Self {
         pb::AddDocumentResponse {
             outcomes: outcomes.into_iter().map(Into::into).collect(),
-        }
-    }
-}
-
-impl From<(Vec<DocumentInfo>, u64)> for pb::ListDocumentsResponse {
-    fn from((documents, total): (Vec<DocumentInfo>, u64)) -> Self {
-        pb::ListDocumentsResponse {
-            documents: documents.into_iter().map(Into::into).collect(),
-            total,
         }
     }
 }

@@ -109,7 +109,9 @@ pub(super) fn resume_command(session_id: &str) -> String {
 
 /// A server's answer that does not read as the domain's.
 pub(super) fn bad(what: &str) -> Status {
-    Status::internal(format!("the server sent a bad {what}"))
+    Status::internal(crate::error::status_message(&format!(
+        "the server sent a bad {what}"
+    )))
 }
 
 /// A proto string whose empty means none.

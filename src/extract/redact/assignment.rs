@@ -287,6 +287,21 @@ pub(super) fn flag_value(b: &[u8], flag: usize, end: usize) -> Option<Found> {
             end: stop,
         })
     };
+    let line_start = b[..flag]
+        .iter()
+        .rposition(|&c| c == b'\n')
+        .map_or(0, |n| n + 1);
+    let line = &b[line_start..flag];
+    let after = |command: &[u8]| {
+        line.windows(command.len()).enumerate().any(|(at, w)| {
+            w == command
+                && (at == 0 || !is_word(line[at - 1]))
+                && line.get(at + command.len()).is_none_or(|&c| !is_word(c))
+        })
+    };
+    if let Some(found) = curl_credentials(b, flag, end, || after(b"curl")) {
+        return Some(found);
+    }
     if let Some(long) = name.strip_prefix(b"--") {
         if long.len() < 4 || long.len() > MAX_KEY || !matches!(b.get(end), Some(b' ' | b'\t')) {
             return None;
@@ -315,18 +330,6 @@ pub(super) fn flag_value(b: &[u8], flag: usize, end: usize) -> Option<Found> {
         return found(start, stop);
     }
     let rest = name.strip_prefix(b"-p")?;
-    let line_start = b[..flag]
-        .iter()
-        .rposition(|&c| c == b'\n')
-        .map_or(0, |n| n + 1);
-    let line = &b[line_start..flag];
-    let after = |command: &[u8]| {
-        line.windows(command.len()).enumerate().any(|(at, w)| {
-            w == command
-                && (at == 0 || !is_word(line[at - 1]))
-                && line.get(at + command.len()).is_none_or(|&c| !is_word(c))
-        })
-    };
     if rest.is_empty() {
         // `-p'…'` / `-p"…"`, or `sshpass -p SECRET`.
         let v = match b.get(end) {
@@ -354,6 +357,41 @@ pub(super) fn flag_value(b: &[u8], flag: usize, end: usize) -> Option<Found> {
     let placeholder =
         matches!(b.get(start), Some(b'$' | b'<' | b'{')) || b[start..].starts_with(REDACTED);
     (!placeholder && stop - start >= 4).then(|| found(start, stop))?
+}
+
+/// The password of curl's `-u USER:PASSWORD` (`--user`, `-U`/`--proxy-user`, `--user=…`,
+/// `-uUSER:PASSWORD`, quoted or not) after `curl` on the same line: what follows the
+/// first `:`. A user alone (curl asks for the password) and placeholders are left.
+fn curl_credentials(b: &[u8], flag: usize, end: usize, curl: impl Fn() -> bool) -> Option<Found> {
+    let name = &b[flag..end];
+    let v = match name {
+        b"-u" | b"-U" | b"--user" | b"--proxy-user" => match b.get(end) {
+            Some(b' ' | b'\t') => end + count(b, end, |c| c == b' ' || c == b'\t'),
+            Some(b'=') if name.starts_with(b"--") => end + 1,
+            Some(b'\'' | b'"') if name.len() == 2 => end,
+            _ => return None,
+        },
+        // `-uUSER:PASSWORD`, joined.
+        [b'-', b'u' | b'U', c, ..] if *c != b'-' => flag + 2,
+        _ => return None,
+    };
+    if !curl() {
+        return None;
+    }
+    let (start, stop, _) = value_span(b, v)?;
+    let value = &b[start..stop];
+    let colon = value.iter().position(|&c| c == b':')?;
+    let password = &value[colon + 1..];
+    let placeholder = password
+        .first()
+        .is_none_or(|c| matches!(c, b'$' | b'{' | b'<' | b'%'))
+        || password.starts_with(REDACTED)
+        || password.iter().all(|&c| c == b'*');
+    (!placeholder).then_some(Found {
+        kind: Redaction::CommandLineSecret,
+        start: start + colon + 1,
+        end: stop,
+    })
 }
 
 /// A Slack (`hooks.slack.com/services/…`) or Discord (`discord.com/api/webhooks/…`)

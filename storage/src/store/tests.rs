@@ -322,7 +322,7 @@ fn a_temporary_store_removes_its_directory_on_drop() {
 #[test]
 fn an_empty_or_oversized_key_is_refused_and_nothing_is_written() {
     let store = Config::new().temporary(true).open().unwrap();
-    for key in [Vec::new(), vec![b'k'; 65_537]] {
+    for key in [Vec::new(), vec![b'k'; 65_536], vec![b'k'; 70_000]] {
         let mut batch = Batch::new();
         batch.put(Keyspace::Docs, b"fine".to_vec(), &"v").unwrap();
         batch.put(Keyspace::Nodes, key.clone(), &"v").unwrap();
@@ -333,4 +333,28 @@ fn an_empty_or_oversized_key_is_refused_and_nothing_is_written() {
         );
         assert!(!store.contains(Keyspace::Docs, b"fine").unwrap());
     }
+}
+
+#[test]
+fn reads_of_keys_too_long_to_store_find_nothing() {
+    let store = Config::new().temporary(true).open().unwrap();
+    let mut batch = Batch::new();
+    let longest = vec![b'k'; 65_535];
+    batch.put(Keyspace::Nodes, longest.clone(), &"v").unwrap();
+    store.apply(batch).unwrap();
+    assert_eq!(
+        store.get::<String>(Keyspace::Nodes, &longest).unwrap(),
+        Some("v".to_owned())
+    );
+    for key in [vec![b'k'; 65_536], vec![b'k'; 70_000]] {
+        assert_eq!(store.get::<String>(Keyspace::Nodes, &key).unwrap(), None);
+        assert_eq!(store.get_raw(Keyspace::Nodes, &key).unwrap(), None);
+        assert!(!store.contains(Keyspace::Nodes, &key).unwrap());
+        assert_eq!(store.scan::<String>(Keyspace::Nodes, &key).count(), 0);
+        assert_eq!(store.keys(Keyspace::Nodes, &key).count(), 0);
+        assert_eq!(store.entries(Keyspace::Nodes, &key).rev().count(), 0);
+        assert_eq!(store.key_range(Keyspace::Nodes, b"a", &key).count(), 0);
+    }
+    assert_eq!(store.get::<String>(Keyspace::Nodes, b"").unwrap(), None);
+    assert_eq!(store.keys(Keyspace::Nodes, b"k").count(), 1);
 }

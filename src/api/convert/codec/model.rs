@@ -9,8 +9,9 @@ pub(crate) mod date {
     }
 
     pub(crate) fn from(value: String, field: &str) -> Result<NaiveDate, tonic::Status> {
-        NaiveDate::parse_from_str(&value, "%Y-%m-%d")
-            .map_err(|e| crate::api::convert::bad(&format!("{field} `{value}`: {e}")))
+        NaiveDate::parse_from_str(&value, "%Y-%m-%d").map_err(|e| {
+            crate::api::convert::bad(&format!("{field} {}: {e}", crate::error::quote(&value)))
+        })
     }
 }
 
@@ -303,8 +304,9 @@ pub(crate) mod maybe_memory_type {
             return Ok(None);
         }
         MemoryType::parse(&value).map(Some).ok_or_else(|| {
-            tonic::Status::invalid_argument(format!(
-                "{field} {value:?} is not STM, LTM or PROCEDURAL"
+            crate::api::status::invalid(format!(
+                "{field} {} is not STM, LTM or PROCEDURAL",
+                crate::error::quote(&value)
             ))
         })
     }
@@ -335,7 +337,9 @@ pub(crate) mod change {
     }
 
     pub(crate) fn from(value: String, field: &str) -> Result<Change, tonic::Status> {
-        Change::parse(&value).ok_or_else(|| crate::api::convert::bad(&format!("{field} {value:?}")))
+        Change::parse(&value).ok_or_else(|| {
+            crate::api::convert::bad(&format!("{field} {}", crate::error::quote(&value)))
+        })
     }
 }
 
@@ -452,7 +456,9 @@ pub(crate) mod pairs {
             .map(|v| {
                 v.split_once(':')
                     .map(|(t, n)| (t.to_owned(), n.to_owned()))
-                    .ok_or_else(|| crate::api::convert::bad(&format!("{field} {v:?}")))
+                    .ok_or_else(|| {
+                        crate::api::convert::bad(&format!("{field} {}", crate::error::quote(&v)))
+                    })
             })
             .collect()
     }

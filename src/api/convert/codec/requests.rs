@@ -138,8 +138,9 @@ pub(crate) mod strict_mode {
             return Ok(SearchMode::default());
         }
         SearchMode::parse(&value).ok_or_else(|| {
-            Status::invalid_argument(format!(
-                "{field}: `{value}` is not lexical, semantic or hybrid"
+            crate::api::status::invalid(format!(
+                "{field}: {} is not lexical, semantic or hybrid",
+                crate::error::quote(&value)
             ))
         })
     }

@@ -1,0 +1,662 @@
+//! A PDF's text, page by page, read with limits on everything the file can make us do:
+//! the nesting of its objects (lopdf refuses more than 100 levels), the bytes any stream
+//! inflates to, the pages, the span of a font's ToUnicode map, and the text kept. The
+//! text of a page comes from our own lexer over its content streams: one pass, no
+//! recursion, no list of every operation in memory. What breaks a limit is the file's
+//! refusal, with the reason; nothing here reads the file system.
+//!
+//! lopdf's own `extract_text` is not used: it lists pages through `get_pages`, whose
+//! size hint trusts a forged `/Count` (an allocation of terabytes, an abort), and it
+//! decodes whole content streams into operation lists.
+
+use std::collections::BTreeMap;
+
+use lopdf::{Dictionary, Document, Encoding, LoadOptions, Object, Stream};
+
+/// What a PDF may make the reader do.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct Limits {
+    /// Nesting of arrays in a content stream (lopdf bounds objects at 100 itself).
+    pub max_depth: usize,
+    /// Bytes any one stream may inflate to.
+    pub max_stream: usize,
+    /// Bytes all the content streams of the file may inflate to, together.
+    pub max_content: usize,
+    /// Pages read at most.
+    pub max_pages: usize,
+    /// Codes a font's ToUnicode ranges may span (lopdf expands every one).
+    pub max_cmap_span: u64,
+    /// Bytes of text kept, all pages together.
+    pub max_text: usize,
+}
+
+/// The limits every PDF is read with.
+pub(crate) const LIMITS: Limits = Limits {
+    max_depth: 64,
+    max_stream: 32 << 20,
+    max_content: 256 << 20,
+    max_pages: 20_000,
+    max_cmap_span: 1 << 20,
+    max_text: 64 << 20,
+};
+
+/// Bytes a ToUnicode map may inflate to.
+const MAX_CMAP_BYTES: usize = 1 << 20;
+
+/// Why a PDF is not read: a sentence for the user, without the file's name.
+pub(crate) type Refusal = String;
+
+/// The text of each page of the PDF in `bytes`, trimmed at the end; an encrypted one
+/// is refused unless its user password is empty.
+pub(crate) fn pages(bytes: &[u8], limits: &Limits) -> Result<Vec<String>, Refusal> {
+    let options = LoadOptions {
+        max_decompressed_size: Some(limits.max_stream),
+        filter: Some(count_object),
+        ..LoadOptions::default()
+    };
+    LOADED.with(|l| {
+        l.set(Loaded {
+            budget: bytes.len().saturating_mul(4).saturating_add(64 << 20),
+            over: false,
+        });
+    });
+    let loaded = Document::load_mem_with_options(bytes, options);
+    if LOADED.with(|l| l.get().over) {
+        return Err(
+            "the PDF's objects take more than four times its size in memory (an \
+                    object listed many times over?)"
+                .into(),
+        );
+    }
+    let doc = loaded.map_err(|e| match e {
+        lopdf::Error::Decompress(_) => format!(
+            "a stream of the PDF inflates past {} MB (a decompression bomb?)",
+            limits.max_stream >> 20
+        ),
+        e => format!("not a PDF eywa can read ({e})"),
+    })?;
+    // A PDF encrypted with an empty user password opens as it loads; one with a password
+    // does not.
+    if doc.is_encrypted() && doc.authenticate_password("").is_err() {
+        return Err(
+            "the PDF is encrypted with a password; eywa cannot read it (save a copy \
+                    without a password to add it)"
+                .into(),
+        );
+    }
+    let mut budget = Budget {
+        content: limits.max_content,
+        text: limits.max_text,
+    };
+    let mut pages = Vec::new();
+    // `page_iter`, not `get_pages`: see the module's comment.
+    for page in doc.page_iter() {
+        if pages.len() == limits.max_pages {
+            return Err(format!(
+                "the PDF has more than {} pages; eywa reads at most that many",
+                limits.max_pages
+            ));
+        }
+        let text = page_text(&doc, page, limits, &mut budget)?;
+        pages.push(text.trim_end().to_owned());
+    }
+    if pages.is_empty() {
+        return Err("the PDF has no pages".into());
+    }
+    if pages.iter().all(|p| p.trim().is_empty()) {
+        return Err(
+            "the PDF has no text layer (scanned or image-only pages); eywa does not read images"
+                .into(),
+        );
+    }
+    Ok(pages)
+}
+
+/// Memory the objects of the PDF being loaded on this thread may still take, and whether
+/// they took more. lopdf's load filter is a plain `fn`: the budget lives here.
+#[derive(Debug, Clone, Copy, Default)]
+struct Loaded {
+    budget: usize,
+    over: bool,
+}
+
+thread_local! {
+    static LOADED: std::cell::Cell<Loaded> = const {
+        std::cell::Cell::new(Loaded { budget: 0, over: false })
+    };
+}
+
+/// lopdf's load filter: counts what each object takes, and drops every object once they
+/// took the budget (a 500 KB stream listed 2,000 times in the cross-reference table is
+/// 1 GB of copies).
+fn count_object(id: lopdf::ObjectId, object: &mut Object) -> Option<(lopdf::ObjectId, Object)> {
+    let mut loaded = LOADED.with(std::cell::Cell::get);
+    let size = object_size(object);
+    if loaded.over || size > loaded.budget {
+        loaded.over = true;
+        LOADED.with(|l| l.set(loaded));
+        return None;
+    }
+    loaded.budget -= size;
+    LOADED.with(|l| l.set(loaded));
+    // lopdf keeps `object` itself for an object of the file, and what is returned for a
+    // member of an object stream (never a stream): no stream is copied.
+    let kept = match object {
+        Object::Stream(_) => Object::Null,
+        other => other.clone(),
+    };
+    Some((id, kept))
+}
+
+/// About the bytes `object` takes in memory, counted without recursion.
+fn object_size(object: &Object) -> usize {
+    let mut stack = vec![object];
+    let mut size = 0usize;
+    while let Some(o) = stack.pop() {
+        size = size.saturating_add(32);
+        match o {
+            Object::String(s, _) | Object::Name(s) => size = size.saturating_add(s.len()),
+            Object::Array(items) => stack.extend(items.iter()),
+            Object::Dictionary(d) => {
+                for (k, v) in d {
+                    size = size.saturating_add(k.len());
+                    stack.push(v);
+                }
+            }
+            Object::Stream(s) => {
+                size = size.saturating_add(s.content.len());
+                for (k, v) in &s.dict {
+                    size = size.saturating_add(k.len());
+                    stack.push(v);
+                }
+            }
+            _ => {}
+        }
+    }
+    size
+}
+
+/// What is left to spend on the rest of the file.
+struct Budget {
+    content: usize,
+    text: usize,
+}
+
+/// One page's text.
+fn page_text(
+    doc: &Document,
+    page: lopdf::ObjectId,
+    limits: &Limits,
+    budget: &mut Budget,
+) -> Result<String, Refusal> {
+    // Fonts whose ToUnicode maps we inflated and checked ourselves, then their encodings
+    // (which borrow them).
+    let fonts: Vec<(Vec<u8>, Dictionary)> = doc
+        .get_page_fonts(page)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|(name, font)| Ok((name, checked_font(doc, font, limits)?)))
+        .collect::<Result<_, Refusal>>()?;
+    let encodings: BTreeMap<&[u8], Encoding<'_>> = fonts
+        .iter()
+        .filter_map(|(name, font)| {
+            font.get_font_encoding_with_limit(doc, MAX_CMAP_BYTES)
+                .ok()
+                .map(|e| (name.as_slice(), e))
+        })
+        .collect();
+    let mut content = Vec::new();
+    for id in doc.get_page_contents(page) {
+        let Ok(stream) = doc.get_object(id).and_then(Object::as_stream) else {
+            continue;
+        };
+        let room = limits.max_stream.min(budget.content);
+        let plain = match stream.decompressed_content_with_limit(room) {
+            Ok(plain) => plain,
+            Err(lopdf::Error::Decompress(lopdf::DecompressError::MemoryLimitExceeded {
+                ..
+            })) => {
+                return Err(if room < limits.max_stream {
+                    format!(
+                        "the PDF's pages inflate past {} MB in all (a decompression bomb?)",
+                        limits.max_content >> 20
+                    )
+                } else {
+                    format!(
+                        "a page of the PDF inflates past {} MB (a decompression bomb?)",
+                        limits.max_stream >> 20
+                    )
+                });
+            }
+            // A stream that does not decode shows no text; the rest of the page may.
+            Err(_) => continue,
+        };
+        budget.content -= plain.len();
+        content.extend_from_slice(&plain);
+        content.push(b'\n');
+    }
+    let text = content_text(&content, &encodings, limits.max_depth);
+    if text.len() > budget.text {
+        return Err(format!(
+            "the PDF's text is over {} MB; eywa keeps at most that much",
+            limits.max_text >> 20
+        ));
+    }
+    budget.text -= text.len();
+    Ok(text)
+}
+
+/// `font`, its ToUnicode map inflated and checked by us (size and the codes its ranges
+/// span) and put in place as a plain stream, so that lopdf parses only what passed.
+fn checked_font(doc: &Document, font: &Dictionary, limits: &Limits) -> Result<Dictionary, Refusal> {
+    let mut font = font.clone();
+    let Ok(map) = font
+        .get_deref(b"ToUnicode", doc)
+        .and_then(Object::as_stream)
+    else {
+        return Ok(font);
+    };
+    let plain = match map.decompressed_content_with_limit(MAX_CMAP_BYTES) {
+        Ok(plain) => plain,
+        Err(lopdf::Error::Decompress(lopdf::DecompressError::MemoryLimitExceeded { .. })) => {
+            return Err(format!(
+                "a font's ToUnicode map inflates past {} MB",
+                MAX_CMAP_BYTES >> 20
+            ));
+        }
+        // Unreadable: the font is read without it.
+        Err(_) => {
+            font.remove(b"ToUnicode");
+            return Ok(font);
+        }
+    };
+    let span = cmap_span(&plain);
+    if span > limits.max_cmap_span {
+        return Err(format!(
+            "a font's ToUnicode map spans {span} codes; eywa reads maps of at most {}",
+            limits.max_cmap_span
+        ));
+    }
+    font.set(
+        "ToUnicode",
+        Object::Stream(Stream::new(Dictionary::new(), plain)),
+    );
+    Ok(font)
+}
+
+/// The codes the `bfrange` sections of a CMap span, added up (`<lo> <hi> …` counts
+/// `hi - lo + 1`).
+fn cmap_span(map: &[u8]) -> u64 {
+    let mut total = 0u64;
+    let mut at = 0;
+    while let Some(start) = find(map, at, b"beginbfrange") {
+        let end = find(map, start, b"endbfrange").unwrap_or(map.len());
+        let mut codes: Vec<u64> = Vec::with_capacity(2);
+        let mut i = start;
+        while i < end {
+            match map[i] {
+                // A range's targets given as an array end the range.
+                b'[' => {
+                    i += map[i..end]
+                        .iter()
+                        .position(|&c| c == b']')
+                        .unwrap_or(end - i);
+                    codes.clear();
+                }
+                b'<' => {
+                    let close = find(map, i, b">").unwrap_or(end).min(end);
+                    let value = map[i + 1..close]
+                        .iter()
+                        .filter(|c| c.is_ascii_hexdigit())
+                        .fold(0u64, |v, &c| {
+                            v.saturating_mul(16)
+                                .saturating_add(u64::from((c as char).to_digit(16).unwrap_or(0)))
+                        });
+                    codes.push(value);
+                    if codes.len() == 2 {
+                        total = total.saturating_add(codes[1].saturating_sub(codes[0]) + 1);
+                    } else if codes.len() == 3 {
+                        codes.clear();
+                    }
+                    i = close;
+                }
+                _ => {}
+            }
+            i += 1;
+        }
+        at = end;
+        if at >= map.len() {
+            break;
+        }
+    }
+    total
+}
+
+fn find(hay: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
+    memchr::memmem::find(hay.get(from..)?, needle).map(|p| p + from)
+}
+
+/// An operand of a content stream, as far as text needs it.
+#[derive(Debug)]
+enum Operand {
+    Number(f64),
+    Text(Vec<u8>),
+    Name(Vec<u8>),
+    Array(Vec<Operand>),
+    Other,
+}
+
+fn is_space(c: u8) -> bool {
+    matches!(c, b' ' | b'\t' | b'\r' | b'\n' | b'\x0c' | b'\0')
+}
+
+fn is_delimiter(c: u8) -> bool {
+    matches!(
+        c,
+        b'(' | b')' | b'<' | b'>' | b'[' | b']' | b'{' | b'}' | b'/' | b'%'
+    )
+}
+
+/// The text a content stream shows, by lopdf's rules: `Tf` picks the font, `Tj`, `TJ`,
+/// `'` and `"` show strings (a `TJ` gap of more than 100 units is a space, a `TJ` array
+/// ends with one), and `T*`, `'`, `"` and `ET` start a line. Arrays nested past
+/// `max_depth` end the stream's text there.
+fn content_text(
+    content: &[u8],
+    encodings: &BTreeMap<&[u8], Encoding<'_>>,
+    max_depth: usize,
+) -> String {
+    let b = content;
+    let mut text = String::new();
+    let mut operands: Vec<Operand> = Vec::new();
+    // Arrays being read, innermost last.
+    let mut open: Vec<Vec<Operand>> = Vec::new();
+    let mut font: Option<&Encoding<'_>> = None;
+    let mut i = 0;
+    let push = |operands: &mut Vec<Operand>, open: &mut Vec<Vec<Operand>>, o: Operand| match open
+        .last_mut()
+    {
+        Some(array) => array.push(o),
+        None => operands.push(o),
+    };
+    let new_line = |text: &mut String| {
+        if !text.is_empty() && !text.ends_with('\n') {
+            text.push('\n');
+        }
+    };
+    while i < b.len() {
+        let c = b[i];
+        if is_space(c) {
+            i += 1;
+            continue;
+        }
+        match c {
+            b'%' => {
+                while i < b.len() && b[i] != b'\n' && b[i] != b'\r' {
+                    i += 1;
+                }
+            }
+            b'(' => {
+                let s = literal_string(b, &mut i);
+                push(&mut operands, &mut open, Operand::Text(s));
+            }
+            b'<' if b.get(i + 1) == Some(&b'<') => {
+                skip_dictionary(b, &mut i);
+                push(&mut operands, &mut open, Operand::Other);
+            }
+            b'<' => {
+                let s = hex_string(b, &mut i);
+                push(&mut operands, &mut open, Operand::Text(s));
+            }
+            b'[' => {
+                if open.len() == max_depth {
+                    return text;
+                }
+                open.push(Vec::new());
+                i += 1;
+            }
+            b']' => {
+                i += 1;
+                if let Some(array) = open.pop() {
+                    push(&mut operands, &mut open, Operand::Array(array));
+                }
+            }
+            b'/' => {
+                let start = i + 1;
+                i += 1;
+                while i < b.len() && !is_space(b[i]) && !is_delimiter(b[i]) {
+                    i += 1;
+                }
+                push(
+                    &mut operands,
+                    &mut open,
+                    Operand::Name(b[start..i].to_vec()),
+                );
+            }
+            b')' | b'>' | b'{' | b'}' => i += 1,
+            _ => {
+                let start = i;
+                while i < b.len() && !is_space(b[i]) && !is_delimiter(b[i]) {
+                    i += 1;
+                }
+                let token = &b[start..i];
+                if let Some(n) = std::str::from_utf8(token)
+                    .ok()
+                    .and_then(|t| t.parse::<f64>().ok())
+                {
+                    push(&mut operands, &mut open, Operand::Number(n));
+                    continue;
+                }
+                // An operator: it takes the operands before it (an array left open is
+                // dropped, as a parser would refuse it).
+                open.clear();
+                match token {
+                    b"Tf" => {
+                        font = match operands.first() {
+                            Some(Operand::Name(name)) => encodings.get(name.as_slice()),
+                            _ => None,
+                        };
+                    }
+                    b"Tj" | b"TJ" => {
+                        if let Some(font) = font {
+                            show(&mut text, font, &operands);
+                        }
+                    }
+                    b"'" => {
+                        if let Some(font) = font {
+                            new_line(&mut text);
+                            show(&mut text, font, &operands);
+                        }
+                    }
+                    b"\"" => {
+                        if let Some(font) = font {
+                            new_line(&mut text);
+                            show(&mut text, font, operands.get(2..).unwrap_or_default());
+                        }
+                    }
+                    b"T*" | b"ET" => new_line(&mut text),
+                    b"BI" => skip_inline_image(b, &mut i),
+                    _ => {}
+                }
+                operands.clear();
+            }
+        }
+    }
+    text
+}
+
+/// Appends the strings of `operands` as `font` decodes them.
+fn show(text: &mut String, font: &Encoding<'_>, operands: &[Operand]) {
+    // An array's strings, then its own space: iteratively, arrays inside arrays too.
+    let mut stack: Vec<(&[Operand], bool)> = vec![(operands, false)];
+    while let Some((rest, in_array)) = stack.pop() {
+        let Some((first, tail)) = rest.split_first() else {
+            if in_array {
+                text.push(' ');
+            }
+            continue;
+        };
+        stack.push((tail, in_array));
+        match first {
+            Operand::Text(bytes) => {
+                // Bytes the font cannot decode show nothing.
+                let _ = font.write_to_string(bytes, text);
+            }
+            Operand::Array(items) => stack.push((items, true)),
+            Operand::Number(n) if *n < -100.0 && n.fract() == 0.0 => text.push(' '),
+            _ => {}
+        }
+    }
+}
+
+/// A `(…)` string starting at `b[*i]`, escapes decoded; `*i` moves past it.
+fn literal_string(b: &[u8], i: &mut usize) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut depth = 1usize;
+    *i += 1;
+    while *i < b.len() {
+        let c = b[*i];
+        *i += 1;
+        match c {
+            b'(' => {
+                depth += 1;
+                out.push(c);
+            }
+            b')' => {
+                depth -= 1;
+                if depth == 0 {
+                    break;
+                }
+                out.push(c);
+            }
+            b'\\' if *i < b.len() => {
+                let e = b[*i];
+                *i += 1;
+                match e {
+                    b'n' => out.push(b'\n'),
+                    b'r' => out.push(b'\r'),
+                    b't' => out.push(b'\t'),
+                    b'b' => out.push(8),
+                    b'f' => out.push(12),
+                    b'0'..=b'7' => {
+                        let mut v = u16::from(e - b'0');
+                        for _ in 0..2 {
+                            match b.get(*i) {
+                                Some(&d @ b'0'..=b'7') => {
+                                    v = v * 8 + u16::from(d - b'0');
+                                    *i += 1;
+                                }
+                                _ => break,
+                            }
+                        }
+                        out.push(v as u8);
+                    }
+                    b'\r' => {
+                        if b.get(*i) == Some(&b'\n') {
+                            *i += 1;
+                        }
+                    }
+                    b'\n' => {}
+                    other => out.push(other),
+                }
+            }
+            other => out.push(other),
+        }
+    }
+    out
+}
+
+/// A `<…>` hex string starting at `b[*i]`; `*i` moves past it.
+fn hex_string(b: &[u8], i: &mut usize) -> Vec<u8> {
+    *i += 1;
+    let mut digits = Vec::new();
+    while *i < b.len() && b[*i] != b'>' {
+        if let Some(d) = (b[*i] as char).to_digit(16) {
+            digits.push(d as u8);
+        }
+        *i += 1;
+    }
+    *i += 1;
+    if digits.len() % 2 == 1 {
+        digits.push(0);
+    }
+    digits.chunks(2).map(|p| p[0] << 4 | p[1]).collect()
+}
+
+/// Moves `*i` past a `<<…>>` dictionary (a marked-content property list), nested ones
+/// and strings in it included, counting instead of recursing.
+fn skip_dictionary(b: &[u8], i: &mut usize) {
+    let mut depth = 0usize;
+    while *i < b.len() {
+        if b[*i..].starts_with(b"<<") {
+            depth += 1;
+            *i += 2;
+        } else if b[*i..].starts_with(b">>") {
+            depth -= 1;
+            *i += 2;
+            if depth == 0 {
+                return;
+            }
+        } else if b[*i] == b'(' {
+            literal_string(b, i);
+        } else {
+            *i += 1;
+        }
+    }
+}
+
+/// Moves `*i` past an inline image's data, to the `EI` that ends it.
+fn skip_inline_image(b: &[u8], i: &mut usize) {
+    while *i + 2 < b.len() {
+        if is_space(b[*i])
+            && &b[*i + 1..*i + 3] == b"EI"
+            && b.get(*i + 3).is_none_or(|&c| is_space(c))
+        {
+            *i += 3;
+            return;
+        }
+        *i += 1;
+    }
+    *i = b.len();
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn text(content: &[u8]) -> String {
+        content_text(content, &BTreeMap::new(), 8)
+    }
+
+    #[test]
+    fn deep_operands_are_read_without_recursion() {
+        let mut content = b"BT /F1 12 Tf ".to_vec();
+        content.extend(b"<< /A ".repeat(100_000));
+        content.extend(b"1");
+        content.extend(b" >>".repeat(100_000));
+        content.extend(b" BDC ");
+        content.extend(b"[".repeat(100_000));
+        content.extend(b" ET");
+        assert_eq!(text(&content), "");
+    }
+
+    #[test]
+    fn the_ranges_of_a_cmap_are_added_up() {
+        let map =
+            b"2 beginbfrange\n<0000> <00FF> <0041>\n<0100> <0101> [<0041> <0042>]\nendbfrange\n\
+                    1 beginbfrange\n<000000> <FFFFFF> <0041>\nendbfrange";
+        assert_eq!(cmap_span(map), 256 + 2 + (1 << 24));
+        assert_eq!(cmap_span(b"no ranges"), 0);
+    }
+
+    #[test]
+    fn strings_decode_their_escapes() {
+        let mut i = 0;
+        assert_eq!(
+            literal_string(br"(a\(b\)c\101\n(d))", &mut i),
+            b"a(b)cA\n(d)"
+        );
+        let mut i = 0;
+        assert_eq!(hex_string(b"<48 65 6c6C6f7>", &mut i), b"Hello\x70");
+    }
+}
