@@ -3,8 +3,15 @@
 //! (`Engine::add_documents`) and as a person runs it (`eywa docs add DIR` in a fresh
 //! process). Then the same folder again: every file unchanged, nothing written.
 //!
+//! Then one file at a time, growing (issue 30): markdown of 5, 25 and 50 MB and PDFs of
+//! 250, 500 and 1,000 pages, each with `eywa docs add FILE` in a fresh process, its time
+//! and the peak resident memory of it and the PDF reader it starts (time must grow in
+//! step with size, memory stay under 500 MB); and a 1.5 MB Flate bomb that inflates to
+//! 1.5 GiB, which must be refused under 200 MB.
+//!
 //! ```sh
-//! cargo bench --bench docs_add
+//! cargo bench --bench docs_add            # all of it
+//! cargo bench --bench docs_add -- single  # the growing files and the bomb only
 //! ```
 
 mod fixture;
@@ -25,6 +32,14 @@ const PDF_PAGES: usize = 20;
 const PDF_LINES: usize = 45;
 
 fn main() {
+    let only_single = std::env::args().any(|a| a == "single");
+    if !only_single {
+        folders();
+    }
+    single_files();
+}
+
+fn folders() {
     for (kind, folder) in [("md", md_folder()), ("pdf", pdf_folder())] {
         let bytes = scale::dir_bytes(&folder);
         let mb = bytes as f64 / 1e6;
@@ -202,4 +217,145 @@ fn write_pdf(pages: &[Vec<String>], path: &Path) {
     let mut bytes = Vec::new();
     doc.save_to(&mut bytes).unwrap();
     std::fs::write(path, bytes).unwrap();
+}
+
+/// `eywa docs add FILE` in a fresh process on a fresh store: whether it added the file,
+/// how long it took, and the peak resident memory of it and of the processes it waited
+/// for (its PDF reader), in MiB.
+fn add_one(file: &Path) -> (bool, std::time::Duration, f64) {
+    let data = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    // Waited for with wait4 below, for its resource usage.
+    #[allow(clippy::zombie_processes)]
+    let child = scale::eywa()
+        .arg("--data-dir")
+        .arg(data.path().join("eywa"))
+        .arg("--claude-dir")
+        .arg(scale::empty_claude_dir())
+        .args(["docs", "add", "--json"])
+        .arg(file)
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut status = 0;
+    // SAFETY: an all-zero rusage is a valid value for wait4 to fill.
+    let mut usage: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: waits for our own child, filling the two out-parameters.
+    let pid = unsafe { libc::wait4(child.id() as i32, &mut status, 0, &mut usage) };
+    assert_eq!(pid, child.id() as i32);
+    let took = started.elapsed();
+    // ru_maxrss of a waited child covers the descendants it waited for (Linux: KiB).
+    let added = libc::WIFEXITED(status) && libc::WEXITSTATUS(status) == 0;
+    (added, took, usage.ru_maxrss as f64 / 1024.0)
+}
+
+/// Files that grow, and the bomb (see the module's comment).
+fn single_files() {
+    for mb in [5, 25, 50] {
+        let file = md_file(mb);
+        let (added, took, rss) = add_one(&file);
+        assert!(added, "{}", file.display());
+        let size = std::fs::metadata(&file).unwrap().len() as f64 / 1e6;
+        println!(
+            "docs_add/single/md-{mb}MB: {size:.1} MB in {took:.2?} = {:.1} MB/s, peak RSS {rss:.0} MiB",
+            size / took.as_secs_f64()
+        );
+    }
+    for pages in [250, 500, 1_000] {
+        let file = pdf_file(pages);
+        let (added, took, rss) = add_one(&file);
+        assert!(added, "{}", file.display());
+        println!(
+            "docs_add/single/pdf-{pages}p: {pages} pages in {took:.2?} = {:.0} pages/s, peak RSS {rss:.0} MiB",
+            pages as f64 / took.as_secs_f64()
+        );
+    }
+    let bomb = bomb_file();
+    let (added, took, rss) = add_one(&bomb);
+    assert!(!added, "the bomb was added");
+    println!("docs_add/single/flate-bomb: refused in {took:.2?}, peak RSS {rss:.0} MiB");
+}
+
+/// One markdown file of about `mb` MB of prose under headings.
+fn md_file(mb: usize) -> PathBuf {
+    let path = bench_dir("docs-single").join(format!("notes-{mb}mb.md"));
+    if path.exists() {
+        return path;
+    }
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let mut rng = fixture::Rng::new(13);
+    let mut text = String::with_capacity(mb << 20);
+    let mut section = 0;
+    while text.len() < mb * 1_000_000 {
+        section += 1;
+        text.push_str(&format!("## Part {section}\n\n"));
+        text.push_str(&prose(&mut rng, 400));
+        text.push_str("\n\n");
+    }
+    std::fs::write(&path, text).unwrap();
+    path
+}
+
+/// One PDF of `pages` pages, 45 lines of text each.
+fn pdf_file(pages: usize) -> PathBuf {
+    let path = bench_dir("docs-single").join(format!("report-{pages}p.pdf"));
+    if path.exists() {
+        return path;
+    }
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let mut rng = fixture::Rng::new(14);
+    let text: Vec<Vec<String>> = (0..pages)
+        .map(|_| (0..PDF_LINES).map(|_| prose(&mut rng, 12)).collect())
+        .collect();
+    write_pdf(&text, &path);
+    path
+}
+
+/// A one-page PDF whose 1.5 MB content stream inflates to 1.5 GiB of spaces.
+fn bomb_file() -> PathBuf {
+    use std::io::Write;
+    let path = bench_dir("docs-single").join("flate-bomb.pdf");
+    if path.exists() {
+        return path;
+    }
+    std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::best());
+    z.write_all(b"BT /F1 12 Tf 72 720 Td (bomb) Tj ET\n")
+        .unwrap();
+    let spaces = vec![b' '; 16 << 20];
+    for _ in 0..96 {
+        z.write_all(&spaces).unwrap();
+    }
+    let stream = z.finish().unwrap();
+    let objects: Vec<Vec<u8>> = vec![
+        b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
+        b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_vec(),
+        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>".to_vec(),
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>".to_vec(),
+        [
+            format!("<< /Length {} /Filter /FlateDecode >>\nstream\n", stream.len()).into_bytes(),
+            stream,
+            b"\nendstream".to_vec(),
+        ]
+        .concat(),
+    ];
+    let mut out = b"%PDF-1.4\n".to_vec();
+    let mut offsets = Vec::new();
+    for (i, body) in objects.iter().enumerate() {
+        offsets.push(out.len());
+        out.extend(format!("{} 0 obj\n", i + 1).into_bytes());
+        out.extend(body);
+        out.extend(b"\nendobj\n");
+    }
+    let xref = out.len();
+    out.extend(b"xref\n0 6\n0000000000 65535 f \n");
+    for offset in offsets {
+        out.extend(format!("{offset:010} 00000 n \n").into_bytes());
+    }
+    out.extend(
+        format!("trailer\n<< /Size 6 /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n").into_bytes(),
+    );
+    std::fs::write(&path, out).unwrap();
+    path
 }

@@ -146,7 +146,8 @@ pub fn bounded_message(message: &str) -> std::borrow::Cow<'_, str> {
         let quoted = &rest[open + 1..open + 1 + len];
         let chars = quoted.chars().count();
         out.push_str(&rest[..=open]);
-        if chars > MAX_QUOTED {
+        // A quote made by [`quote`] is already cut: its 200 characters and the `…`.
+        if chars > MAX_QUOTED && !(chars == MAX_QUOTED + 1 && quoted.ends_with('…')) {
             out.extend(quoted.chars().take(MAX_QUOTED));
             out.push_str(&format!("…` ({chars} characters"));
             out.push(')');

@@ -47,6 +47,8 @@ pub mod graph;
 pub mod index;
 #[doc(hidden)]
 pub mod retrieve;
+#[doc(hidden)]
+pub mod tools;
 
 mod archive;
 mod ingest;

@@ -4,17 +4,20 @@
 
 mod access;
 mod announce;
+mod tls;
 
 pub use self::access::{Access, Tls, Tokens, WRITE_METHODS};
 pub use self::announce::Announcement;
 
 use std::future::Future;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::net::TcpListener;
 use tokio_stream::StreamExt;
 use tokio_stream::wrappers::TcpListenerStream;
+use tokio_util::either::Either;
 use tonic::transport::Server;
 use tonic_health::ServingStatus;
 
@@ -30,9 +33,17 @@ pub enum ServeError {
     /// The reflection service could not be built from the API's descriptors.
     #[error("cannot build the reflection service")]
     Reflection(#[from] tonic_reflection::server::Error),
-    /// The transport failed: a TLS identity it cannot use, or serving itself.
+    /// The transport failed while serving.
     #[error("the gRPC server failed")]
     Transport(#[from] tonic::transport::Error),
+    /// The TLS certificate or its key cannot be used.
+    #[error("cannot serve TLS with the certificate {}: {why}", .cert.display())]
+    Tls {
+        /// The certificate's file.
+        cert: PathBuf,
+        /// What is wrong with it, or with its key.
+        why: String,
+    },
 }
 
 /// Serves as [`run_with`] does, to any caller: a loopback server.
@@ -43,6 +54,11 @@ pub async fn run(
 ) -> Result<(), ServeError> {
     run_with(listener, engine, Access::default(), shutdown).await
 }
+
+/// HTTP/2 streams one connection may have open at once. Said to every client: one that
+/// hears no number may assume one stream (httpx does), and the MCP SDK keeps one open for
+/// the server's events, so its next call would wait for ever.
+const MAX_STREAMS: u32 = 1024;
 
 /// How long in-flight requests and open connections get to finish after `shutdown`.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
@@ -60,7 +76,7 @@ pub async fn run_with(
 }
 
 /// [`run_with`], with `extra` routes beside the gRPC services (`/mcp`), which may be
-/// HTTP/1.1. With `access`, they need the token that may write.
+/// HTTP/1.1 or HTTP/2, over TLS too. With `access`, they need the token that may write.
 pub async fn run_with_routes(
     listener: TcpListener,
     engine: Arc<Engine>,
@@ -79,35 +95,43 @@ pub async fn run_with_routes(
             .register_encoded_file_descriptor_set(api::FILE_DESCRIPTOR_SET)
             .register_encoded_file_descriptor_set(tonic_health::pb::FILE_DESCRIPTOR_SET)
     };
-    let mut builder = Server::builder().accept_http1(true);
-    if let Some(tls) = &access.tls {
-        let identity = tonic::transport::Identity::from_pem(&tls.cert_pem, &tls.key_pem);
-        builder =
-            builder.tls_config(tonic::transport::ServerTlsConfig::new().identity(identity))?;
-    }
+    // TLS is ended here, not by tonic, which would offer HTTP/2 alone.
+    let acceptor = access.tls.as_ref().map(tls::acceptor).transpose()?;
     // gRPC's routes answer UNIMPLEMENTED for an unknown method; the extra ones sit beside.
     let routes = tonic::service::Routes::default()
         .into_axum_router()
         .merge(extra);
-    let router = builder
+    let router = Server::builder()
+        .accept_http1(true)
+        .max_concurrent_streams(MAX_STREAMS)
         .layer(access::AuthLayer(access.tokens.map(Arc::new)))
         .add_routes(routes.into())
         .add_service(health_service)
         .add_service(reflection().build_v1()?)
         .add_service(reflection().build_v1alpha()?);
-    // Answers go out at once: without TCP_NODELAY a small reply waits for the client's
-    // delayed ACK (~40 ms a request). Tonic sets it only on listeners it binds itself.
-    let incoming = TcpListenerStream::new(listener).map(|stream| {
-        if let Ok(stream) = &stream {
-            let _ = stream.set_nodelay(true);
-        }
-        stream
-    });
+    let router = api::add_services(router, engine);
     let (stopping, stopped) = tokio::sync::oneshot::channel::<()>();
-    let served = api::add_services(router, engine).serve_with_incoming_shutdown(incoming, async {
+    let signal = async {
         shutdown.await;
         let _ = stopping.send(());
-    });
+    };
+    let served = match acceptor {
+        None => {
+            // Answers go out at once: without TCP_NODELAY a small reply waits for the
+            // client's delayed ACK (~40 ms a request). Tonic sets it only on listeners it
+            // binds itself.
+            let incoming = TcpListenerStream::new(listener).map(|stream| {
+                if let Ok(stream) = &stream {
+                    let _ = stream.set_nodelay(true);
+                }
+                stream
+            });
+            Either::Left(router.serve_with_incoming_shutdown(incoming, signal))
+        }
+        Some(acceptor) => Either::Right(
+            router.serve_with_incoming_shutdown(tls::incoming(listener, acceptor), signal),
+        ),
+    };
     tokio::pin!(served);
     tokio::select! {
         result = &mut served => result?,

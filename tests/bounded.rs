@@ -8,6 +8,7 @@ use prost::Message as _;
 use tonic::Code;
 
 use crate::support::fixture::{ClaudeHome, days_ago};
+use crate::support::raw::RawCodec;
 use crate::support::server::TestServer;
 
 const BIG: &str = "b16b16b1-0000-4000-8000-000000000001";
@@ -186,53 +187,6 @@ fn a_huge_message_is_served_in_parts_and_long_inputs_are_not_echoed() {
             .into_inner();
         assert!(searched.hits.iter().any(|h| h.session_id == BIG));
     });
-}
-
-/// Sends raw bytes as a request and reads raw bytes back.
-#[derive(Debug, Clone, Default)]
-struct RawCodec;
-
-impl tonic::codec::Codec for RawCodec {
-    type Encode = Vec<u8>;
-    type Decode = Vec<u8>;
-    type Encoder = RawCodec;
-    type Decoder = RawCodec;
-
-    fn encoder(&mut self) -> Self::Encoder {
-        RawCodec
-    }
-
-    fn decoder(&mut self) -> Self::Decoder {
-        RawCodec
-    }
-}
-
-impl tonic::codec::Encoder for RawCodec {
-    type Item = Vec<u8>;
-    type Error = tonic::Status;
-
-    fn encode(
-        &mut self,
-        item: Vec<u8>,
-        buf: &mut tonic::codec::EncodeBuf<'_>,
-    ) -> Result<(), tonic::Status> {
-        use prost::bytes::BufMut;
-        buf.put_slice(&item);
-        Ok(())
-    }
-}
-
-impl tonic::codec::Decoder for RawCodec {
-    type Item = Vec<u8>;
-    type Error = tonic::Status;
-
-    fn decode(
-        &mut self,
-        buf: &mut tonic::codec::DecodeBuf<'_>,
-    ) -> Result<Option<Vec<u8>>, tonic::Status> {
-        use prost::bytes::Buf;
-        Ok(Some(buf.copy_to_bytes(buf.remaining()).to_vec()))
-    }
 }
 
 #[test]

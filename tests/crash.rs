@@ -405,3 +405,89 @@ fn killed_ingest_and_embedding_runs_lose_no_chunk_and_converge() {
     );
     assert!(mid_run >= EMBED_KILLS / 2, "most kills must land mid-run");
 }
+
+/// Issue 30: `eywa docs add` killed at random moments. After each kill the next command
+/// finds the store consistent (`eywa check` passes: what the store holds is in the text
+/// index, indexed again when the process that wrote it died before its commit), and adding
+/// again converges to every document.
+#[test]
+fn killed_document_adds_leave_the_text_index_in_step() {
+    const FILES: usize = 150;
+    const KILLS: u64 = 10;
+    let home = ClaudeHome::new();
+    std::fs::create_dir_all(home.root().join("projects")).unwrap();
+    let notes = tempfile::tempdir().unwrap();
+    for i in 0..FILES {
+        std::fs::write(
+            notes.path().join(format!("note-{i:03}.md")),
+            format!(
+                "# Note {i}\n\nThe word quillon{i}x marks this note. {}\n",
+                "It says more about deploys, canaries and rollbacks. ".repeat(40)
+            ),
+        )
+        .unwrap();
+    }
+    let folder = notes.path().display().to_string();
+    let add = |dir: &std::path::Path| {
+        let mut cmd = crate::support::eywa_command(dir, home.root());
+        cmd.args(["docs", "add", &folder, "--json"])
+            .stdout(Stdio::null())
+            .stderr(Stdio::null());
+        cmd
+    };
+    let clean = tempfile::tempdir().unwrap();
+    let started = Instant::now();
+    assert!(add(&clean.path().join("eywa")).status().unwrap().success());
+    let span = started.elapsed();
+
+    let mut seed = 0xd0c5_u64;
+    let mut killed_mid_add = 0;
+    for run in 0..KILLS {
+        let data = tempfile::tempdir().unwrap();
+        let dir = data.path().join("eywa");
+        let mut child = add(&dir).spawn().unwrap();
+        let at = Duration::from_micros(next(&mut seed) % (span.as_micros() as u64 + 1));
+        std::thread::sleep(at);
+        if child.try_wait().unwrap().is_none() {
+            killed_mid_add += 1;
+        }
+        child.kill().unwrap(); // SIGKILL
+        child.wait().unwrap();
+
+        let out = crate::support::eywa_command(&dir, home.root())
+            .args(["check", "--json"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "run {run} (kill at {at:?}): {}",
+            String::from_utf8_lossy(&out.stdout)
+        );
+        // Every document the store holds is in the text index.
+        let engine = Engine::open(EngineConfig::new(&dir, home.root())).unwrap();
+        let (docs, _) = engine.list_documents(1_000, 0).unwrap();
+        let texts = engine
+            .text_index()
+            .unwrap()
+            .texts(100_000)
+            .unwrap()
+            .join("\n");
+        for doc in &docs {
+            let i: usize = doc.title.trim_start_matches("Note ").parse().unwrap();
+            assert!(
+                texts.contains(&format!("quillon{i}x")),
+                "run {run} (kill at {at:?}): {} is stored and not indexed",
+                doc.path
+            );
+        }
+        drop(engine);
+        assert!(add(&dir).status().unwrap().success());
+        let engine = Engine::open(EngineConfig::new(&dir, home.root())).unwrap();
+        assert_eq!(engine.list_documents(1_000, 0).unwrap().1, FILES as u64);
+    }
+    eprintln!("docs crash test: {killed_mid_add} of {KILLS} kills landed mid-add ({span:?})");
+    assert!(
+        killed_mid_add >= KILLS / 2,
+        "most kills must land while adding"
+    );
+}

@@ -385,3 +385,124 @@ fn user_prompt_submit_adds_sessions_only_above_the_threshold() {
         env.log()
     );
 }
+
+/// A new exchange in session `LOGIN`, with uuids of its own, saying `word`.
+fn exchange(word: &str, at: i64, answer: &str) -> Vec<String> {
+    session_lines(
+        LOGIN,
+        "/w/webapp",
+        days_ago(0) + chrono::Duration::minutes(at),
+        &[(&format!("Now the {word} question"), answer)],
+    )
+    .into_iter()
+    .map(|l| {
+        l.replace(&format!("\"{LOGIN}-"), &format!("\"{LOGIN}-{word}-"))
+            .replace(&format!("_{LOGIN}_"), &format!("_{word}_"))
+    })
+    .collect()
+}
+
+#[test]
+fn issue_30_a_read_behind_a_running_ingest_is_left_to_the_server() {
+    use eywa::api::pb;
+    let env = Env::new();
+    let engine = std::sync::Arc::new(
+        eywa::engine::Engine::open(eywa::engine::EngineConfig::new(
+            env.data.path(),
+            env.home.root(),
+        ))
+        .unwrap(),
+    );
+    let server = crate::support::server::TestServer::start_shared(engine.clone());
+    append(&env.login, &exchange("pelican", 0, "Answered."));
+    // An ingest that holds the writer until the test lets it go.
+    let (started, running) = std::sync::mpsc::channel();
+    let (release, released) = std::sync::mpsc::channel::<()>();
+    let background = {
+        let engine = engine.clone();
+        std::thread::spawn(move || {
+            let mut first = true;
+            engine
+                .ingest_with_progress(&mut |_| {
+                    if std::mem::take(&mut first) {
+                        started.send(()).unwrap();
+                        released.recv().unwrap();
+                    }
+                })
+                .unwrap();
+        })
+    };
+    running.recv().unwrap();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let url = format!("http://{}", server.addr());
+    runtime.block_on(async {
+        let mut client = pb::ingest_client::IngestClient::connect(url).await.unwrap();
+        let request = |wait_ms| pb::IngestSessionRequest {
+            session: env.login.display().to_string(),
+            wait_ms,
+        };
+        // Behind the running ingest: the answer comes when the wait is up, and says so.
+        let answer = client
+            .ingest_session(request(300))
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(answer.pending && answer.report.is_none(), "{answer:?}");
+        release.send(()).unwrap();
+        // The server read on: a caller that waits finds the read done.
+        let answer = client
+            .ingest_session(request(0))
+            .await
+            .unwrap()
+            .into_inner();
+        assert!(!answer.pending && answer.handoff.is_some(), "{answer:?}");
+    });
+    background.join().unwrap();
+    drop(server);
+    drop(engine);
+    assert_eq!(env.search("pelican")["hits"][0]["session_id"], LOGIN);
+}
+
+#[test]
+fn issue_30_a_read_longer_than_the_hook_goes_on_in_the_background() {
+    let env = Env::new();
+    // Thirty megabytes more of the session: longer to read than the hook may take.
+    let long_answer = "a long answer about the redirect loop and its cookie path ".repeat(2_000);
+    for i in 0..250 {
+        append(&env.login, &exchange(&format!("tern{i}"), i, &long_answer));
+    }
+    let input = stdin("Stop", LOGIN, &env.login, "/w/webapp", json!({}));
+    let (stdout, _) = env.hook(&["stop", "--timeout-ms", "2000"], &input);
+    assert_eq!(stdout, "");
+    let log = env.log();
+    let pid: u32 = log
+        .lines()
+        .rev()
+        .find_map(|l| l.split("read on in the background (pid ").nth(1))
+        .and_then(|rest| rest.trim_end_matches(')').parse().ok())
+        .unwrap_or_else(|| panic!("no hand-over in the log:\n{log}"));
+    // The read it handed over finishes alone; then the session is found.
+    let deadline = Instant::now() + Duration::from_secs(600);
+    let running = || {
+        std::fs::read_to_string(format!("/proc/{pid}/stat"))
+            .ok()
+            .and_then(|stat| stat.rsplit(") ").next().map(|s| !s.starts_with('Z')))
+            .unwrap_or(false)
+    };
+    while running() {
+        assert!(
+            Instant::now() < deadline,
+            "the handed-over read is still running"
+        );
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    assert!(
+        env.log().lines().last().unwrap().contains("Stop"),
+        "{}",
+        env.log()
+    );
+    assert_eq!(env.search("tern249")["hits"][0]["session_id"], LOGIN);
+}

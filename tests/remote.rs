@@ -2,10 +2,15 @@
 //! loopback address, asked by the real grpcurl over TLS. No token: UNAUTHENTICATED; the
 //! read-only token: Search answers and MigrateSessions is PERMISSION_DENIED; the token
 //! that may write: a migration to a sane target runs, to `/proc` or `..` it is refused.
+//! Its `/mcp` (issue 30) answers the official MCP SDK over TLS by HTTP/1.1 and HTTP/2 at
+//! the address it serves on; without a token it is HTTP 401, with the read-only one 403.
 
 use std::path::Path;
 use std::process::Command;
 
+use serde_json::{Value, json};
+
+use crate::support::clients;
 use crate::support::fixture::{ClaudeHome, days_ago};
 use crate::support::grpcurl::{self, Output};
 use crate::support::serve::Serve;
@@ -182,5 +187,110 @@ fn a_remote_server_asks_for_tokens_by_scope_over_tls() {
         String::from_utf8_lossy(&cli.stderr)
     );
     assert!(String::from_utf8_lossy(&cli.stdout).contains(SESSION));
+    serve.stop();
+}
+
+/// Runs `tests/mcp/drive.py` (the official MCP SDK) on `url` with `options`, writing its
+/// calls in `dir`: whether it succeeded, and the JSON it printed.
+fn drive(python: &Path, url: &str, calls: &Value, options: &[&str], dir: &Path) -> (bool, Value) {
+    let file = dir.join("calls.json");
+    std::fs::write(&file, calls.to_string()).unwrap();
+    let out = Command::new(python)
+        .arg(clients::script("drive.py"))
+        .args(["http", url])
+        .arg(&file)
+        .args(options)
+        .output()
+        .unwrap();
+    let printed = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "drive.py {options:?} printed no JSON ({e}): {}\n{}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (out.status.success(), printed)
+}
+
+#[test]
+fn issue_30_remote_mcp_answers_the_official_sdk_over_http1_and_http2() {
+    let Some(python) = clients::mcp_python() else {
+        return;
+    };
+    let home = ClaudeHome::new();
+    home.session(
+        SESSION,
+        "/w/billing",
+        days_ago(1),
+        &[("Fix the invoice rounding", "Rounded to cents.")],
+    );
+    let data_dir = tempfile::tempdir().unwrap();
+    let data = data_dir.path().join("eywa");
+    let serve = Serve::spawn({
+        let mut cmd = eywa(&home, &data);
+        cmd.args([
+            "--addr",
+            "127.0.0.2:0",
+            "serve",
+            "--allow-remote",
+            "--watch-interval-ms",
+            "0",
+        ]);
+        cmd
+    });
+    // The server's own address, which is not a loopback name.
+    let url = format!("https://{}/mcp", serve.addr);
+    let cert = data.join("tls/cert.pem");
+    let cafile = cert.to_str().unwrap();
+    let bearer = |file: &str| {
+        let token = std::fs::read_to_string(data.join(file)).unwrap();
+        format!("Authorization: Bearer {}", token.trim())
+    };
+    let calls = json!([
+        {"tool": "eywa_search", "arguments": {"query": "invoice rounding"}},
+        {"tool": "eywa_remember", "arguments": {"content": "Invoices round to cents", "type": "LTM"}},
+    ]);
+
+    // The token that may write, by HTTP/1.1 (httpx's default) and by HTTP/2.
+    let write = bearer("token");
+    for (option, version) in [("--http1", "HTTP/1.1"), ("--http2", "HTTP/2")] {
+        let options = ["--cafile", cafile, "--header", write.as_str(), option];
+        let (ok, out) = drive(&python, &url, &calls, &options, data_dir.path());
+        assert!(ok, "{option}: {out}");
+        assert_eq!(out["server"], "eywa", "{option}: {out}");
+        let results = out["results"].as_array().unwrap();
+        for result in results {
+            assert_eq!(result["is_error"], false, "{option}: {out}");
+        }
+        let found = results[0]["text"].as_str().unwrap();
+        assert!(found.contains(SESSION), "{option}: {found}");
+        let remembered = results[1]["text"].as_str().unwrap();
+        assert!(
+            remembered.contains("Remembered `"),
+            "{option}: {remembered}"
+        );
+        let exchanges = out["http"].as_array().unwrap();
+        assert!(
+            !exchanges.is_empty() && exchanges.iter().all(|x| x["version"] == version),
+            "{option}: {out}"
+        );
+    }
+
+    // No token: 401 asking for a bearer one; the read-only token: 403, for the tools write.
+    let read = bearer("token.read");
+    for (header, status) in [(None, 401), (Some(read.as_str()), 403)] {
+        for option in ["--http1", "--http2"] {
+            let mut options = vec!["--cafile", cafile, option];
+            if let Some(header) = header {
+                options.extend(["--header", header]);
+            }
+            let (ok, out) = drive(&python, &url, &json!([]), &options, data_dir.path());
+            assert!(!ok && out.get("init_error").is_some(), "{options:?}: {out}");
+            let refused = &out["http"][0];
+            assert_eq!(refused["status"], status, "{options:?}: {out}");
+            let challenge = refused["challenge"].as_str().unwrap_or_default();
+            assert!(challenge.starts_with("Bearer "), "{options:?}: {out}");
+        }
+    }
     serve.stop();
 }

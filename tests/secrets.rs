@@ -188,3 +188,404 @@ fn planted_secrets_of_fourteen_kinds_never_reach_the_store_or_an_answer() {
         "redaction markers are kept"
     );
 }
+
+// Issue 30: every way text enters, and every way it comes back out.
+
+#[path = "../src/extract/redact/planted.rs"]
+mod planted;
+
+use eywa::extract::Redaction;
+
+use crate::support::{eywa_command, succeed};
+
+/// The secret of a planted row: what its text has that the redacted line has not.
+fn secret_of(text: &str, redacted: &str) -> String {
+    let prefix = text
+        .char_indices()
+        .zip(redacted.chars())
+        .find(|((_, a), b)| a != b)
+        .map_or(text.len(), |((i, _), _)| i);
+    let suffix = text[prefix..]
+        .chars()
+        .rev()
+        .zip(redacted[prefix..].chars().rev())
+        .take_while(|(a, b)| a == b)
+        .map(|(a, _)| a.len_utf8())
+        .sum::<usize>();
+    text[prefix..text.len() - suffix].to_owned()
+}
+
+/// Every planted row of every kind the README lists: (kind, text, its secret).
+fn planted_rows() -> Vec<(Redaction, String, String)> {
+    let rows: Vec<(Redaction, String, String)> = planted::planted()
+        .into_iter()
+        .map(|(kind, text, redacted)| {
+            let secret = secret_of(&text, &redacted);
+            (kind, text, secret)
+        })
+        .collect();
+    for kind in Redaction::ALL {
+        assert!(rows.iter().any(|(k, ..)| *k == kind), "no planted {kind:?}");
+    }
+    rows
+}
+
+/// Asks `eywa mcp` (stdio, newline-delimited JSON-RPC, as Claude Code does) each tool
+/// call in turn; returns each answer's text.
+fn mcp_answers(mut eywa: std::process::Command, calls: &[serde_json::Value]) -> Vec<String> {
+    use std::io::{BufRead, Write};
+    let mut child = eywa
+        .arg("mcp")
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut stdin = child.stdin.take().unwrap();
+    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
+    let mut send = |message: serde_json::Value| {
+        writeln!(stdin, "{message}").unwrap();
+        stdin.flush().unwrap();
+    };
+    let mut receive = |id: u64| -> serde_json::Value {
+        loop {
+            let mut line = String::new();
+            assert!(stdout.read_line(&mut line).unwrap() > 0, "eywa mcp closed");
+            let message: serde_json::Value = serde_json::from_str(&line).unwrap();
+            if message["id"] == id {
+                return message;
+            }
+        }
+    };
+    send(
+        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
+        "protocolVersion": "2025-06-18", "capabilities": {},
+        "clientInfo": {"name": "secrets-test", "version": "1"}}}),
+    );
+    receive(0);
+    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
+    let mut answers = Vec::new();
+    for (i, call) in calls.iter().enumerate() {
+        let id = i as u64 + 1;
+        send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": call}));
+        let answer = receive(id);
+        let result = &answer["result"];
+        assert_eq!(result["isError"], false, "{call}: {answer}");
+        answers.push(result["content"][0]["text"].as_str().unwrap().to_owned());
+    }
+    // eywa mcp ends at the end of its input.
+    drop(stdin);
+    let _ = child.wait();
+    answers
+}
+
+#[test]
+fn issue_30_no_planted_secret_comes_back_from_documents_memories_hooks_or_mcp() {
+    let rows = planted_rows();
+    let home = ClaudeHome::new();
+    let session = "5ec2e7a1-0000-4000-8000-000000000030";
+    home.session(
+        session,
+        "/w/vault",
+        days_ago(1),
+        &[("Rotate the keys of the vault service", "Rotated them.")],
+    );
+    let data = tempfile::tempdir().unwrap();
+    let data = data.path().join("eywa");
+    let files = tempfile::tempdir().unwrap();
+    let runbook = files.path().join("runbook.md");
+    let lines: Vec<&str> = rows.iter().map(|(_, text, _)| text.as_str()).collect();
+    std::fs::write(
+        &runbook,
+        format!("# Vault runbook\n\n{}\n", lines.join("\n\n")),
+    )
+    .unwrap();
+    let runbook = runbook.display().to_string();
+    let eywa = || eywa_command(&data, home.root());
+    let text = |out: std::process::Output| String::from_utf8(out.stdout).unwrap();
+    succeed(eywa().args(["ingest"]));
+    succeed(eywa().args(["docs", "add", &runbook, "--project", "vault"]));
+    // A client's memory: every planted line, and a token as a tag.
+    let github = &rows
+        .iter()
+        .find(|(k, ..)| *k == Redaction::GithubToken)
+        .unwrap()
+        .2;
+    let memory = lines.join("\n");
+    assert!(memory.chars().count() < 16_000);
+    succeed(eywa().args([
+        "memory",
+        "add",
+        &memory,
+        "--project",
+        "vault",
+        "--tag",
+        github,
+    ]));
+
+    let mut answers: Vec<(&str, String)> = vec![
+        (
+            "docs show",
+            text(succeed(eywa().args(["docs", "show", &runbook]))),
+        ),
+        (
+            "docs show --json",
+            text(succeed(eywa().args(["docs", "show", &runbook, "--json"]))),
+        ),
+        (
+            "search --type document",
+            text(succeed(eywa().args([
+                "search",
+                "export key token password secret",
+                "--type",
+                "document",
+                "--json",
+            ]))),
+        ),
+        (
+            "memory recall",
+            text(succeed(eywa().args([
+                "memory",
+                "recall",
+                "export key token password",
+                "--json",
+            ]))),
+        ),
+        (
+            "memory list",
+            text(succeed(eywa().args(["memory", "list", "--json"]))),
+        ),
+    ];
+    // The SessionStart hook of a new session in that project.
+    let mut hook = eywa()
+        .args(["hook", "session-start"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    {
+        use std::io::Write;
+        let input = json!({"session_id": "new-session", "cwd": "/w/vault",
+                           "hook_event_name": "SessionStart", "source": "startup"});
+        hook.stdin
+            .take()
+            .unwrap()
+            .write_all(input.to_string().as_bytes())
+            .unwrap();
+    }
+    let hook = text(hook.wait_with_output().unwrap());
+    assert!(hook.contains("additionalContext"), "{hook}");
+    answers.push(("hook session-start", hook));
+    // An agent's tools over MCP.
+    let mcp = mcp_answers(
+        eywa(),
+        &[
+            json!({"name": "eywa_recall", "arguments": {"query": "export key token password", "max_tokens": 20000}}),
+            json!({"name": "eywa_docs", "arguments": {"document": runbook, "max_tokens": 20000}}),
+            json!({"name": "eywa_docs", "arguments": {"query": "export key token password", "max_tokens": 20000}}),
+            json!({"name": "eywa_search", "arguments": {"query": "export key token password", "type": "document", "max_tokens": 20000}}),
+        ],
+    );
+    for (name, answer) in [
+        "eywa_recall",
+        "eywa_docs document",
+        "eywa_docs query",
+        "eywa_search",
+    ]
+    .into_iter()
+    .zip(mcp)
+    {
+        answers.push((name, answer));
+    }
+    // And the store itself: every warm keyspace but the blob records, and the document's
+    // text in the cold tier.
+    let engine = Engine::open(EngineConfig::new(&data, home.root())).unwrap();
+    let store = engine.graph().store();
+    let mut held = Vec::new();
+    for keyspace in Keyspace::ALL.into_iter().filter(|k| *k != Keyspace::Blobs) {
+        for entry in store.entries(keyspace, &[]) {
+            let (k, v) = entry.unwrap();
+            held.extend(k);
+            held.extend(v);
+        }
+    }
+    let doc = engine.document(&runbook, None, None).unwrap();
+    held.extend(store.read_blob(&doc.info.text_blob).unwrap().unwrap());
+    held.extend(
+        engine
+            .text_index()
+            .unwrap()
+            .texts(100_000)
+            .unwrap()
+            .join("\n")
+            .into_bytes(),
+    );
+    answers.push(("the store", String::from_utf8_lossy(&held).into_owned()));
+
+    for (kind, _, secret) in &rows {
+        for (place, answer) in &answers {
+            assert!(
+                !answer.contains(secret.as_str()),
+                "a {kind:?} secret came back from {place}"
+            );
+        }
+    }
+    for (place, answer) in &answers[..5] {
+        assert!(
+            answer.contains("[REDACTED:"),
+            "{place} shows where secrets were: {answer}"
+        );
+    }
+}
+
+#[test]
+fn issue_30_a_store_written_before_is_scrubbed_once_on_open() {
+    let rows = planted_rows();
+    let secret = |kind: Redaction| rows.iter().find(|(k, ..)| *k == kind).unwrap().2.clone();
+    let (github, aws, stripe) = (
+        secret(Redaction::GithubToken),
+        secret(Redaction::AwsAccessKeyId),
+        secret(Redaction::StripeKey),
+    );
+    let home = ClaudeHome::new();
+    let session = "5ec2e7a1-0000-4000-8000-000000000031";
+    home.session(
+        session,
+        "/w/vault",
+        days_ago(1),
+        &[("Rotate the vault keys", "Done.")],
+    );
+    let data = tempfile::tempdir().unwrap();
+    let data = data.path().join("eywa");
+    let files = tempfile::tempdir().unwrap();
+    let note = files.path().join("note.md");
+    std::fs::write(&note, "# Vault\n\nThe vault keys rotate monthly.\n").unwrap();
+    {
+        // Written as eywa did before: a document, a memory and a handoff holding secrets,
+        // and a text index built from them.
+        let engine = Engine::open(EngineConfig::new(&data, home.root())).unwrap();
+        engine.ingest().unwrap();
+        engine
+            .add_documents(std::slice::from_ref(&note), None)
+            .unwrap();
+        let store = engine.graph().store();
+        let mut batch = eywa_storage::Batch::new();
+        for entry in store.scan::<eywa::docs::DocumentInfo>(Keyspace::Docs, b"v") {
+            let (key, mut info) = entry.unwrap();
+            let raw = format!("# Vault {github}\n\nThe vault keys rotate monthly. Key {aws}.\n");
+            let blob = store.blobs().put_small(raw.as_bytes()).unwrap();
+            batch.put_blob(&blob).unwrap();
+            info.text_blob = blob.hash;
+            info.title = format!("Vault {github}");
+            batch.put(Keyspace::Docs, key, &info).unwrap();
+        }
+        engine
+            .remember(eywa::memory::NewMemory::new(
+                "The vault's keys are rotated monthly.",
+            ))
+            .unwrap();
+        for entry in store.scan::<eywa::memory::MemoryItem>(Keyspace::Memories, b"v") {
+            let (key, mut m) = entry.unwrap();
+            m.content = format!("The vault's keys are rotated monthly; stripe uses {stripe}");
+            batch.put(Keyspace::Memories, key, &m).unwrap();
+        }
+        for entry in store.scan::<eywa::model::Handoff>(Keyspace::Docs, b"h") {
+            let (key, mut h) = entry.unwrap();
+            h.headline = format!("Rotate the vault keys {github}");
+            batch.put(Keyspace::Docs, key, &h).unwrap();
+        }
+        batch
+            .put(Keyspace::Settings, b"text_index_dirty".to_vec(), &true)
+            .unwrap();
+        store.apply(batch).unwrap();
+        engine.reindex().unwrap();
+        let found = engine
+            .text_index()
+            .unwrap()
+            .texts(100_000)
+            .unwrap()
+            .join("\n");
+        assert!(
+            found.contains(&stripe) && found.contains(&github),
+            "the old index held them"
+        );
+        // As a store of the version before this change: never scrubbed.
+        let mut batch = eywa_storage::Batch::new();
+        batch.delete(Keyspace::Settings, b"secrets_scrubbed".to_vec());
+        store.apply(batch).unwrap();
+    }
+    // The first command to open it says what it scrubbed.
+    let out = succeed(
+        eywa_command(&data, home.root())
+            .env("EYWA_LOG", "eywa=info")
+            .args(["docs", "show", &note.display().to_string()]),
+    );
+    let said = String::from_utf8_lossy(&out.stderr);
+    let line = said
+        .lines()
+        .find(|l| l.contains("scrubbed the store once"))
+        .unwrap_or_else(|| panic!("no scrub line in:\n{said}"));
+    for count in ["documents=1", "memories=1", "handoffs=1"] {
+        assert!(line.contains(count), "{line}");
+    }
+    let shown = String::from_utf8(out.stdout).unwrap();
+    assert!(shown.contains("[REDACTED:github_token]"), "{shown}");
+    // Nothing of them is left: records, the cold tier, the index, the handoff files.
+    let engine = Engine::open(EngineConfig::new(&data, home.root())).unwrap();
+    let store = engine.graph().store();
+    let mut held = Vec::new();
+    for keyspace in Keyspace::ALL.into_iter().filter(|k| *k != Keyspace::Blobs) {
+        for entry in store.entries(keyspace, &[]) {
+            let (k, v) = entry.unwrap();
+            held.extend(k);
+            held.extend(v);
+        }
+    }
+    for hash in store.blobs().list().unwrap() {
+        held.extend(store.read_blob(&hash).unwrap().unwrap_or_default());
+    }
+    held.extend(
+        engine
+            .text_index()
+            .unwrap()
+            .texts(100_000)
+            .unwrap()
+            .join("\n")
+            .into_bytes(),
+    );
+    for file in walk(&data.join("handoffs")) {
+        held.extend(std::fs::read(file).unwrap());
+    }
+    held.extend(std::fs::read(data.join("handoff-index.json")).unwrap());
+    let held = String::from_utf8_lossy(&held);
+    for (what, secret) in [("github", &github), ("aws", &aws), ("stripe", &stripe)] {
+        assert!(
+            !held.contains(secret.as_str()),
+            "the {what} secret is still held"
+        );
+    }
+    // Once: a second open scrubs nothing and says nothing.
+    drop(engine);
+    let out = succeed(
+        eywa_command(&data, home.root())
+            .env("EYWA_LOG", "eywa=info")
+            .args(["stats"]),
+    );
+    assert!(!String::from_utf8_lossy(&out.stderr).contains("scrubbed"));
+}
+
+fn walk(dir: &std::path::Path) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for entry in std::fs::read_dir(&d).into_iter().flatten().flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+            } else {
+                out.push(path);
+            }
+        }
+    }
+    out
+}

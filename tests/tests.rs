@@ -17,6 +17,7 @@ mod diskfull;
 mod documents;
 mod embed;
 mod fuzzing;
+mod generated;
 mod grpc;
 mod handoff_quality;
 mod handoffs;

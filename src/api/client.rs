@@ -406,14 +406,29 @@ impl RemoteClient {
 
     /// Asks the server to read one session now and return its handoff.
     pub async fn ingest_session(&mut self, session: &str) -> Result<SessionIngest, tonic::Status> {
+        let read = self.ingest_session_within(session, None).await?;
+        read.ok_or_else(|| tonic::Status::internal("the server answered a read as pending"))
+    }
+
+    /// Asks the server to read one session now, waiting at most `wait` (else until it is
+    /// read): its handoff, or `None` when the server still reads it (and finishes alone).
+    pub async fn ingest_session_within(
+        &mut self,
+        session: &str,
+        wait: Option<std::time::Duration>,
+    ) -> Result<Option<SessionIngest>, tonic::Status> {
+        let wait_ms = wait.map_or(0, |w| {
+            u32::try_from(w.as_millis()).unwrap_or(u32::MAX).max(1)
+        });
         let request = pb::IngestSessionRequest {
             session: session.to_owned(),
+            wait_ms,
         };
-        self.ingest
-            .ingest_session(request)
-            .await?
-            .into_inner()
-            .try_into()
+        let answer = self.ingest.ingest_session(request).await?.into_inner();
+        if answer.pending {
+            return Ok(None);
+        }
+        answer.try_into().map(Some)
     }
 
     /// Asks the server to import an Eywa folder it can read.

@@ -1,6 +1,7 @@
 //! Thin adapters: request → domain query → engine (on the blocking pool) → response.
 
 use std::sync::Arc;
+use std::time::Duration;
 
 use tonic::transport::server::Router;
 use tonic::{Request, Response, Status};
@@ -49,15 +50,17 @@ where
     let engine = engine.clone();
     let reply = tokio::task::spawn_blocking(move || f(&engine))
         .await
-        .map_err(|e| {
-            // A bug, never the caller's input: the status says so and nothing of the panic
-            // (which may quote the request); the log has it, bounded.
-            let why = crate::error::status_message(&e.to_string());
-            tracing::error!(error = %why, "an engine task failed");
-            Status::internal("the server failed on this request (a bug: its log says where)")
-        })?
+        .map_err(failed_task)?
         .map_err(Into::into)?;
     Ok(Response::new(reply.into()))
+}
+
+/// An engine task that panicked: a bug, never the caller's input. The status says so and
+/// nothing of the panic (which may quote the request); the log has it, bounded.
+fn failed_task(e: tokio::task::JoinError) -> Status {
+    let why = crate::error::status_message(&e.to_string());
+    tracing::error!(error = %why, "an engine task failed");
+    Status::internal("the server failed on this request (a bug: its log says where)")
 }
 
 /// A service's handlers, one row an RPC: the request message, the answer message, and the
@@ -80,6 +83,14 @@ macro_rules! serve {
             async fn $method(&self, r: Request<pb::$request>) -> Answer<pb::$reply> {
                 let $q: $query = r.into_inner().try_into()?;
                 answer(&self.0, move |$e: &Engine| $call).await
+            }
+        ] $($rest)*);
+    };
+    (@rows $service:path [$($done:tt)*] $method:ident($request:ident) -> $reply:ident:
+        within $handler:ident; $($rest:tt)*) => {
+        serve!(@rows $service [$($done)*
+            async fn $method(&self, r: Request<pb::$request>) -> Answer<pb::$reply> {
+                $handler(&self.0, r.into_inner()).await
             }
         ] $($rest)*);
     };
@@ -121,9 +132,34 @@ serve!(pb::ingest_server::Ingest {
     ingest(IngestRequest {}) -> IngestResponse: |e| e.ingest();
     import(ImportRequest) -> ImportResponse: |e, q: ImportQuery| e.import_eywa(&q.path);
     embed(EmbedRequest {}) -> EmbedResponse: |e| e.embed_pending(&mut |_, _| {});
-    ingest_session(IngestSessionRequest { session }) -> IngestSessionResponse:
-        |e| e.ingest_session(&session);
+    ingest_session(IngestSessionRequest) -> IngestSessionResponse: within ingest_session_within;
 });
+
+/// `IngestSession`: the read runs off the async workers; a caller that gave `wait_ms` gets
+/// `pending` once that passed, and the read goes on (a hook never waits behind a long
+/// ingest).
+async fn ingest_session_within(
+    engine: &Arc<Engine>,
+    request: pb::IngestSessionRequest,
+) -> Answer<pb::IngestSessionResponse> {
+    let pb::IngestSessionRequest { session, wait_ms } = request;
+    let engine = engine.clone();
+    let read = tokio::task::spawn_blocking(move || engine.ingest_session(&session));
+    let done = match wait_ms {
+        0 => read.await,
+        ms => match tokio::time::timeout(Duration::from_millis(u64::from(ms)), read).await {
+            Ok(done) => done,
+            Err(_) => {
+                return Ok(Response::new(pb::IngestSessionResponse {
+                    pending: true,
+                    ..pb::IngestSessionResponse::default()
+                }));
+            }
+        },
+    };
+    let reply = done.map_err(failed_task)?.map_err(Status::from)?;
+    Ok(Response::new(reply.into()))
+}
 
 serve!(pb::sessions_server::Sessions {
     get_session(GetSessionRequest) -> GetSessionResponse:

@@ -106,14 +106,27 @@ impl Client {
 
     /// Reads one session now and returns its handoff (see `Engine::ingest_session`).
     pub(super) fn ingest_session(&self, session: &str) -> anyhow::Result<SessionIngest> {
+        match self.ingest_session_within(session, None)? {
+            Some(read) => Ok(read),
+            None => anyhow::bail!("the server answered a read as pending"),
+        }
+    }
+
+    /// [`Client::ingest_session`], a server waited for at most `wait`: `None` when it still
+    /// reads the session (it finishes alone). A local read is always waited for.
+    pub(super) fn ingest_session_within(
+        &self,
+        session: &str,
+        wait: Option<std::time::Duration>,
+    ) -> anyhow::Result<Option<SessionIngest>> {
         match self {
-            Client::Local(l) => Ok(l.engine()?.ingest_session(session)?),
+            Client::Local(l) => Ok(Some(l.engine()?.ingest_session(session)?)),
             Client::Remote(r) => {
                 let session = match session.contains('/') {
                     true => absolute_reference(session),
                     false => session.to_owned(),
                 };
-                r.call(async |c| c.ingest_session(&session).await)
+                r.call(async |c| c.ingest_session_within(&session, wait).await)
             }
         }
     }
@@ -562,6 +575,27 @@ impl Client {
             // Reading the model's folder needs no store.
             Client::Local(l) => Ok(ModelStatus::of(&l.paths.model_dir())?),
             Client::Remote(r) => r.call(async |c| c.model_status().await),
+        }
+    }
+}
+
+impl Client {
+    /// Opens the store now (a server needs nothing): `Ok(false)` while another process
+    /// holds it.
+    pub(super) fn try_open(&self) -> anyhow::Result<bool> {
+        let Client::Local(l) = self else {
+            return Ok(true);
+        };
+        if l.engine.get().is_some() {
+            return Ok(true);
+        }
+        match l.paths.open_engine() {
+            Ok(engine) => {
+                l.engine.get_or_init(|| Arc::new(engine));
+                Ok(true)
+            }
+            Err(eywa::Error::StoreLocked { .. }) => Ok(false),
+            Err(e) => Err(e.into()),
         }
     }
 }

@@ -39,7 +39,20 @@ pub(super) struct Args {
     /// SessionStart and UserPromptSubmit, 30000 for the others]
     #[arg(long)]
     timeout_ms: Option<u64>,
+    /// Stop, SessionEnd, PreCompact: a read a hook handed over (it took too long for the
+    /// hook); waits for the store, and for as long as the read takes
+    #[arg(long, hide = true)]
+    background: bool,
 }
+
+/// How long a hook that reads a session waits for `eywa serve` to have read it: past
+/// that the server reads on alone (behind a running ingest, a hook would wait for it).
+const SERVER_WAIT: Duration = Duration::from_secs(1);
+/// How long a hook that reads a session without a server reads it itself: past that the
+/// read is handed to a process of its own and the hook returns.
+const LOCAL_READ: Duration = Duration::from_secs(8);
+/// How long a handed-over read may take.
+const BACKGROUND_READ: Duration = Duration::from_secs(3_600);
 
 /// The hook events eywa answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -80,6 +93,11 @@ impl Event {
             Event::SessionEnd => "session-end",
             Event::PreCompact => "pre-compact",
         }
+    }
+
+    /// Whether it reads the session into eywa (rather than answering with context).
+    fn reads(self) -> bool {
+        matches!(self, Event::Stop | Event::SessionEnd | Event::PreCompact)
     }
 
     fn default_timeout(self) -> Duration {
@@ -146,9 +164,19 @@ const MAX_INPUT: u64 = 4 * 1024 * 1024;
 pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
     let event = args.event;
-    let timeout = args
-        .timeout_ms
-        .map_or(event.default_timeout(), Duration::from_millis);
+    let background = args.background && event.reads();
+    let timeout = match background {
+        true => BACKGROUND_READ,
+        false => args
+            .timeout_ms
+            .map_or(event.default_timeout(), Duration::from_millis),
+    };
+    // A read that outgrows the hook is handed over rather than cut off.
+    let hand_over = event.reads() && !background && timeout > Duration::ZERO;
+    let deadline = match hand_over {
+        true => timeout.min(LOCAL_READ),
+        false => timeout,
+    };
     let mut input = Vec::new();
     let read = std::io::stdin().take(MAX_INPUT).read_to_end(&mut input);
     let outcome = match read {
@@ -160,13 +188,36 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
                 bm25: args.min_bm25,
             };
             let max_tokens = args.max_tokens;
-            within(timeout, move || {
-                answer(&paths, event, &hook, max_tokens, gate)
-            })
+            // Set once the session is being read: a hook still waiting for the store when
+            // its time is up fails as before; one whose read runs long hands it over.
+            let reading = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+            let started_reading = reading.clone();
+            match within(deadline, move || {
+                answer(
+                    &paths,
+                    event,
+                    &hook,
+                    max_tokens,
+                    gate,
+                    background,
+                    &started_reading,
+                )
+            }) {
+                Err(Stopped::TimedOut(_))
+                    if hand_over && reading.load(std::sync::atomic::Ordering::SeqCst) =>
+                {
+                    hand_over_read(event, &input).map(Answered::HandedOver)
+                }
+                Err(Stopped::TimedOut(after)) => {
+                    Err(format!("gave up after {} ms", after.as_millis()))
+                }
+                Err(Stopped::Failed(why)) => Err(why),
+                Ok(answered) => Ok(answered),
+            }
         }),
     };
     let (note, output) = match outcome {
-        Ok(Some(context)) if !context.is_empty() => {
+        Ok(Answered::Context(context)) if !context.is_empty() => {
             let line = json!({
                 "hookSpecificOutput": {
                     "hookEventName": event.name(),
@@ -177,6 +228,10 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
                 format!("ok, {} tokens", estimate_tokens(&context)),
                 Some(line),
             )
+        }
+        Ok(Answered::Pending) => ("ok, the server reads it on".to_owned(), None),
+        Ok(Answered::HandedOver(pid)) => {
+            (format!("ok, read on in the background (pid {pid})"), None)
         }
         Ok(_) => ("ok, nothing to add".to_owned(), None),
         Err(why) => (format!("failed: {why}"), None),
@@ -191,20 +246,72 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     Ok(ExitCode::SUCCESS)
 }
 
+/// What a hook did.
+enum Answered {
+    /// Context for the session (SessionStart, UserPromptSubmit).
+    Context(String),
+    /// Nothing to add, or the session was read.
+    Nothing,
+    /// `eywa serve` reads the session on, past the hook's wait.
+    Pending,
+    /// The read went on in a process of its own (its pid), past the hook's wait.
+    HandedOver(u32),
+}
+
+/// Why a job gave no answer.
+enum Stopped {
+    Failed(String),
+    TimedOut(Duration),
+}
+
 /// Runs `job` on a thread and waits at most `timeout` for it. A job still running then is
 /// left to the process's exit.
 fn within<T: Send + 'static>(
     timeout: Duration,
     job: impl FnOnce() -> Result<T, String> + Send + 'static,
-) -> Result<T, String> {
+) -> Result<T, Stopped> {
     let (send, receive) = std::sync::mpsc::channel();
     std::thread::spawn(move || {
         let _ = send.send(job());
     });
     match receive.recv_timeout(timeout) {
-        Ok(result) => result,
-        Err(_) => Err(format!("gave up after {} ms", timeout.as_millis())),
+        Ok(result) => result.map_err(Stopped::Failed),
+        Err(_) => Err(Stopped::TimedOut(timeout)),
     }
+}
+
+/// Starts `eywa hook <event> --background` on the same input, in a session of its own
+/// (Claude Code does not wait for it, and a hook's end does not end it): the read this
+/// hook could not finish in its time. Returns its pid.
+fn hand_over_read(event: Event, input: &[u8]) -> Result<u32, String> {
+    use std::os::unix::process::CommandExt as _;
+    let exe = std::env::current_exe().map_err(|e| format!("cannot hand the read over: {e}"))?;
+    let mut command = std::process::Command::new(exe);
+    command
+        .args(["hook", event.arg(), "--background"])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null());
+    // SAFETY: between fork and exec the closure only calls setsid, which is
+    // async-signal-safe.
+    unsafe {
+        command.pre_exec(|| {
+            if libc::setsid() < 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    let mut child = command
+        .spawn()
+        .map_err(|e| format!("cannot hand the read over: {e}"))?;
+    let pid = child.id();
+    if let Some(mut stdin) = child.stdin.take() {
+        stdin
+            .write_all(input)
+            .map_err(|e| format!("cannot hand the read over: {e}"))?;
+    }
+    Ok(pid)
 }
 
 fn answer(
@@ -213,12 +320,19 @@ fn answer(
     hook: &HookInput,
     max_tokens: usize,
     gate: Gate,
-) -> Result<Option<String>, String> {
-    let client = Client::connect(paths).map_err(|e| format!("{e:#}"))?;
+    background: bool,
+    reading: &std::sync::atomic::AtomicBool,
+) -> Result<Answered, String> {
     let failed = |e: anyhow::Error| format!("{e:#}");
+    let client = connect(paths, background).map_err(failed)?;
+    let context = |c: Option<String>| c.map_or(Answered::Nothing, Answered::Context);
     match event {
-        Event::SessionStart => session_start(&client, hook, max_tokens).map_err(failed),
-        Event::UserPromptSubmit => prompt_context(&client, hook, max_tokens, gate).map_err(failed),
+        Event::SessionStart => session_start(&client, hook, max_tokens)
+            .map(context)
+            .map_err(failed),
+        Event::UserPromptSubmit => prompt_context(&client, hook, max_tokens, gate)
+            .map(context)
+            .map_err(failed),
         Event::Stop | Event::SessionEnd | Event::PreCompact => {
             let reference = match hook.transcript_path.is_empty() {
                 false => &hook.transcript_path,
@@ -227,8 +341,32 @@ fn answer(
             if reference.is_empty() {
                 return Err("the hook's input names no transcript_path or session_id".into());
             }
-            client.ingest_session(reference).map_err(failed)?;
-            Ok(None)
+            if !client.try_open().map_err(failed)? {
+                return Err("the store is in use by another eywa process".into());
+            }
+            reading.store(true, std::sync::atomic::Ordering::SeqCst);
+            // A server is waited for a moment: behind its running ingest, it reads on
+            // alone.
+            let wait = (!background).then_some(SERVER_WAIT);
+            match client
+                .ingest_session_within(reference, wait)
+                .map_err(failed)?
+            {
+                Some(_) => Ok(Answered::Nothing),
+                None => Ok(Answered::Pending),
+            }
+        }
+    }
+}
+
+/// The client a hook asks. A handed-over read waits for the store (the hook that started
+/// it held it a moment longer, or another command does), a minute at most.
+fn connect(paths: &Paths, background: bool) -> anyhow::Result<Client> {
+    let started = Instant::now();
+    loop {
+        let client = Client::connect(paths)?;
+        if !background || client.try_open()? || started.elapsed() > Duration::from_secs(60) {
+            return Ok(client);
         }
     }
 }

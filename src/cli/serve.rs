@@ -179,14 +179,18 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     });
     // The MCP tools at /mcp, answered from this store; their sessions end with the server.
     let mcp_stop = tokio_util::sync::CancellationToken::new();
-    let hosts = match addr.ip().is_loopback() || addr.ip().is_unspecified() {
-        true => Vec::new(),
-        false => vec![addr.ip().to_string()],
-    };
+    // With --allow-remote every call carries a token, which DNS rebinding cannot send: any
+    // `Host` is answered. Without, only loopback names are.
+    let tokens = access.tokens.is_some();
     let mcp = axum::Router::new().route_service(
         "/mcp",
-        super::mcp::http_service(paths, engine.clone(), hosts, mcp_stop.clone()),
+        super::mcp::http_service(paths, engine.clone(), tokens, mcp_stop.clone()),
     );
+    let scheme = if access.tls.is_some() {
+        "https"
+    } else {
+        "http"
+    };
     let served = runtime.block_on(async move {
         let listener = tokio::net::TcpListener::bind(addr)
             .await
@@ -209,7 +213,7 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             .context("cannot announce the server")?;
         let _announced = Withdraw(&data_dir);
         tracing::info!("serving eywa.v1 on {local} (Ctrl-C stops)");
-        errln!("eywa: MCP tools at http://{local}/mcp");
+        errln!("eywa: MCP tools at {scheme}://{local}/mcp");
         errln!("eywa: serving gRPC on {local}");
         let stopping = async move {
             stop_signal.await;

@@ -175,6 +175,32 @@ pub(crate) fn extract(path: &Path, bytes: &[u8]) -> Result<Extracted> {
     Ok(Extracted { mime, pages, title })
 }
 
+/// Reads `bytes` as the document `name` would be read (its text, title, summary and key
+/// concepts), a PDF on this thread with the limits every PDF is read with: for the fuzz
+/// targets (eywa itself reads a PDF through [`worker`]).
+#[doc(hidden)]
+pub fn read_here(name: &str, bytes: &[u8]) -> Result<(String, String, Vec<String>)> {
+    let path = Path::new(name);
+    let extracted = if path
+        .extension()
+        .is_some_and(|e| e.eq_ignore_ascii_case("pdf"))
+    {
+        let pages = pdf::pages(bytes, &pdf::LIMITS).map_err(Error::InvalidArgument)?;
+        let title = title("pdf", &pages).unwrap_or_default();
+        Extracted {
+            mime: "pdf",
+            pages,
+            title,
+        }
+    } else {
+        extract(path, bytes)?
+    };
+    let text = extracted.pages.join(&PAGE_BREAK.to_string());
+    let concepts = crate::extract::text_keywords(&text);
+    let summary = summary(&text, &concepts);
+    Ok((extracted.title, summary, concepts))
+}
+
 fn utf8(path: &Path, bytes: &[u8]) -> Result<String> {
     String::from_utf8(bytes.to_vec()).map_err(|_| {
         Error::InvalidArgument(format!(
@@ -263,7 +289,15 @@ pub(crate) fn summary(text: &str, concepts: &[String]) -> String {
 /// `path` made absolute and lexically normal (no `.` or `..`), so that one file has one
 /// id however it is named. Symlinks are not followed.
 pub(crate) fn normal_path(path: &Path) -> Result<PathBuf> {
-    let absolute = std::path::absolute(path).map_err(Error::io(path))?;
+    if path.as_os_str().is_empty() {
+        return Err(Error::InvalidArgument("an empty path names no file".into()));
+    }
+    let absolute = std::path::absolute(path).map_err(|e| {
+        Error::InvalidArgument(format!(
+            "{} cannot be made absolute: {e}",
+            crate::error::quote_path(path)
+        ))
+    })?;
     let mut out = PathBuf::new();
     for part in absolute.components() {
         match part {

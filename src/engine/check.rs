@@ -215,12 +215,19 @@ impl Engine {
                 crate::error::quote_path(dir)
             )));
         }
-        if dir.exists()
-            && std::fs::read_dir(dir)
-                .map_err(Error::io(dir))?
-                .next()
-                .is_some()
-        {
+        if dir.exists() && !dir.is_dir() {
+            return Err(Error::InvalidArgument(format!(
+                "the backup folder {} is not a folder",
+                crate::error::quote_path(dir)
+            )));
+        }
+        let unreadable = |e: std::io::Error| {
+            Error::InvalidArgument(format!(
+                "the backup folder {} cannot be read: {e}",
+                crate::error::quote_path(dir)
+            ))
+        };
+        if dir.exists() && std::fs::read_dir(dir).map_err(unreadable)?.next().is_some() {
             return Err(Error::InvalidArgument(format!(
                 "the backup folder {} is not empty: a backup never overwrites",
                 crate::error::quote_path(dir)

@@ -87,7 +87,7 @@ impl Engine {
                     result,
                 });
             }
-            w.commit_text()?;
+            w.commit_writes()?;
             Ok(out)
         })?;
         // Its first chunks are embedded now, as a memory's are: found by meaning at once.

@@ -67,7 +67,7 @@ impl Engine {
                 out.push(w.remember(new, now, false)?);
                 progress(out.len());
             }
-            w.commit_text()?;
+            w.commit_writes()?;
             Ok(out)
         })?;
         self.embed_now();

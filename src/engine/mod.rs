@@ -264,7 +264,24 @@ impl Engine {
             opening: Mutex::new(()),
         };
         engine.scrub_once()?;
+        engine.catch_up_once()?;
         Ok(engine)
+    }
+
+    /// Documents and memories a process that died left out of the text index (it was
+    /// killed between their store writes and the index's commit) are indexed now: this
+    /// process holds the store, so no writer is midway.
+    fn catch_up_once(&self) -> Result<()> {
+        if crate::ingest::pending_sources(self.graph.store())?.is_empty() {
+            return Ok(());
+        }
+        #[allow(clippy::redundant_closure_for_method_calls)]
+        let caught = self.write(|w| w.catch_up_pending())?;
+        tracing::info!(
+            sources = caught,
+            "indexed what a stopped write left out of the text index"
+        );
+        Ok(())
     }
 
     /// A store written before documents, memories, imported handoffs and summaries were

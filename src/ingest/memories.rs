@@ -216,7 +216,7 @@ impl Writer<'_> {
             }
         }
         if report.promoted + report.faded > 0 {
-            self.commit_text()?;
+            self.commit_writes()?;
         }
         Ok(report)
     }
@@ -256,7 +256,7 @@ impl Writer<'_> {
         self.memories().put(&mut batch, m, last_access)?;
         let docs = memory_docs(m);
         let source = source(&m.id);
-        self.mark_text_dirty()?;
+        super::text::mark_pending(&mut batch, &source);
         let staged = self
             .semantic()?
             .stage(store, &source, &docs, true, &mut batch)?;
@@ -266,9 +266,18 @@ impl Writer<'_> {
         text.delete_source(&source);
         text.put(&docs)?;
         if commit {
-            self.commit_text()?;
+            self.commit_writes()?;
         }
         Ok(())
+    }
+
+    /// What memory `id`'s latest version puts in the text index (none when it is gone).
+    pub(super) fn memory_docs_of(&self, id: &str) -> Result<Vec<TextDoc>> {
+        Ok(self
+            .memories()
+            .latest(id, Timestamp::now())?
+            .map(|m| memory_docs(&m))
+            .unwrap_or_default())
     }
 
     /// Puts every memory not forgotten in the text index and queues its chunks (a rebuild

@@ -25,7 +25,7 @@ use self::group::Group;
 pub use self::import::ImportReport;
 pub(crate) use self::scrub::{SCRUBBED, ScrubReport};
 pub use self::summarize::Summarizer;
-pub(crate) use self::text::{DIRTY as TEXT_DIRTY, mark_text_dirty};
+pub(crate) use self::text::{DIRTY as TEXT_DIRTY, mark_text_dirty, pending_sources};
 pub(crate) use self::user_documents::{FOLLOWED, failed_documents, followed_folders};
 use crate::archive::{Archive, Authors, Stamp};
 use crate::claude::{AgentFile, ClaudeDir, IndexEntry, SessionFile, Transcript};
@@ -418,7 +418,8 @@ impl<'e> Writer<'e> {
     /// derived, the store flushed, the graph view saved, the handoff index rewritten when
     /// the run wrote `handoffs`, and idle chunks moved to the cold tier (hourly at most).
     fn settle_store(&self, handoffs: &[Handoff]) -> Result<()> {
-        if self.text_index_lags()? {
+        // Sessions mark the whole index, documents and memories their own sources.
+        if self.text_index_lags()? || !pending_sources(self.graph.store())?.is_empty() {
             self.commit_text()?;
         }
         let sequenced = self.graph.derive_sequences()?;

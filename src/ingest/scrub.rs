@@ -42,18 +42,20 @@ impl ScrubReport {
 impl Writer<'_> {
     /// Redacts every document version, memory version, handoff and stored snippet that
     /// holds a secret, rewrites what was derived from them (graph nodes, handoff files,
-    /// the `get` index), and marks the text index for a rebuild from the redacted store
-    /// (which stages changed chunks again). Then marks the store scrubbed.
+    /// the `get` index) and, when any held one, rebuilds the text index and the chunks
+    /// from the redacted store. Then marks the store scrubbed.
     pub(crate) fn scrub_store(&self) -> Result<ScrubReport> {
         let mut report = ScrubReport::default();
         self.scrub_documents(&mut report)?;
         self.scrub_memories(&mut report)?;
         self.scrub_handoffs(&mut report)?;
         self.scrub_snippets(&mut report)?;
-        let mut batch = Batch::new();
+        // The passages and chunks derived from what changed, rebuilt now from the
+        // redacted store: once, and only for a store that held a secret.
         if !report.is_empty() {
-            batch.put(Keyspace::Settings, super::TEXT_DIRTY.to_vec(), &true)?;
+            self.reindex()?;
         }
+        let mut batch = Batch::new();
         batch.put(Keyspace::Settings, SCRUBBED.to_vec(), &true)?;
         self.graph.store().apply(batch)?;
         Ok(report)

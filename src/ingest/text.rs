@@ -14,6 +14,28 @@ use crate::{Error, Result};
 /// rebuilt.
 pub(crate) const DIRTY: &[u8] = b"text_index_dirty";
 
+/// Settings prefix of a document or memory whose store writes landed and whose text-index
+/// entries may not be committed yet: `text_pending/ | source`. Put in the write's own
+/// batch, removed once the index is committed; one found when the store is opened (its
+/// process died in between) has its source indexed again then.
+const PENDING: &[u8] = b"text_pending/";
+
+/// Notes, in the batch that writes `source`, that its text-index entries are not
+/// committed yet.
+pub(crate) fn mark_pending(batch: &mut Batch, source: &str) {
+    let mut key = PENDING.to_vec();
+    key.extend_from_slice(source.as_bytes());
+    batch.put_raw(Keyspace::Settings, key, Vec::new());
+}
+
+/// The sources noted pending (see [`mark_pending`]).
+pub(crate) fn pending_sources(store: &eywa_storage::Store) -> Result<Vec<String>> {
+    store
+        .keys(Keyspace::Settings, PENDING)
+        .map(|k| Ok(String::from_utf8_lossy(&k?[PENDING.len()..]).into_owned()))
+        .collect()
+}
+
 impl Writer<'_> {
     /// Puts the passages a read of a source produced, and the session-level documents of the
     /// session and the runs read from it, into the text index (committed at the end of the
@@ -86,15 +108,55 @@ impl Writer<'_> {
         mark_text_dirty(self.graph.store())
     }
 
-    /// Commits the text index and clears the mark that says it may lag the store.
+    /// Commits the text index at the end of an ingest run or a rebuild, which covers every
+    /// source: the marks that say it may lag the store are cleared.
     pub(crate) fn commit_text(&self) -> Result<()> {
-        self.text()?.commit()?;
+        self.commit_writes()?;
         if self.graph.store().contains(Keyspace::Settings, DIRTY)? {
             let mut batch = Batch::new();
             batch.delete(Keyspace::Settings, DIRTY.to_vec());
             self.graph.store().apply(batch)?;
         }
         Ok(())
+    }
+
+    /// Commits what documents and memories written since put in the text index, and
+    /// clears their pending marks. A mark that an ingest run left (its process died before
+    /// it committed) stays: only a rebuild answers it.
+    pub(crate) fn commit_writes(&self) -> Result<()> {
+        self.text()?.commit()?;
+        let store = self.graph.store();
+        let pending = pending_sources(store)?;
+        if !pending.is_empty() {
+            let mut batch = Batch::new();
+            for source in pending {
+                let mut key = PENDING.to_vec();
+                key.extend_from_slice(source.as_bytes());
+                batch.delete(Keyspace::Settings, key);
+            }
+            store.apply(batch)?;
+        }
+        Ok(())
+    }
+
+    /// Indexes again the documents and memories a process that died left pending (see
+    /// [`mark_pending`]); returns how many.
+    pub(crate) fn catch_up_pending(&self) -> Result<usize> {
+        let store = self.graph.store();
+        let pending = pending_sources(store)?;
+        for source in &pending {
+            let docs = match source.split_once(':') {
+                Some(("doc", id)) => self.document_docs_of(id)?,
+                Some(("memory", id)) => self.memory_docs_of(id)?,
+                _ => Vec::new(),
+            };
+            let text = self.text()?;
+            text.delete_source(source);
+            text.put(&docs)?;
+            self.semantic()?.enqueue(store, source, &docs, true)?;
+        }
+        self.commit_writes()?;
+        Ok(pending.len())
     }
 
     /// Whether the text index must be rebuilt: an ingest stopped before committing it.

@@ -68,9 +68,11 @@ pub(crate) fn failed_documents(store: &eywa_storage::Store) -> Result<Vec<Failed
 /// A file's size and modification time (ms).
 pub(super) type FileStamp = (u64, i64);
 
-/// Why a file was not added: its own fault (noted as failed), or the store's.
+/// Why a file was not added: it cannot be read (noted as failed), it is not there or not
+/// a file (said, not noted), or the store failed.
 enum Unread {
     File(Error),
+    Refused(Error),
     Store(Error),
 }
 
@@ -150,7 +152,7 @@ impl Writer<'_> {
                 self.remember_failure(path, &e.to_string(), now)?;
                 Err(e)
             }
-            Err(Unread::Store(e)) => Err(e),
+            Err(Unread::Refused(e) | Unread::Store(e)) => Err(e),
             Ok(done) => Ok(done),
         }
     }
@@ -162,17 +164,21 @@ impl Writer<'_> {
         now: Timestamp,
         commit: bool,
     ) -> std::result::Result<(DocumentInfo, Added), Unread> {
-        let meta = std::fs::metadata(path).map_err(|e| {
-            Unread::Store(match e.kind() {
-                std::io::ErrorKind::NotFound => Error::InvalidArgument(format!(
-                    "{}: no such file",
-                    crate::error::quote_path(path)
-                )),
-                _ => Error::io(path)(e),
-            })
+        let cannot_read = |e: std::io::Error| {
+            Unread::File(Error::InvalidArgument(format!(
+                "{}: cannot be read: {e}",
+                crate::error::quote_path(path)
+            )))
+        };
+        let meta = std::fs::metadata(path).map_err(|e| match e.kind() {
+            std::io::ErrorKind::NotFound => Unread::Refused(Error::InvalidArgument(format!(
+                "{}: no such file",
+                crate::error::quote_path(path)
+            ))),
+            _ => cannot_read(e),
         })?;
         if !meta.is_file() {
-            return Err(Unread::Store(Error::InvalidArgument(format!(
+            return Err(Unread::Refused(Error::InvalidArgument(format!(
                 "{}: not a file",
                 crate::error::quote_path(path)
             ))));
@@ -196,9 +202,7 @@ impl Writer<'_> {
         {
             return Ok((previous.clone(), Added::Unchanged));
         }
-        let bytes = std::fs::read(path)
-            .map_err(Error::io(path))
-            .map_err(Unread::File)?;
+        let bytes = std::fs::read(path).map_err(cannot_read)?;
         let hash: String = Sha256::digest(&bytes)
             .iter()
             .map(|b| format!("{b:02x}"))
@@ -300,7 +304,7 @@ impl Writer<'_> {
         batch.delete(eywa_storage::Keyspace::Settings, settings_key(FAILED, path));
         let docs = document_text_docs(&info, &extracted.pages);
         let source = source(&id);
-        self.mark_text_dirty()?;
+        super::text::mark_pending(&mut batch, &source);
         let staged = self
             .semantic()?
             .stage(store, &source, &docs, true, &mut batch)?;
@@ -311,7 +315,7 @@ impl Writer<'_> {
         text_index.delete_source(&source);
         text_index.put(&docs)?;
         if commit {
-            self.commit_text()?;
+            self.commit_writes()?;
         }
         let added = if previous.is_some() {
             Added::Changed
@@ -452,6 +456,15 @@ impl Writer<'_> {
             self.graph.store().apply(batch)?;
         }
         Ok(())
+    }
+
+    /// What document `id`'s latest version puts in the text index (none when it has none).
+    pub(super) fn document_docs_of(&self, id: &str) -> Result<Vec<TextDoc>> {
+        let docs = self.documents();
+        let Some(info) = docs.latest(id)? else {
+            return Ok(Vec::new());
+        };
+        Ok(document_text_docs(&info, &docs.text(&info)?))
     }
 
     /// Puts the latest version of every document in the text index and queues its chunks

@@ -279,8 +279,9 @@ pub struct Access {
     pub tls: Option<Tls>,
 }
 
-/// A tower layer that answers UNAUTHENTICATED or PERMISSION_DENIED before a call reaches
-/// its service, when the server asks for tokens.
+/// A tower layer that refuses a call before it reaches its service, when the server asks
+/// for tokens: a gRPC call with UNAUTHENTICATED or PERMISSION_DENIED, any other request
+/// (`/mcp`) with HTTP 401 or 403.
 #[derive(Debug, Clone)]
 pub(super) struct AuthLayer(pub Option<Arc<Tokens>>);
 
@@ -323,10 +324,49 @@ where
                 request.headers().get(http::header::AUTHORIZATION),
             )
         {
-            return Box::pin(async move { Ok(status.into_http()) });
+            let answer = if is_grpc(request.headers()) {
+                status.into_http()
+            } else {
+                http_refusal(&status)
+            };
+            return Box::pin(async move { Ok(answer) });
         }
         Box::pin(self.inner.call(request))
     }
+}
+
+/// Whether a request is a gRPC call: gRPC clients all send `application/grpc…`.
+fn is_grpc(headers: &http::HeaderMap) -> bool {
+    headers
+        .get(http::header::CONTENT_TYPE)
+        .and_then(|v| v.to_str().ok())
+        .is_some_and(|v| v.starts_with("application/grpc"))
+}
+
+/// A refused call as plain HTTP, for clients that read no gRPC status: 401 asking for a
+/// bearer token (RFC 6750), or 403 when the token may not make it.
+fn http_refusal(status: &tonic::Status) -> http::Response<tonic::body::Body> {
+    let (code, challenge) = if status.code() == tonic::Code::PermissionDenied {
+        (
+            http::StatusCode::FORBIDDEN,
+            r#"Bearer realm="eywa", error="insufficient_scope""#,
+        )
+    } else {
+        (http::StatusCode::UNAUTHORIZED, r#"Bearer realm="eywa""#)
+    };
+    let body = axum::body::Body::from(format!("{}\n", status.message()));
+    let mut response = http::Response::new(tonic::body::Body::new(body));
+    *response.status_mut() = code;
+    let headers = response.headers_mut();
+    headers.insert(
+        http::header::WWW_AUTHENTICATE,
+        http::HeaderValue::from_static(challenge),
+    );
+    headers.insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("text/plain; charset=utf-8"),
+    );
+    response
 }
 
 #[cfg(test)]
@@ -357,6 +397,26 @@ mod tests {
         let write = bearer("w-0123456789abcdef");
         assert!(tokens.check(migrate, Some(&write)).is_ok());
         assert!(tokens.check("/grpc.health.v1.Health/Check", None).is_ok());
+    }
+
+    #[test]
+    fn refusals_outside_grpc_are_http_statuses() {
+        let tokens = Tokens::new("w-0123456789abcdef", "r-0123456789abcdef");
+        let read = http::HeaderValue::from_static("Bearer r-0123456789abcdef");
+        let anonymous = http_refusal(&tokens.check("/mcp", None).unwrap_err());
+        assert_eq!(anonymous.status(), http::StatusCode::UNAUTHORIZED);
+        let challenge = &anonymous.headers()[http::header::WWW_AUTHENTICATE];
+        assert!(challenge.to_str().unwrap().starts_with("Bearer "));
+        let reader = http_refusal(&tokens.check("/mcp", Some(&read)).unwrap_err());
+        assert_eq!(reader.status(), http::StatusCode::FORBIDDEN);
+
+        let mut headers = http::HeaderMap::new();
+        assert!(!is_grpc(&headers));
+        headers.insert(
+            http::header::CONTENT_TYPE,
+            http::HeaderValue::from_static("application/grpc+proto"),
+        );
+        assert!(is_grpc(&headers));
     }
 
     #[test]

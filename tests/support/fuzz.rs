@@ -1,6 +1,7 @@
 //! A small mutation fuzzer on the stable toolchain, for the readers of outside input: the
-//! JSONL line reader, the transcript accumulator, the handoff markdown parser and the
-//! `handoff-index.json` import. Realistic seeds are mutated (bit flips, inserted and
+//! JSONL line reader, the transcript accumulator, the handoff markdown parser, the
+//! `handoff-index.json` import, and (issue 30) the PDF and markdown readers of documents
+//! and the decoding and checking of MCP tool calls. Realistic seeds are mutated (bit flips, inserted and
 //! deleted runs, splices of two seeds, tokens that break JSON, Markdown and UTF-8, deep
 //! nesting, huge numbers) by a fixed-seed generator, and each input runs under
 //! `catch_unwind`: a panic is a crash, kept with its input. Shared by `benches/fuzz.rs`
@@ -50,6 +51,25 @@ pub(crate) fn targets() -> Vec<Target> {
                 let _ = eywa::extract::parse_markdown(&String::from_utf8_lossy(bytes));
             },
             seeds: markdown_seeds,
+        },
+        Target {
+            name: "pdf",
+            run: |bytes| {
+                let _ = eywa::docs::read_here("f.pdf", bytes);
+            },
+            seeds: pdf_seeds,
+        },
+        Target {
+            name: "markdown",
+            run: |bytes| {
+                let _ = eywa::docs::read_here("f.md", bytes);
+            },
+            seeds: document_markdown_seeds,
+        },
+        Target {
+            name: "mcp_arguments",
+            run: mcp_call,
+            seeds: mcp_seeds,
         },
         Target {
             name: "handoff_index",
@@ -139,6 +159,32 @@ const TOKENS: &[&[u8]] = &[
     b"duration: 99999999999h",
     b"[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[",
     b"{\"a\":{\"a\":{\"a\":{",
+    b"<<",
+    b">>",
+    b"<< /A ",
+    b"(",
+    b")",
+    b"obj",
+    b"endobj",
+    b"stream\n",
+    b"endstream",
+    b" 0 R",
+    b"/Filter /FlateDecode",
+    b"/Length 99999999",
+    b"/Type /ObjStm /N 99999 /First 0",
+    b"beginbfrange",
+    b"<0000> <FFFF> <0041>",
+    b"BT /F1 12 Tf",
+    b"Tj",
+    b" TJ ET",
+    b"BI /W 1 ID x EI",
+    b"xref\n0 1\n",
+    b"trailer",
+    b"startxref",
+    b"\"arguments\":",
+    b"\"max_tokens\":",
+    b"\"query\":",
+    b"\"jsonrpc\":\"2.0\"",
 ];
 
 fn mutate(rng: &mut Rng, seeds: &[Vec<u8>], out: &mut Vec<u8>) {
@@ -295,4 +341,160 @@ fn index_seeds() -> Vec<Vec<u8>> {
         br#"{"handoffs": {}}"#.to_vec(),
         br#"{"handoffs": {"x": {"date": null}}}"#.to_vec(),
     ]
+}
+
+/// A PDF of `objects` (object 1 the catalog), with its cross-reference table.
+fn pdf(objects: &[Vec<u8>]) -> Vec<u8> {
+    let mut out = b"%PDF-1.5\n".to_vec();
+    let mut offsets = Vec::new();
+    for (i, body) in objects.iter().enumerate() {
+        offsets.push(out.len());
+        out.extend(format!("{} 0 obj\n", i + 1).into_bytes());
+        out.extend(body);
+        out.extend(b"\nendobj\n");
+    }
+    let xref = out.len();
+    out.extend(format!("xref\n0 {}\n0000000000 65535 f \n", objects.len() + 1).into_bytes());
+    for offset in offsets {
+        out.extend(format!("{offset:010} 00000 n \n").into_bytes());
+    }
+    out.extend(
+        format!(
+            "trailer\n<< /Size {} /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n",
+            objects.len() + 1
+        )
+        .into_bytes(),
+    );
+    out
+}
+
+fn stream(dictionary: &str, data: &[u8]) -> Vec<u8> {
+    let mut out = format!("<< {dictionary} /Length {} >>\nstream\n", data.len()).into_bytes();
+    out.extend(data);
+    out.extend(b"\nendstream");
+    out
+}
+
+fn deflate(data: &[u8]) -> Vec<u8> {
+    use std::io::Write;
+    let mut encoder = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+    encoder.write_all(data).unwrap();
+    encoder.finish().unwrap()
+}
+
+/// PDFs of the shapes the reader meets: plain and compressed pages, fonts with ToUnicode
+/// maps, an object stream, marked content, inline images, arrays of kerned strings.
+fn pdf_seeds() -> Vec<Vec<u8>> {
+    let catalog = b"<< /Type /Catalog /Pages 2 0 R >>".to_vec();
+    let pages = b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_vec();
+    let page = b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>".to_vec();
+    let font = b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>".to_vec();
+    let type0 =
+        b"<< /Type /Font /Subtype /Type0 /BaseFont /X /Encoding /Identity-H /ToUnicode 6 0 R >>"
+            .to_vec();
+    let content = b"BT /F1 12 Tf 72 720 Td (Deploys go canary first.) Tj T* [(Ker) -120 (ned)] TJ ' (next) ET\n/P << /MCID 0 >> BDC EMC BI /W 1 /H 1 ID x EI";
+    let cmap = b"/CIDInit /ProcSet findresource begin 12 dict begin begincmap\n1 begincodespacerange\n<0000> <FFFF>\nendcodespacerange\n2 beginbfrange\n<0041> <005A> <0041>\n<0061> <007A> [<0061> <0062>]\nendbfrange\n1 beginbfchar\n<0020> <0020>\nendbfchar\nendcmap";
+    vec![
+        pdf(&[
+            catalog.clone(),
+            pages.clone(),
+            page.clone(),
+            font.clone(),
+            stream("", content),
+        ]),
+        pdf(&[
+            catalog.clone(),
+            pages.clone(),
+            page.clone(),
+            font.clone(),
+            stream("/Filter /FlateDecode", &deflate(content)),
+        ]),
+        pdf(&[
+            catalog.clone(),
+            pages.clone(),
+            page.clone(),
+            type0,
+            stream("", b"BT /F1 12 Tf <00480069> Tj ET"),
+            stream("/Filter /FlateDecode", &deflate(cmap)),
+        ]),
+        pdf(&[
+            catalog,
+            pages,
+            page,
+            font,
+            stream("", content),
+            stream(
+                "/Type /ObjStm /N 1 /First 4 /Filter /FlateDecode",
+                &deflate(b"7 0 << /Kind /Note >>"),
+            ),
+        ]),
+    ]
+}
+
+fn document_markdown_seeds() -> Vec<Vec<u8>> {
+    let mut seeds = markdown_seeds();
+    seeds.push(
+        "# Runbook\n\nDeploys go canary first. Rollbacks take ten minutes.\n\n## Keys\n\n\
+         export AWS_ACCESS_KEY_ID=AKIA0000000000000000\n- a list\n  - nested\n\n```sh\ncurl -u a:b x\n```\n\n\
+         | a | b |\n|---|---|\n| 1 | 2 |\n"
+            .as_bytes()
+            .to_vec(),
+    );
+    seeds.push(
+        "\u{c}page\u{c}break\r\nwindows line. Ünïcödé text — dashes!"
+            .as_bytes()
+            .to_vec(),
+    );
+    seeds
+}
+
+/// An MCP call's bytes as `eywa mcp` takes them: the JSON-RPC message decoded, then its
+/// arguments checked against each tool and every argument read as its tool reads it.
+fn mcp_call(bytes: &[u8]) {
+    let _ = serde_json::from_slice::<rmcp::model::ClientJsonRpcMessage>(bytes);
+    let value: serde_json::Value = match serde_json::from_slice(bytes) {
+        Ok(v) => v,
+        Err(_) => return,
+    };
+    let arguments = value
+        .pointer("/params/arguments")
+        .and_then(serde_json::Value::as_object)
+        .or_else(|| value.as_object());
+    let Some(arguments) = arguments else { return };
+    for spec in eywa::tools::TOOLS {
+        let Ok(args) = eywa::tools::Arguments::check(spec, arguments) else {
+            continue;
+        };
+        for (name, kind, ..) in spec.arguments {
+            match *kind {
+                "integer" => {
+                    let _ = args.int(name, 5, 1, 100);
+                    let _ = args.optional_int(name, i64::MIN, i64::MAX);
+                }
+                "array" => {
+                    let _ = args.strings(name);
+                }
+                "number" => {
+                    let _ = args.get(name).map(serde_json::Value::as_f64);
+                }
+                _ => {
+                    let _ = args.text(name);
+                    let _ = args.required_text(name);
+                }
+            }
+        }
+    }
+}
+
+fn mcp_seeds() -> Vec<Vec<u8>> {
+    [
+        r#"{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"eywa_search","arguments":{"query":"canary deploys","limit":"5","type":"document","max_tokens":2000}}}"#,
+        r#"{"jsonrpc":"2.0","id":4,"method":"tools/call","params":{"name":"eywa_context","arguments":{"sessions":["7acd37a8","3680252d"],"mode":"full"}}}"#,
+        r#"{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"eywa_remember","arguments":{"content":"x","importance":0.7,"tags":["a","b"],"type":"LTM"}}}"#,
+        r#"{"query":"x","days_back":30.0,"max_handoffs":9,"qurey":1}"#,
+        r#"{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}"#,
+    ]
+    .iter()
+    .map(|s| s.as_bytes().to_vec())
+    .collect()
 }

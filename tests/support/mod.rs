@@ -7,6 +7,7 @@ pub(crate) mod fixture;
 pub(crate) mod fuzz;
 pub(crate) mod grpcurl;
 pub(crate) mod model;
+pub(crate) mod raw;
 pub(crate) mod serve;
 pub(crate) mod server;
 

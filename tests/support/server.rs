@@ -15,6 +15,11 @@ pub(crate) struct TestServer {
 
 impl TestServer {
     pub(crate) fn start(engine: Engine) -> TestServer {
+        TestServer::start_shared(Arc::new(engine))
+    }
+
+    /// A server on an engine the test keeps a handle to.
+    pub(crate) fn start_shared(engine: Arc<Engine>) -> TestServer {
         let (addr_tx, addr_rx) = std::sync::mpsc::channel();
         let (shutdown_tx, shutdown_rx) = oneshot::channel::<()>();
         let thread = std::thread::spawn(move || {
@@ -26,7 +31,7 @@ impl TestServer {
             runtime.block_on(async move {
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
                 addr_tx.send(listener.local_addr().unwrap()).unwrap();
-                eywa::server::run(listener, Arc::new(engine), async {
+                eywa::server::run(listener, engine, async {
                     let _ = shutdown_rx.await;
                 })
                 .await

@@ -81,6 +81,7 @@ impl From<SessionIngest> for pb::IngestSessionResponse {
             report: Some(s.report.into()),
             session_id: s.session_id,
             handoff: s.handoff.map(Into::into),
+            pending: false,
         }
     }
 }

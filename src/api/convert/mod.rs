@@ -27,10 +27,15 @@ pub(super) fn timestamp(t: Timestamp) -> prost_types::Timestamp {
     }
 }
 
-/// A moment a server sent; none is the epoch.
+/// A moment a server sent; none is the epoch. Saturating: a moment past what milliseconds
+/// hold reads as the last one.
 pub(super) fn time(t: Option<prost_types::Timestamp>) -> Timestamp {
     t.map_or(Timestamp(0), |t| {
-        Timestamp(t.seconds * 1000 + i64::from(t.nanos / 1_000_000))
+        Timestamp(
+            t.seconds
+                .saturating_mul(1000)
+                .saturating_add(i64::from(t.nanos / 1_000_000)),
+        )
     })
 }
 
@@ -43,6 +48,13 @@ pub(super) fn optional_time(
         if !(0..1_000_000_000).contains(&nanos) {
             return Err(Status::invalid_argument(format!(
                 "{field}: nanos must be within 0..1e9"
+            )));
+        }
+        // Milliseconds since the epoch hold ±292 million years; dates are kept to years
+        // 0 to 9999, what RFC 3339 can say.
+        if !(-62_167_219_200..=253_402_300_799).contains(&seconds) {
+            return Err(Status::invalid_argument(format!(
+                "{field}: the time is outside the years 0 to 9999"
             )));
         }
         seconds

@@ -127,11 +127,12 @@ pub(crate) mod maybe_time {
         value.map(crate::api::convert::timestamp)
     }
 
+    /// Checked: a moment out of range (a request's) is the caller's error.
     pub(crate) fn from(
         value: Option<prost_types::Timestamp>,
-        _field: &str,
+        field: &str,
     ) -> Result<Option<Timestamp>, tonic::Status> {
-        Ok(value.map(|t| crate::api::convert::time(Some(t))))
+        crate::api::convert::optional_time(field, value)
     }
 }
 
