@@ -17,6 +17,10 @@
 mod fixture;
 mod scale;
 
+#[allow(dead_code)]
+#[path = "../tests/support/fuzz.rs"]
+mod fuzz;
+
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -328,34 +332,13 @@ fn bomb_file() -> PathBuf {
         z.write_all(&spaces).unwrap();
     }
     let stream = z.finish().unwrap();
-    let objects: Vec<Vec<u8>> = vec![
+    let out = fuzz::pdf(&[
         b"<< /Type /Catalog /Pages 2 0 R >>".to_vec(),
         b"<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_vec(),
         b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] /Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>".to_vec(),
         b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>".to_vec(),
-        [
-            format!("<< /Length {} /Filter /FlateDecode >>\nstream\n", stream.len()).into_bytes(),
-            stream,
-            b"\nendstream".to_vec(),
-        ]
-        .concat(),
-    ];
-    let mut out = b"%PDF-1.4\n".to_vec();
-    let mut offsets = Vec::new();
-    for (i, body) in objects.iter().enumerate() {
-        offsets.push(out.len());
-        out.extend(format!("{} 0 obj\n", i + 1).into_bytes());
-        out.extend(body);
-        out.extend(b"\nendobj\n");
-    }
-    let xref = out.len();
-    out.extend(b"xref\n0 6\n0000000000 65535 f \n");
-    for offset in offsets {
-        out.extend(format!("{offset:010} 00000 n \n").into_bytes());
-    }
-    out.extend(
-        format!("trailer\n<< /Size 6 /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n").into_bytes(),
-    );
+        fuzz::stream("/Filter /FlateDecode", &stream),
+    ]);
     std::fs::write(&path, out).unwrap();
     path
 }

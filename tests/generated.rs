@@ -6,7 +6,6 @@
 //! run past 2,000.
 
 use std::collections::{BTreeMap, HashMap};
-use std::io::{BufRead, Write};
 use std::path::Path;
 
 use prost::Message as _;
@@ -16,35 +15,15 @@ use serde_json::{Value, json};
 use tonic::Code;
 
 use crate::support::fixture::{ClaudeHome, days_ago};
+use crate::support::fuzz::Rng;
 use crate::support::raw::RawCodec;
 use crate::support::serve::Serve;
+use crate::support::stdio_mcp::Mcp;
 use crate::support::{eywa_command, succeed};
 
 /// Requests generated for each RPC, and calls for each tool.
 const PER_RPC: u64 = 40;
 const PER_TOOL: u64 = 30;
-
-/// xorshift64*, fixed seed: the same inputs every run.
-struct Rng(u64);
-
-impl Rng {
-    fn next(&mut self) -> u64 {
-        let mut x = self.0;
-        x ^= x >> 12;
-        x ^= x << 25;
-        x ^= x >> 27;
-        self.0 = x;
-        x.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-
-    fn below(&mut self, n: usize) -> usize {
-        (self.next() % n as u64) as usize
-    }
-
-    fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
-        &items[self.below(items.len())]
-    }
-}
 
 /// Strings a field may be given: what the API names things by, at every size, and what
 /// it should refuse. Those over 200 characters are kept to check that no error quotes
@@ -382,7 +361,7 @@ fn issue_30_generated_requests_to_every_rpc_never_panic_or_answer_internal() {
         .enable_all()
         .build()
         .unwrap();
-    let mut rng = Rng(0x30_5eed);
+    let mut rng = Rng::new(0x30_5eed);
     // Per method: how many answers of each code.
     let mut codes: BTreeMap<String, BTreeMap<String, u64>> = BTreeMap::new();
     let mut problems = Vec::new();
@@ -479,71 +458,6 @@ fn value(rng: &mut Rng, palette: &Palette, depth: u32) -> Value {
     }
 }
 
-/// `eywa mcp` on stdio, spoken to as Claude Code does: newline-delimited JSON-RPC.
-struct Mcp {
-    child: std::process::Child,
-    stdin: std::process::ChildStdin,
-    stdout: std::io::BufReader<std::process::ChildStdout>,
-    next_id: u64,
-}
-
-impl Mcp {
-    fn start(mut eywa: std::process::Command) -> Mcp {
-        let mut child = eywa
-            .arg("mcp")
-            .stdin(std::process::Stdio::piped())
-            .stdout(std::process::Stdio::piped())
-            .stderr(std::process::Stdio::piped())
-            .spawn()
-            .unwrap();
-        let stdin = child.stdin.take().unwrap();
-        let stdout = std::io::BufReader::new(child.stdout.take().unwrap());
-        let mut mcp = Mcp {
-            child,
-            stdin,
-            stdout,
-            next_id: 0,
-        };
-        mcp.call(
-            "initialize",
-            json!({"protocolVersion": "2025-06-18", "capabilities": {},
-                   "clientInfo": {"name": "generated", "version": "1"}}),
-        );
-        mcp.send(&json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-        mcp
-    }
-
-    fn send(&mut self, message: &Value) {
-        writeln!(self.stdin, "{message}").unwrap();
-        self.stdin.flush().unwrap();
-    }
-
-    /// The answer to one request.
-    fn call(&mut self, method: &str, params: Value) -> Value {
-        self.next_id += 1;
-        let id = self.next_id;
-        self.send(&json!({"jsonrpc": "2.0", "id": id, "method": method, "params": params}));
-        loop {
-            let mut line = String::new();
-            assert!(
-                self.stdout.read_line(&mut line).unwrap() > 0,
-                "eywa mcp stopped"
-            );
-            let answer: Value = serde_json::from_str(&line).unwrap();
-            if answer["id"] == id {
-                return answer;
-            }
-        }
-    }
-
-    /// Ends its input; what it wrote to stderr.
-    fn stop(self) -> String {
-        drop(self.stdin);
-        let out = self.child.wait_with_output().unwrap();
-        String::from_utf8_lossy(&out.stderr).into_owned()
-    }
-}
-
 /// Calls every tool `eywa mcp` lists with generated arguments: the problems found, how
 /// many calls were made, and what it wrote to stderr.
 fn drive_tools(
@@ -612,7 +526,7 @@ fn drive_tools(
 fn issue_30_generated_arguments_to_every_mcp_tool_never_panic_or_echo() {
     let fixture = Fixture::new();
     let palette = Palette::new(&fixture.session, fixture.scratch.path());
-    let mut rng = Rng(0x30_7001);
+    let mut rng = Rng::new(0x30_7001);
     // Without a server: eywa mcp opens the store itself.
     let (problems, calls, stderr) = drive_tools(fixture.eywa(), &palette, &mut rng);
     assert!(!stderr.contains("panicked"), "{stderr}");

@@ -29,6 +29,18 @@ fn eywa(home: &ClaudeHome, data: &Path) -> Command {
     cmd
 }
 
+/// A Claude home with one billing session.
+fn billing() -> ClaudeHome {
+    let home = ClaudeHome::new();
+    home.session(
+        SESSION,
+        "/w/billing",
+        days_ago(1),
+        &[("Fix the invoice rounding", "Rounded to cents.")],
+    );
+    home
+}
+
 fn mode(path: &Path) -> u32 {
     use std::os::unix::fs::PermissionsExt;
     std::fs::metadata(path).unwrap().permissions().mode() & 0o777
@@ -39,13 +51,7 @@ fn a_remote_server_asks_for_tokens_by_scope_over_tls() {
     let Some(grpcurl) = grpcurl::grpcurl() else {
         return;
     };
-    let home = ClaudeHome::new();
-    home.session(
-        SESSION,
-        "/w/billing",
-        days_ago(1),
-        &[("Fix the invoice rounding", "Rounded to cents.")],
-    );
+    let home = billing();
     let data_dir = tempfile::tempdir().unwrap();
     let data = data_dir.path().join("eywa");
     let ingested = eywa(&home, &data)
@@ -217,13 +223,7 @@ fn issue_30_remote_mcp_answers_the_official_sdk_over_http1_and_http2() {
     let Some(python) = clients::mcp_python() else {
         return;
     };
-    let home = ClaudeHome::new();
-    home.session(
-        SESSION,
-        "/w/billing",
-        days_ago(1),
-        &[("Fix the invoice rounding", "Rounded to cents.")],
-    );
+    let home = billing();
     let data_dir = tempfile::tempdir().unwrap();
     let data = data_dir.path().join("eywa");
     let serve = Serve::spawn({

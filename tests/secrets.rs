@@ -230,53 +230,34 @@ fn planted_rows() -> Vec<(Redaction, String, String)> {
     rows
 }
 
-/// Asks `eywa mcp` (stdio, newline-delimited JSON-RPC, as Claude Code does) each tool
-/// call in turn; returns each answer's text.
-fn mcp_answers(mut eywa: std::process::Command, calls: &[serde_json::Value]) -> Vec<String> {
-    use std::io::{BufRead, Write};
-    let mut child = eywa
-        .arg("mcp")
-        .stdin(std::process::Stdio::piped())
-        .stdout(std::process::Stdio::piped())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
-    let mut stdin = child.stdin.take().unwrap();
-    let mut stdout = std::io::BufReader::new(child.stdout.take().unwrap());
-    let mut send = |message: serde_json::Value| {
-        writeln!(stdin, "{message}").unwrap();
-        stdin.flush().unwrap();
-    };
-    let mut receive = |id: u64| -> serde_json::Value {
-        loop {
-            let mut line = String::new();
-            assert!(stdout.read_line(&mut line).unwrap() > 0, "eywa mcp closed");
-            let message: serde_json::Value = serde_json::from_str(&line).unwrap();
-            if message["id"] == id {
-                return message;
-            }
-        }
-    };
-    send(
-        json!({"jsonrpc": "2.0", "id": 0, "method": "initialize", "params": {
-        "protocolVersion": "2025-06-18", "capabilities": {},
-        "clientInfo": {"name": "secrets-test", "version": "1"}}}),
-    );
-    receive(0);
-    send(json!({"jsonrpc": "2.0", "method": "notifications/initialized"}));
-    let mut answers = Vec::new();
-    for (i, call) in calls.iter().enumerate() {
-        let id = i as u64 + 1;
-        send(json!({"jsonrpc": "2.0", "id": id, "method": "tools/call", "params": call}));
-        let answer = receive(id);
-        let result = &answer["result"];
-        assert_eq!(result["isError"], false, "{call}: {answer}");
-        answers.push(result["content"][0]["text"].as_str().unwrap().to_owned());
-    }
-    // eywa mcp ends at the end of its input.
-    drop(stdin);
-    let _ = child.wait();
+/// Asks `eywa mcp` each tool call in turn; returns each answer's text.
+fn mcp_answers(eywa: std::process::Command, calls: &[serde_json::Value]) -> Vec<String> {
+    let mut mcp = crate::support::stdio_mcp::Mcp::start(eywa);
+    let answers = calls
+        .iter()
+        .map(|call| {
+            let answer = mcp.call("tools/call", call.clone());
+            let result = &answer["result"];
+            assert_eq!(result["isError"], false, "{call}: {answer}");
+            result["content"][0]["text"].as_str().unwrap().to_owned()
+        })
+        .collect();
+    mcp.stop();
     answers
+}
+
+/// Every key and value of every warm keyspace but the blob records (small archives live
+/// there, and an archive is the user's own file).
+fn warm_bytes(store: &eywa_storage::Store) -> Vec<u8> {
+    let mut held = Vec::new();
+    for keyspace in Keyspace::ALL.into_iter().filter(|k| *k != Keyspace::Blobs) {
+        for entry in store.entries(keyspace, &[]) {
+            let (k, v) = entry.unwrap();
+            held.extend(k);
+            held.extend(v);
+        }
+    }
+    held
 }
 
 #[test]
@@ -401,14 +382,7 @@ fn issue_30_no_planted_secret_comes_back_from_documents_memories_hooks_or_mcp() 
     // text in the cold tier.
     let engine = Engine::open(EngineConfig::new(&data, home.root())).unwrap();
     let store = engine.graph().store();
-    let mut held = Vec::new();
-    for keyspace in Keyspace::ALL.into_iter().filter(|k| *k != Keyspace::Blobs) {
-        for entry in store.entries(keyspace, &[]) {
-            let (k, v) = entry.unwrap();
-            held.extend(k);
-            held.extend(v);
-        }
-    }
+    let mut held = warm_bytes(store);
     let doc = engine.document(&runbook, None, None).unwrap();
     held.extend(store.read_blob(&doc.info.text_blob).unwrap().unwrap());
     held.extend(
@@ -533,14 +507,7 @@ fn issue_30_a_store_written_before_is_scrubbed_once_on_open() {
     // Nothing of them is left: records, the cold tier, the index, the handoff files.
     let engine = Engine::open(EngineConfig::new(&data, home.root())).unwrap();
     let store = engine.graph().store();
-    let mut held = Vec::new();
-    for keyspace in Keyspace::ALL.into_iter().filter(|k| *k != Keyspace::Blobs) {
-        for entry in store.entries(keyspace, &[]) {
-            let (k, v) = entry.unwrap();
-            held.extend(k);
-            held.extend(v);
-        }
-    }
+    let mut held = warm_bytes(store);
     for hash in store.blobs().list().unwrap() {
         held.extend(store.read_blob(&hash).unwrap().unwrap_or_default());
     }

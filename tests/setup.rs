@@ -183,19 +183,24 @@ fn setup_merges_its_hooks_and_uninstall_gives_back_the_original_bytes() {
     assert!(!user_mcp.exists());
 }
 
+/// The user (or Claude Code) sets a key of `settings.json` between two runs of setup.
+fn set_model(home: &Home, model: &str) {
+    let mut settings = json(&home.settings());
+    settings["model"] = model.into();
+    std::fs::write(
+        home.settings(),
+        serde_json::to_vec_pretty(&settings).unwrap(),
+    )
+    .unwrap();
+}
+
 #[test]
 fn uninstall_after_other_changes_removes_only_eywa() {
     let home = Home::new();
     std::fs::write(home.settings(), SETTINGS).unwrap();
     home.setup(home.home.path(), &[]);
     // The user (or Claude Code) changes the file meanwhile.
-    let mut settings = json(&home.settings());
-    settings["model"] = "opus".into();
-    std::fs::write(
-        home.settings(),
-        serde_json::to_vec_pretty(&settings).unwrap(),
-    )
-    .unwrap();
+    set_model(&home, "opus");
     home.setup(home.home.path(), &["--uninstall"]);
     let settings = json(&home.settings());
     assert_eq!(settings["model"], "opus");
@@ -211,13 +216,7 @@ fn an_edit_between_two_setups_survives_the_uninstall() {
     let home = Home::new();
     std::fs::write(home.settings(), SETTINGS).unwrap();
     home.setup(home.home.path(), &[]);
-    let mut settings = json(&home.settings());
-    settings["model"] = "opus".into();
-    std::fs::write(
-        home.settings(),
-        serde_json::to_vec_pretty(&settings).unwrap(),
-    )
-    .unwrap();
+    set_model(&home, "opus");
     // A second setup that changes the file again: the bytes before the first are stale.
     home.setup(home.home.path(), &["--prompt-hook"]);
     home.setup(home.home.path(), &["--uninstall"]);

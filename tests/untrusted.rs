@@ -184,3 +184,57 @@ fn issue_30_a_crafted_pdf_is_its_own_error_and_serve_starts_regardless() {
     let lines = server.stop();
     assert!(!lines.iter().any(|l| l.contains("panicked")), "{lines:#?}");
 }
+
+#[test]
+fn issue_30_the_cli_quotes_at_most_200_characters_of_an_input() {
+    let root = tempfile::tempdir().unwrap();
+    let claude = root.path().join("claude");
+    std::fs::create_dir_all(claude.join("projects")).unwrap();
+    let data = root.path().join("data");
+    // 100,000 bytes: an argument may have 128 KiB.
+    let long = |c: &str| c.repeat(100_000 / c.len());
+    let cases: Vec<Vec<String>> = vec![
+        // Refused by the command line's own parser.
+        vec!["search".into(), "x".into(), "--mode".into(), long("m")],
+        vec![
+            "memory".into(),
+            "add".into(),
+            "x".into(),
+            "--type".into(),
+            long("t"),
+        ],
+        vec!["docs".into(), "list".into(), "--limit".into(), long("9")],
+        // Refused by eywa.
+        vec!["docs".into(), "show".into(), long("d")],
+        vec![
+            "graph".into(),
+            "node".into(),
+            format!("project:{}", long("p")),
+        ],
+        vec!["memory".into(), "history".into(), long("é")],
+        vec!["sessions".into(), "show".into(), long("s")],
+        vec!["docs".into(), "add".into(), format!("/tmp/{}", long("f"))],
+    ];
+    for args in cases {
+        let out = eywa_command(&data, &claude).args(&args).output().unwrap();
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success(), "{:?}", &args[..2]);
+        assert!(
+            err.chars().count() <= 2_100,
+            "{:?}: {} characters",
+            &args[..2],
+            err.chars().count()
+        );
+        let input = args.last().unwrap();
+        let head: String = input
+            .trim_start_matches("project:")
+            .chars()
+            .take(201)
+            .collect();
+        assert!(
+            !err.contains(&head),
+            "{:?} quotes its input whole: {err}",
+            &args[..2]
+        );
+    }
+}

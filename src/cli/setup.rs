@@ -291,9 +291,29 @@ fn as_written(noted: Option<&Value>, bytes: Option<&[u8]>) -> bool {
 /// A JSON file's bytes (`None`: it does not exist) and its object.
 type JsonFile = (Option<Vec<u8>>, Map<String, Value>);
 
+/// The largest settings file setup reads (Claude Code's `~/.claude.json` holds a few MB
+/// of history at most); a larger one is refused, not read whole. Nesting is bounded by
+/// serde_json (128 levels).
+const MAX_SETTINGS_BYTES: u64 = 64 << 20;
+
 fn read_json(path: &Path) -> anyhow::Result<JsonFile> {
-    let bytes = match std::fs::read(path) {
-        Ok(bytes) => bytes,
+    let bytes = match std::fs::File::open(path) {
+        Ok(file) => {
+            let mut bytes = Vec::new();
+            std::io::Read::read_to_end(
+                &mut std::io::Read::take(file, MAX_SETTINGS_BYTES + 1),
+                &mut bytes,
+            )
+            .with_context(|| format!("cannot read {}", path.display()))?;
+            if bytes.len() as u64 > MAX_SETTINGS_BYTES {
+                anyhow::bail!(
+                    "{} is over {} MiB: setup does not read it",
+                    path.display(),
+                    MAX_SETTINGS_BYTES >> 20
+                );
+            }
+            bytes
+        }
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok((None, Map::new())),
         Err(e) => return Err(e).with_context(|| format!("cannot read {}", path.display())),
     };

@@ -92,7 +92,7 @@ impl Rng {
         Rng(seed.max(1))
     }
 
-    fn next(&mut self) -> u64 {
+    pub(crate) fn next(&mut self) -> u64 {
         let mut x = self.0;
         x ^= x >> 12;
         x ^= x << 25;
@@ -101,12 +101,17 @@ impl Rng {
         x.wrapping_mul(0x2545F4914F6CDD1D)
     }
 
-    fn below(&mut self, n: usize) -> usize {
+    pub(crate) fn below(&mut self, n: usize) -> usize {
         if n == 0 {
             0
         } else {
             (self.next() % n as u64) as usize
         }
+    }
+
+    /// One of `items`, not empty.
+    pub(crate) fn pick<'a, T>(&mut self, items: &'a [T]) -> &'a T {
+        &items[self.below(items.len())]
     }
 }
 
@@ -344,7 +349,7 @@ fn index_seeds() -> Vec<Vec<u8>> {
 }
 
 /// A PDF of `objects` (object 1 the catalog), with its cross-reference table.
-fn pdf(objects: &[Vec<u8>]) -> Vec<u8> {
+pub(crate) fn pdf(objects: &[Vec<u8>]) -> Vec<u8> {
     let mut out = b"%PDF-1.5\n".to_vec();
     let mut offsets = Vec::new();
     for (i, body) in objects.iter().enumerate() {
@@ -368,7 +373,8 @@ fn pdf(objects: &[Vec<u8>]) -> Vec<u8> {
     out
 }
 
-fn stream(dictionary: &str, data: &[u8]) -> Vec<u8> {
+/// A stream object: `dictionary` and its `/Length`, then `data`.
+pub(crate) fn stream(dictionary: &str, data: &[u8]) -> Vec<u8> {
     let mut out = format!("<< {dictionary} /Length {} >>\nstream\n", data.len()).into_bytes();
     out.extend(data);
     out.extend(b"\nendstream");

@@ -10,6 +10,7 @@ pub(crate) mod model;
 pub(crate) mod raw;
 pub(crate) mod serve;
 pub(crate) mod server;
+pub(crate) mod stdio_mcp;
 
 use std::path::PathBuf;
 

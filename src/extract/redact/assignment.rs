@@ -382,12 +382,7 @@ fn curl_credentials(b: &[u8], flag: usize, end: usize, curl: impl Fn() -> bool) 
     let value = &b[start..stop];
     let colon = value.iter().position(|&c| c == b':')?;
     let password = &value[colon + 1..];
-    let placeholder = password
-        .first()
-        .is_none_or(|c| matches!(c, b'$' | b'{' | b'<' | b'%'))
-        || password.starts_with(REDACTED)
-        || password.iter().all(|&c| c == b'*');
-    (!placeholder).then_some(Found {
+    (!placeholder_password(password)).then_some(Found {
         kind: Redaction::CommandLineSecret,
         start: start + colon + 1,
         end: stop,
@@ -415,6 +410,16 @@ fn webhook_url(b: &[u8], colon: usize) -> Option<Found> {
     })
 }
 
+/// Whether the password of a `user:password` pair is none: empty, a variable or a
+/// template (`$PW`, `{pw}`, `<pw>`, `%s`), already redacted, or stars.
+fn placeholder_password(password: &[u8]) -> bool {
+    password
+        .first()
+        .is_none_or(|c| matches!(c, b'$' | b'{' | b'<' | b'%'))
+        || password.starts_with(REDACTED)
+        || password.iter().all(|&c| c == b'*')
+}
+
 /// `scheme://user:password@host`: the password, unless empty or a placeholder.
 fn url_password(b: &[u8], colon: usize) -> Option<Found> {
     let scheme = count_back(b, colon, |c| is_alnum(c) || matches!(c, b'+' | b'.' | b'-'));
@@ -432,12 +437,7 @@ fn url_password(b: &[u8], colon: usize) -> Option<Found> {
     let user_end =
         (0..at).find(|&p| userinfo[p] == b':' && !userinfo[..p].ends_with(b"[REDACTED"))?;
     let password = &userinfo[user_end + 1..at];
-    let placeholder = password
-        .first()
-        .is_none_or(|c| matches!(c, b'$' | b'{' | b'<' | b'%'))
-        || password.starts_with(REDACTED)
-        || password.iter().all(|&c| c == b'*');
-    (!placeholder).then_some(Found {
+    (!placeholder_password(password)).then_some(Found {
         kind: Redaction::UrlPassword,
         start: authority + user_end + 1,
         end: authority + at,
