@@ -114,17 +114,24 @@ impl std::fmt::Display for Quoted<'_> {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         use std::fmt::Write as _;
         f.write_char('`')?;
-        for (i, c) in self.0.chars().enumerate() {
-            if i == MAX_QUOTED {
+        // Characters written between the backticks: escapes count as what they print.
+        let mut written = 0;
+        let mut escaped = String::new();
+        for c in self.0.chars() {
+            escaped.clear();
+            match c {
+                '`' => escaped.push('\''),
+                c if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') => {
+                    write!(escaped, "{}", c.escape_default())?;
+                }
+                c => escaped.push(c),
+            }
+            let n = escaped.chars().count();
+            if written + n > MAX_QUOTED {
                 return write!(f, "…` ({} characters)", self.0.chars().count());
             }
-            match c {
-                '`' => f.write_char('\'')?,
-                c if c.is_control() || matches!(c, '\u{2028}' | '\u{2029}') => {
-                    write!(f, "{}", c.escape_default())?;
-                }
-                c => f.write_char(c)?,
-            }
+            f.write_str(&escaped)?;
+            written += n;
         }
         f.write_char('`')
     }
@@ -235,6 +242,14 @@ mod tests {
     fn quoted_inputs_are_cut_and_stay_on_one_line() {
         assert_eq!(quote("abc").to_string(), "`abc`");
         assert_eq!(quote("a`b\nc\u{1b}").to_string(), "`a'b\\nc\\u{1b}`");
+        // Escapes count as what they print: a quote of 1,000 control characters is cut
+        // once, to at most 200 characters, and a message bounds it no further.
+        let controls = quote(&"\u{1}".repeat(1_000)).to_string();
+        assert_eq!(
+            controls,
+            format!("`{}…` (1000 characters)", "\\u{1}".repeat(40))
+        );
+        assert_eq!(bounded_message(&controls), controls);
         let long = "😀".repeat(1_000);
         assert_eq!(
             quote(&long).to_string(),

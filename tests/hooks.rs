@@ -475,8 +475,26 @@ fn issue_30_a_read_longer_than_the_hook_goes_on_in_the_background() {
         append(&env.login, &exchange(&format!("tern{i}"), i, &long_answer));
     }
     let input = stdin("Stop", LOGIN, &env.login, "/w/webapp", json!({}));
-    let (stdout, _) = env.hook(&["stop", "--timeout-ms", "2000"], &input);
-    assert_eq!(stdout, "");
+    // Its data dir given by flag, as `eywa setup claude` writes a hook for one not the
+    // default: the read handed over must go to the same store.
+    let elsewhere = tempfile::tempdir().unwrap();
+    let mut hook = env
+        .eywa()
+        .env("EYWA_DATA_DIR", elsewhere.path())
+        .arg("--data-dir")
+        .arg(env.data.path())
+        .args(["hook", "stop", "--timeout-ms", "2000"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .spawn()
+        .unwrap();
+    hook.stdin
+        .take()
+        .unwrap()
+        .write_all(input.as_bytes())
+        .unwrap();
+    let out = hook.wait_with_output().unwrap();
+    assert!(out.status.success() && out.stdout.is_empty());
     let log = env.log();
     let pid: u32 = log
         .lines()
@@ -499,10 +517,18 @@ fn issue_30_a_read_longer_than_the_hook_goes_on_in_the_background() {
         );
         std::thread::sleep(Duration::from_millis(50));
     }
+    // The process it handed the read to logged its end in the same store's log.
+    let log = env.log();
+    let after: Vec<&str> = log
+        .lines()
+        .skip_while(|l| !l.contains("read on in the background"))
+        .skip(1)
+        .collect();
     assert!(
-        env.log().lines().last().unwrap().contains("Stop"),
-        "{}",
-        env.log()
+        after
+            .iter()
+            .any(|l| l.contains(" Stop ") && l.contains(" ok")),
+        "{log}"
     );
     assert_eq!(env.search("tern249")["hits"][0]["session_id"], LOGIN);
 }

@@ -182,7 +182,9 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let outcome = match read {
         Err(e) => Err(format!("cannot read stdin: {e}")),
         Ok(_) => HookInput::parse(&input).and_then(|hook| {
-            let paths = paths.clone();
+            let mut paths = paths.clone();
+            // A store's upkeep waits for a command with time (a handed-over read has it).
+            paths.upkeep = background;
             let gate = Gate {
                 similarity: args.min_similarity,
                 bm25: args.min_bm25,
@@ -206,7 +208,7 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
                 Err(Stopped::TimedOut(_))
                     if hand_over && reading.load(std::sync::atomic::Ordering::SeqCst) =>
                 {
-                    hand_over_read(event, &input).map(Answered::HandedOver)
+                    hand_over_read(&input).map(Answered::HandedOver)
                 }
                 Err(Stopped::TimedOut(after)) => {
                     Err(format!("gave up after {} ms", after.as_millis()))
@@ -280,15 +282,18 @@ fn within<T: Send + 'static>(
     }
 }
 
-/// Starts `eywa hook <event> --background` on the same input, in a session of its own
-/// (Claude Code does not wait for it, and a hook's end does not end it): the read this
-/// hook could not finish in its time. Returns its pid.
-fn hand_over_read(event: Event, input: &[u8]) -> Result<u32, String> {
+/// Starts this hook again with `--background` on the same input (its own arguments, so
+/// the same `--data-dir` and `--claude-dir`), in a session of its own: Claude Code does
+/// not wait for it, and a hook's end does not end it. It finishes the read this hook could
+/// not finish in its time. Returns its pid.
+fn hand_over_read(input: &[u8]) -> Result<u32, String> {
     use std::os::unix::process::CommandExt as _;
-    let exe = std::env::current_exe().map_err(|e| format!("cannot hand the read over: {e}"))?;
+    // The running binary even if a newer one replaced its file since.
+    let exe = std::path::PathBuf::from("/proc/self/exe");
     let mut command = std::process::Command::new(exe);
     command
-        .args(["hook", event.arg(), "--background"])
+        .args(std::env::args_os().skip(1))
+        .arg("--background")
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::null())
         .stderr(std::process::Stdio::null());

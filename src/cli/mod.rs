@@ -144,6 +144,9 @@ pub(crate) struct Paths {
     pub addr: Option<String>,
     /// Every setting, with where it came from.
     pub settings: std::sync::Arc<config::Settings>,
+    /// Whether opening the store does its upkeep (see `EngineConfig::upkeep`): not in a
+    /// hook, which has under a second.
+    pub upkeep: bool,
 }
 
 impl Paths {
@@ -167,6 +170,7 @@ impl Paths {
                 .filter(|a| !a.is_empty())
                 .map(str::to_owned),
             settings: std::sync::Arc::new(settings),
+            upkeep: true,
         }
     }
 
@@ -178,6 +182,7 @@ impl Paths {
             min_free_bytes: self.min_free_bytes,
             staleness_days: self.staleness_days,
             summarizer: self.summarizer.clone(),
+            upkeep: self.upkeep,
             embedding: Embedding::Model(self.model_dir()),
             ..EngineConfig::new(&self.data_dir, &self.claude_dir)
         })
@@ -197,9 +202,8 @@ pub(crate) fn run() -> anyhow::Result<ExitCode> {
         eywa::docs::run_child()?;
         return Ok(ExitCode::SUCCESS);
     }
-    if let Ok(exe) = std::env::current_exe() {
-        eywa::docs::isolate_in(exe);
-    }
+    // This very binary, even when a newer one replaced its file since it started.
+    eywa::docs::isolate_in(std::path::PathBuf::from("/proc/self/exe"));
     eywa::fs::keep_created_files_private();
     let matches = Cli::command()
         .try_get_matches()

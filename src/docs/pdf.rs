@@ -49,32 +49,14 @@ pub(crate) type Refusal = String;
 /// The text of each page of the PDF in `bytes`, trimmed at the end; an encrypted one
 /// is refused unless its user password is empty.
 pub(crate) fn pages(bytes: &[u8], limits: &Limits) -> Result<Vec<String>, Refusal> {
-    let options = LoadOptions {
-        max_decompressed_size: Some(limits.max_stream),
-        filter: Some(count_object),
-        ..LoadOptions::default()
-    };
-    LOADED.with(|l| {
-        l.set(Loaded {
-            budget: bytes.len().saturating_mul(4).saturating_add(64 << 20),
-            over: false,
-        });
-    });
-    let loaded = Document::load_mem_with_options(bytes, options);
-    if LOADED.with(|l| l.get().over) {
-        return Err(
-            "the PDF's objects take more than four times its size in memory (an \
-                    object listed many times over?)"
-                .into(),
-        );
+    let mut doc = load(bytes, limits, false)?;
+    // lopdf rebuilds a damaged cross-reference table only for loads without a filter:
+    // one whose page tree did not load is loaded again, rebuilt by a scan.
+    if doc.page_iter().next().is_none()
+        && let Ok(rebuilt) = load(bytes, limits, true)
+    {
+        doc = rebuilt;
     }
-    let doc = loaded.map_err(|e| match e {
-        lopdf::Error::Decompress(_) => format!(
-            "a stream of the PDF inflates past {} MB (a decompression bomb?)",
-            limits.max_stream >> 20
-        ),
-        e => format!("not a PDF eywa can read ({e})"),
-    })?;
     // A PDF encrypted with an empty user password opens as it loads; one with a password
     // does not.
     if doc.is_encrypted() && doc.authenticate_password("").is_err() {
@@ -176,6 +158,38 @@ fn object_size(object: &Object) -> usize {
     size
 }
 
+/// The document in `bytes`, its objects counted against the budget as they load (see
+/// [`count_object`]), its cross-reference table rebuilt by a scan when `rebuild`.
+fn load(bytes: &[u8], limits: &Limits, rebuild: bool) -> Result<Document, Refusal> {
+    let options = LoadOptions {
+        max_decompressed_size: Some(limits.max_stream),
+        filter: Some(count_object),
+        force_reconstruct: rebuild,
+        ..LoadOptions::default()
+    };
+    LOADED.with(|l| {
+        l.set(Loaded {
+            budget: bytes.len().saturating_mul(4).saturating_add(64 << 20),
+            over: false,
+        });
+    });
+    let loaded = Document::load_mem_with_options(bytes, options);
+    if LOADED.with(|l| l.get().over) {
+        return Err(
+            "the PDF's objects take more than four times its size in memory (an object \
+             listed many times over?)"
+                .into(),
+        );
+    }
+    loaded.map_err(|e| match e {
+        lopdf::Error::Decompress(_) => format!(
+            "a stream of the PDF inflates past {} MB (a decompression bomb?)",
+            limits.max_stream >> 20
+        ),
+        e => format!("not a PDF eywa can read ({e})"),
+    })
+}
+
 /// What is left to spend on the rest of the file.
 struct Budget {
     content: usize,
@@ -235,7 +249,7 @@ fn page_text(
         content.extend_from_slice(&plain);
         content.push(b'\n');
     }
-    let text = content_text(&content, &encodings, limits.max_depth);
+    let text = content_text(&content, &encodings, limits.max_depth, budget.text);
     if text.len() > budget.text {
         return Err(format!(
             "the PDF's text is over {} MB; eywa keeps at most that much",
@@ -295,6 +309,14 @@ fn cmap_span(map: &[u8]) -> u64 {
         let mut i = start;
         while i < end {
             match map[i] {
+                // A comment, to the end of its line (lopdf skips them too: a `<` in one
+                // must not count as a code).
+                b'%' => {
+                    i += map[i..end]
+                        .iter()
+                        .position(|&c| c == b'\n' || c == b'\r')
+                        .unwrap_or(end - i);
+                }
                 // A range's targets given as an array end the range.
                 b'[' => {
                     i += map[i..end]
@@ -314,7 +336,8 @@ fn cmap_span(map: &[u8]) -> u64 {
                         });
                     codes.push(value);
                     if codes.len() == 2 {
-                        total = total.saturating_add(codes[1].saturating_sub(codes[0]) + 1);
+                        total = total
+                            .saturating_add(codes[1].saturating_sub(codes[0]).saturating_add(1));
                     } else if codes.len() == 3 {
                         codes.clear();
                     }
@@ -335,6 +358,11 @@ fn cmap_span(map: &[u8]) -> u64 {
 fn find(hay: &[u8], from: usize, needle: &[u8]) -> Option<usize> {
     memchr::memmem::find(hay.get(from..)?, needle).map(|p| p + from)
 }
+
+/// Operands kept before an operator: text operators take three at most.
+const MAX_OPERANDS: usize = 64;
+/// Items kept of one array (a `TJ` line of kerned text has hundreds).
+const MAX_ARRAY: usize = 100_000;
 
 /// An operand of a content stream, as far as text needs it.
 #[derive(Debug)]
@@ -360,11 +388,14 @@ fn is_delimiter(c: u8) -> bool {
 /// The text a content stream shows, by lopdf's rules: `Tf` picks the font, `Tj`, `TJ`,
 /// `'` and `"` show strings (a `TJ` gap of more than 100 units is a space, a `TJ` array
 /// ends with one), and `T*`, `'`, `"` and `ET` start a line. Arrays nested past
-/// `max_depth` end the stream's text there.
+/// `max_depth` end the stream's text there, and so does text past `max_text` bytes (a
+/// font may map one byte to many characters). What it keeps between operators is
+/// bounded too: the first [`MAX_OPERANDS`] operands, [`MAX_ARRAY`] items an array.
 fn content_text(
     content: &[u8],
     encodings: &BTreeMap<&[u8], Encoding<'_>>,
     max_depth: usize,
+    max_text: usize,
 ) -> String {
     let b = content;
     let mut text = String::new();
@@ -376,8 +407,9 @@ fn content_text(
     let push = |operands: &mut Vec<Operand>, open: &mut Vec<Vec<Operand>>, o: Operand| match open
         .last_mut()
     {
-        Some(array) => array.push(o),
-        None => operands.push(o),
+        Some(array) if array.len() < MAX_ARRAY => array.push(o),
+        None if operands.len() < MAX_OPERANDS => operands.push(o),
+        _ => {}
     };
     let new_line = |text: &mut String| {
         if !text.is_empty() && !text.ends_with('\n') {
@@ -479,6 +511,9 @@ fn content_text(
                     _ => {}
                 }
                 operands.clear();
+                if text.len() > max_text {
+                    return text;
+                }
             }
         }
     }
@@ -625,7 +660,7 @@ mod tests {
     use super::*;
 
     fn text(content: &[u8]) -> String {
-        content_text(content, &BTreeMap::new(), 8)
+        content_text(content, &BTreeMap::new(), 8, 1 << 20)
     }
 
     #[test]
@@ -647,6 +682,40 @@ mod tests {
                     1 beginbfrange\n<000000> <FFFFFF> <0041>\nendbfrange";
         assert_eq!(cmap_span(map), 256 + 2 + (1 << 24));
         assert_eq!(cmap_span(b"no ranges"), 0);
+        // A comment hiding a code does not pair the ranges after it wrongly.
+        let hidden =
+            b"1 beginbfrange\n<0000> <0001> <0041> % <>\n<00000000> <FFFFFFFF> <0041>\nendbfrange";
+        assert_eq!(cmap_span(hidden), 2 + (1 << 32));
+        let wide = b"1 beginbfrange\n<00> <FFFFFFFFFFFFFFFFFFFF> <0041>\nendbfrange";
+        assert_eq!(cmap_span(wide), u64::MAX);
+    }
+
+    #[test]
+    fn a_pdf_whose_cross_reference_table_is_wrong_is_rebuilt_and_read() {
+        let objects = [
+            "<< /Type /Catalog /Pages 2 0 R >>".to_owned(),
+            "<< /Type /Pages /Kids [3 0 R] /Count 1 >>".to_owned(),
+            "<< /Type /Page /Parent 2 0 R /Resources << /Font << /F1 4 0 R >> >> /Contents 5 0 R >>"
+                .to_owned(),
+            "<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>".to_owned(),
+            "<< /Length 40 >>\nstream\nBT /F1 12 Tf 72 720 Td (rebuilt) Tj ET\nendstream"
+                .to_owned(),
+        ];
+        let mut pdf = "%PDF-1.4\n".to_owned();
+        for (i, body) in objects.iter().enumerate() {
+            pdf.push_str(&format!("{} 0 obj\n{body}\nendobj\n", i + 1));
+        }
+        // Every entry points at the start of the file: a table written for another file.
+        let xref = pdf.len();
+        pdf.push_str("xref\n0 6\n0000000000 65535 f \n");
+        for _ in 0..5 {
+            pdf.push_str("0000000000 00000 n \n");
+        }
+        pdf.push_str(&format!(
+            "trailer\n<< /Size 6 /Root 1 0 R >>\nstartxref\n{xref}\n%%EOF\n"
+        ));
+        let pages = pages(pdf.as_bytes(), &LIMITS).unwrap();
+        assert_eq!(pages, ["rebuilt"]);
     }
 
     #[test]

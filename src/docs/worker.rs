@@ -43,7 +43,16 @@ enum Answer {
 /// The text of each page of the PDF in `bytes`, or why it is not read.
 pub(crate) fn read_pdf(bytes: &[u8]) -> Result<Vec<String>, Refusal> {
     match CHILD_EXE.get() {
-        Some(exe) => in_child(exe, bytes, TIME_LIMIT),
+        Some(exe) => match in_child(exe, bytes, TIME_LIMIT) {
+            // The reader could not be started (no process to spare): not the file's
+            // fault, so it is read here rather than refused.
+            Err(Failed::Start(why)) => {
+                tracing::warn!(error = %why, "cannot start the PDF reader: reading in process");
+                on_thread(bytes.to_vec())
+            }
+            Err(Failed::Read(why)) => Err(why),
+            Ok(pages) => Ok(pages),
+        },
         None => on_thread(bytes.to_vec()),
     }
 }
@@ -71,12 +80,20 @@ fn on_thread(bytes: Vec<u8>) -> Result<Vec<String>, Refusal> {
     }
 }
 
+/// Why a child gave no pages.
+enum Failed {
+    /// It could not be started.
+    Start(String),
+    /// The file was refused, or the child died or ran out of time on it.
+    Read(Refusal),
+}
+
 /// Reads the PDF in a child process (see the module's comment).
 fn in_child(
     exe: &std::path::Path,
     bytes: &[u8],
     time_limit: Duration,
-) -> Result<Vec<String>, Refusal> {
+) -> Result<Vec<String>, Failed> {
     use std::os::unix::process::CommandExt as _;
     use std::process::{Command, Stdio};
 
@@ -88,8 +105,8 @@ fn in_child(
         .stderr(Stdio::null())
         .env_remove("EYWA_LOG");
     let cpu = time_limit.as_secs() + 5;
-    // SAFETY: between fork and exec the closure only calls setrlimit, which is
-    // async-signal-safe, and allocates nothing.
+    // SAFETY: between fork and exec the closure only calls getrlimit and setrlimit,
+    // which are async-signal-safe, and allocates nothing.
     unsafe {
         command.pre_exec(move || {
             limit(libc::RLIMIT_CORE, 0)?;
@@ -98,9 +115,7 @@ fn in_child(
             Ok(())
         });
     }
-    let mut child = command
-        .spawn()
-        .map_err(|e| format!("cannot start the PDF reader: {e}"))?;
+    let mut child = command.spawn().map_err(|e| Failed::Start(e.to_string()))?;
     let mut stdin = child.stdin.take().expect("stdin is piped");
     let mut stdout = child.stdout.take().expect("stdout is piped");
     let (send, receive) = std::sync::mpsc::channel();
@@ -123,26 +138,41 @@ fn in_child(
         let status = child.wait();
         let answer = match answer {
             Ok(Ok(out)) => out,
-            Ok(Err(e)) => return Err(format!("the PDF reader's answer was lost: {e}")),
+            Ok(Err(e)) => {
+                return Err(Failed::Read(format!(
+                    "the PDF reader's answer was lost: {e}"
+                )));
+            }
             Err(_) => {
-                return Err(format!(
+                return Err(Failed::Read(format!(
                     "the PDF took more than {} s to read",
                     time_limit.as_secs()
-                ));
+                )));
             }
         };
         match serde_json::from_slice::<Answer>(&answer) {
             Ok(Answer::Pages(pages)) => Ok(pages),
-            Ok(Answer::Refused(why)) => Err(why),
-            Err(_) => Err(match status {
+            Ok(Answer::Refused(why)) => Err(Failed::Read(why)),
+            Err(_) => Err(Failed::Read(match status {
                 Ok(status) => format!("the PDF reader stopped on this file ({})", ended(status)),
                 Err(e) => format!("the PDF reader stopped on this file ({e})"),
-            }),
+            })),
         }
     })
 }
 
+/// Lowers `resource` to `value`, or to the hard limit already set when that is lower (a
+/// process may not raise it).
 fn limit(resource: libc::__rlimit_resource_t, value: u64) -> std::io::Result<()> {
+    let mut current = libc::rlimit {
+        rlim_cur: 0,
+        rlim_max: 0,
+    };
+    // SAFETY: getrlimit fills the struct it is given; it is async-signal-safe.
+    if unsafe { libc::getrlimit(resource, &mut current) } != 0 {
+        return Err(std::io::Error::last_os_error());
+    }
+    let value = value.min(current.rlim_max);
     let limit = libc::rlimit {
         rlim_cur: value,
         rlim_max: value,
@@ -215,6 +245,9 @@ mod tests {
                 b"%PDF-1.4",
                 Duration::from_secs(limit),
             )
+            .map_err(|e| match e {
+                Failed::Start(why) | Failed::Read(why) => why,
+            })
         };
         let crashed = read("kill -SEGV $$", 10).unwrap_err();
         assert!(crashed.contains("overflowed its stack"), "{crashed}");
@@ -228,10 +261,13 @@ mod tests {
         assert_eq!(pages, ["one", "two"]);
         let refused = read(r#"echo '{"Refused":"the PDF has no pages"}'"#, 10).unwrap_err();
         assert_eq!(refused, "the PDF has no pages");
+        // A reader that cannot be started is not the file's fault.
+        let missing = in_child(&dir.path().join("none"), b"%PDF", Duration::from_secs(1));
+        assert!(matches!(missing, Err(Failed::Start(_))));
     }
 
     #[test]
-    fn a_reader_that_panics_is_the_files_error_on_a_thread_too() {
+    fn a_file_that_is_not_a_pdf_is_refused_on_a_thread_too() {
         // Not a PDF at all: lopdf's refusal, on the reading thread.
         let refused = on_thread(b"not a pdf".to_vec()).unwrap_err();
         assert!(refused.starts_with("not a PDF eywa can read"), "{refused}");

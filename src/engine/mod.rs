@@ -80,6 +80,10 @@ pub struct EngineConfig {
     /// The command that writes handoffs (off by default: they are built from the
     /// transcript).
     pub summarizer: Option<Summarizer>,
+    /// Whether opening does the store's upkeep: the one scrub of a store written before
+    /// everything was redacted, and indexing what a writer that was killed left out. On
+    /// by default; a hook, which has under a second, leaves it to the next command.
+    pub upkeep: bool,
 }
 
 impl EngineConfig {
@@ -101,6 +105,7 @@ impl EngineConfig {
             clock: crate::model::Clock::system(),
             staleness_days: Some(Self::DEFAULT_STALENESS_DAYS),
             summarizer: None,
+            upkeep: true,
         }
     }
 
@@ -116,6 +121,7 @@ impl EngineConfig {
             clock: crate::model::Clock::system(),
             staleness_days: Some(Self::DEFAULT_STALENESS_DAYS),
             summarizer: None,
+            upkeep: true,
         }
     }
 
@@ -140,6 +146,9 @@ pub struct Engine {
     results: GenerationalCache<String, Arc<GetOutcome>>,
     /// One ingest at a time.
     ingest_lock: Mutex<()>,
+    /// Documents and memories this process wrote whose text-index entries are not
+    /// committed yet (their pending marks are this process's to clear).
+    pending: Mutex<Vec<String>>,
     /// When this process last moved idle chunks to the cold tier (ms; 0: not yet).
     last_sweep: std::sync::atomic::AtomicI64,
     /// Who wrote each message uuid; loaded on first use.
@@ -257,14 +266,23 @@ impl Engine {
                 NonZeroUsize::new(RESULT_CACHE_ENTRIES).expect("positive"),
             ),
             ingest_lock: Mutex::new(()),
+            pending: Mutex::new(Vec::new()),
             last_sweep: std::sync::atomic::AtomicI64::new(0),
             authors: crate::archive::Authors::default(),
             text: std::sync::OnceLock::new(),
             semantic: std::sync::OnceLock::new(),
             opening: Mutex::new(()),
         };
-        engine.scrub_once()?;
-        engine.catch_up_once()?;
+        if engine.config.upkeep {
+            // Neither may keep the store from opening: what fails is tried again at the
+            // next open.
+            if let Err(e) = engine.scrub_once() {
+                tracing::warn!(error = %e, "cannot scrub the store now; the next open tries again");
+            }
+            if let Err(e) = engine.catch_up_once() {
+                tracing::warn!(error = %e, "cannot index what a stopped write left out now; the next open tries again");
+            }
+        }
         Ok(engine)
     }
 

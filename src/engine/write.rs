@@ -121,6 +121,7 @@ impl Engine {
             chunk_idle_days: self.config.chunk_idle_days,
             last_sweep: &self.last_sweep,
             summarizer: self.config.summarizer.as_ref(),
+            pending: &self.pending,
         }
     }
 }

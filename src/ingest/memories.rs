@@ -256,7 +256,7 @@ impl Writer<'_> {
         self.memories().put(&mut batch, m, last_access)?;
         let docs = memory_docs(m);
         let source = source(&m.id);
-        super::text::mark_pending(&mut batch, &source);
+        self.mark_pending(&mut batch, &source);
         let staged = self
             .semantic()?
             .stage(store, &source, &docs, true, &mut batch)?;

@@ -221,6 +221,8 @@ pub(crate) struct Writer<'e> {
     pub(crate) last_sweep: &'e std::sync::atomic::AtomicI64,
     /// The command that writes handoffs, when one is set.
     pub(crate) summarizer: Option<&'e Summarizer>,
+    /// Sources this process marked pending in the text index (see `text::PENDING`).
+    pub(crate) pending: &'e std::sync::Mutex<Vec<String>>,
 }
 
 impl<'e> Writer<'e> {
@@ -419,7 +421,12 @@ impl<'e> Writer<'e> {
     /// the run wrote `handoffs`, and idle chunks moved to the cold tier (hourly at most).
     fn settle_store(&self, handoffs: &[Handoff]) -> Result<()> {
         // Sessions mark the whole index, documents and memories their own sources.
-        if self.text_index_lags()? || !pending_sources(self.graph.store())?.is_empty() {
+        let wrote_pending = !self
+            .pending
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .is_empty();
+        if self.text_index_lags()? || wrote_pending {
             self.commit_text()?;
         }
         let sequenced = self.graph.derive_sequences()?;

@@ -16,6 +16,10 @@ use crate::memory::{Memories, MemoryItem};
 
 /// Set once a store is known to keep no secret outside its raw transcript archive.
 pub(crate) const SCRUBBED: &[u8] = b"secrets_scrubbed";
+/// Set while a scrub runs, with the document texts it replaced (blob hashes) and must
+/// delete at its end: a scrub stopped midway is finished by the next, which rebuilds
+/// what was derived even when nothing is left to redact.
+const SCRUBBING: &[u8] = b"secrets_scrubbing";
 
 /// What a scrub redacted, by where.
 #[derive(Debug, Default, Clone, Serialize)]
@@ -45,23 +49,49 @@ impl Writer<'_> {
     /// the `get` index) and, when any held one, rebuilds the text index and the chunks
     /// from the redacted store. Then marks the store scrubbed.
     pub(crate) fn scrub_store(&self) -> Result<ScrubReport> {
+        let store = self.graph.store();
+        let resumed: Option<Vec<String>> = store.get(Keyspace::Settings, SCRUBBING)?;
+        let mut replaced = resumed.clone().unwrap_or_default();
+        if resumed.is_none() {
+            let mut batch = Batch::new();
+            batch.put(Keyspace::Settings, SCRUBBING.to_vec(), &replaced)?;
+            store.apply(batch)?;
+        }
         let mut report = ScrubReport::default();
-        self.scrub_documents(&mut report)?;
+        let kept = self.scrub_documents(&mut report, &mut replaced)?;
         self.scrub_memories(&mut report)?;
-        self.scrub_handoffs(&mut report)?;
+        self.scrub_handoffs(&mut report, resumed.is_some())?;
         self.scrub_snippets(&mut report)?;
         // The passages and chunks derived from what changed, rebuilt now from the
-        // redacted store: once, and only for a store that held a secret.
-        if !report.is_empty() {
+        // redacted store: once, for a store that held a secret (or whose scrub stopped
+        // before this).
+        if !report.is_empty() || resumed.is_some() {
             self.reindex()?;
         }
+        // The texts that held secrets, once nothing refers to them.
+        replaced.retain(|hash| !kept.contains(hash));
+        replaced.sort_unstable();
+        replaced.dedup();
         let mut batch = Batch::new();
+        for hash in &replaced {
+            batch.delete_blob(hash);
+        }
+        batch.delete(Keyspace::Settings, SCRUBBING.to_vec());
         batch.put(Keyspace::Settings, SCRUBBED.to_vec(), &true)?;
-        self.graph.store().apply(batch)?;
+        store.apply(batch)?;
+        for hash in &replaced {
+            store.blobs().delete(hash)?;
+        }
         Ok(report)
     }
 
-    fn scrub_documents(&self, report: &mut ScrubReport) -> Result<()> {
+    /// Redacts every document version; `replaced` gains the texts replaced (noted in the
+    /// store with each rewrite). Returns the blobs still referred to.
+    fn scrub_documents(
+        &self,
+        report: &mut ScrubReport,
+        replaced: &mut Vec<String>,
+    ) -> Result<HashSet<String>> {
         let store = self.graph.store();
         let docs = Documents { store };
         // Blobs the sources' archives use (a plan file's raw bytes may equal a document's
@@ -70,7 +100,6 @@ impl Writer<'_> {
         for source in self.graph.sources()? {
             kept.extend(source.blobs().cloned());
         }
-        let mut replaced: Vec<String> = Vec::new();
         let versions: Vec<_> = docs.versions().collect::<Result<_>>()?;
         for (key, mut info) in versions {
             let mut counts = RedactionCounts::default();
@@ -100,6 +129,7 @@ impl Writer<'_> {
                 }
             }
             kept.insert(info.text_blob.clone());
+            batch.put(Keyspace::Settings, SCRUBBING.to_vec(), &*replaced)?;
             batch.put(Keyspace::Docs, key, &info)?;
             // The latest version is the document's node: named by its title, saying its
             // summary.
@@ -113,21 +143,7 @@ impl Writer<'_> {
             report.documents += 1;
             report.redacted.add(&counts);
         }
-        // The texts that held secrets, once nothing refers to them.
-        replaced.retain(|hash| !kept.contains(hash));
-        replaced.sort_unstable();
-        replaced.dedup();
-        if !replaced.is_empty() {
-            let mut batch = Batch::new();
-            for hash in &replaced {
-                batch.delete_blob(hash);
-            }
-            store.apply(batch)?;
-            for hash in &replaced {
-                store.blobs().delete(hash)?;
-            }
-        }
-        Ok(())
+        Ok(kept)
     }
 
     fn scrub_memories(&self, report: &mut ScrubReport) -> Result<()> {
@@ -159,27 +175,35 @@ impl Writer<'_> {
         Ok(())
     }
 
-    fn scrub_handoffs(&self, report: &mut ScrubReport) -> Result<()> {
+    /// Redacts every handoff, then rewrites its file. A scrub that stopped before may
+    /// have redacted handoffs whose files it did not rewrite: resumed, every file is.
+    fn scrub_handoffs(&self, report: &mut ScrubReport, resumed: bool) -> Result<()> {
         let mut changed = Vec::new();
+        let mut files = Vec::new();
         for mut handoff in self.graph.handoffs()? {
             let mut counts = RedactionCounts::default();
             redact_handoff(&mut handoff, &mut counts);
             if counts.is_empty() {
+                if resumed {
+                    files.push(handoff);
+                }
                 continue;
             }
             report.redacted.add(&counts);
             changed.push(handoff);
         }
-        if changed.is_empty() {
+        if changed.is_empty() && files.is_empty() {
             return Ok(());
         }
         report.handoffs = changed.len() as u64;
-        self.sinks.handoffs_will_change()?;
-        self.graph.replace_handoffs(&changed)?;
-        for handoff in &changed {
+        if !changed.is_empty() {
+            self.sinks.handoffs_will_change()?;
+            self.graph.replace_handoffs(&changed)?;
+            self.sinks.handoffs_changed(&changed)?;
+        }
+        for handoff in changed.iter().chain(&files) {
             self.write_handoff_file(handoff)?;
         }
-        self.sinks.handoffs_changed(&changed)?;
         self.write_handoff_index()
     }
 

@@ -20,12 +20,10 @@ pub(crate) const DIRTY: &[u8] = b"text_index_dirty";
 /// process died in between) has its source indexed again then.
 const PENDING: &[u8] = b"text_pending/";
 
-/// Notes, in the batch that writes `source`, that its text-index entries are not
-/// committed yet.
-pub(crate) fn mark_pending(batch: &mut Batch, source: &str) {
+fn pending_key(source: &str) -> Vec<u8> {
     let mut key = PENDING.to_vec();
     key.extend_from_slice(source.as_bytes());
-    batch.put_raw(Keyspace::Settings, key, Vec::new());
+    key
 }
 
 /// The sources noted pending (see [`mark_pending`]).
@@ -120,27 +118,40 @@ impl Writer<'_> {
         Ok(())
     }
 
-    /// Commits what documents and memories written since put in the text index, and
-    /// clears their pending marks. A mark that an ingest run left (its process died before
-    /// it committed) stays: only a rebuild answers it.
+    /// Notes, in the batch that writes `source`, that its text-index entries are not
+    /// committed yet; [`Writer::commit_writes`] clears the note.
+    pub(crate) fn mark_pending(&self, batch: &mut Batch, source: &str) {
+        batch.put_raw(Keyspace::Settings, pending_key(source), Vec::new());
+        self.pending
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(source.to_owned());
+    }
+
+    /// Commits what documents and memories this process wrote put in the text index, and
+    /// clears their pending marks. Marks another process left (it died before its commit)
+    /// stay until they are caught up ([`Writer::catch_up_pending`]); a mark an ingest run
+    /// left stays for a rebuild.
     pub(crate) fn commit_writes(&self) -> Result<()> {
         self.text()?.commit()?;
-        let store = self.graph.store();
-        let pending = pending_sources(store)?;
-        if !pending.is_empty() {
+        let written = std::mem::take(
+            &mut *self
+                .pending
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner),
+        );
+        if !written.is_empty() {
             let mut batch = Batch::new();
-            for source in pending {
-                let mut key = PENDING.to_vec();
-                key.extend_from_slice(source.as_bytes());
-                batch.delete(Keyspace::Settings, key);
+            for source in written {
+                batch.delete(Keyspace::Settings, pending_key(&source));
             }
-            store.apply(batch)?;
+            self.graph.store().apply(batch)?;
         }
         Ok(())
     }
 
     /// Indexes again the documents and memories a process that died left pending (see
-    /// [`mark_pending`]); returns how many.
+    /// [`Writer::mark_pending`]); returns how many.
     pub(crate) fn catch_up_pending(&self) -> Result<usize> {
         let store = self.graph.store();
         let pending = pending_sources(store)?;
@@ -154,6 +165,11 @@ impl Writer<'_> {
             text.delete_source(source);
             text.put(&docs)?;
             self.semantic()?.enqueue(store, source, &docs, true)?;
+            // Its mark is this process's now, cleared by the commit below.
+            self.pending
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .push(source.clone());
         }
         self.commit_writes()?;
         Ok(pending.len())

@@ -304,7 +304,7 @@ impl Writer<'_> {
         batch.delete(eywa_storage::Keyspace::Settings, settings_key(FAILED, path));
         let docs = document_text_docs(&info, &extracted.pages);
         let source = source(&id);
-        super::text::mark_pending(&mut batch, &source);
+        self.mark_pending(&mut batch, &source);
         let staged = self
             .semantic()?
             .stage(store, &source, &docs, true, &mut batch)?;

@@ -287,10 +287,21 @@ pub(super) fn flag_value(b: &[u8], flag: usize, end: usize) -> Option<Found> {
             end: stop,
         })
     };
-    let line_start = b[..flag]
-        .iter()
-        .rposition(|&c| c == b'\n')
-        .map_or(0, |n| n + 1);
+    // The command's line, with the lines a trailing `\` continues (`curl -X POST \⏎
+    // -u admin:…`): a few at most.
+    let mut line_start = flag;
+    for _ in 0..8 {
+        line_start = b[..line_start]
+            .iter()
+            .rposition(|&c| c == b'\n')
+            .map_or(0, |n| n + 1);
+        let continued = (line_start >= 2 && b[line_start - 2] == b'\\')
+            || (line_start >= 3 && b[line_start - 3..line_start - 1] == *b"\\\r");
+        if !continued {
+            break;
+        }
+        line_start -= 1;
+    }
     let line = &b[line_start..flag];
     let after = |command: &[u8]| {
         line.windows(command.len()).enumerate().any(|(at, w)| {

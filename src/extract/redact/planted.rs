@@ -404,6 +404,12 @@ fn more_planted() -> Vec<(Redaction, String, String)> {
         ),
         row(
             Redaction::CommandLineSecret,
+            "curl -X POST \\\n  -H 'Accept: application/json' \\\n  -u admin:",
+            "c0ntinu3dPw",
+            " \\\n  https://ci.example.com/api",
+        ),
+        row(
+            Redaction::CommandLineSecret,
             "curl --user=deploy:",
             "Xq9!vP2m",
             " -X POST https://ci.example.com/hook",

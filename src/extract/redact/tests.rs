@@ -41,7 +41,7 @@ fn several_secrets_in_one_text_are_all_replaced() {
     assert_eq!(redact(&text, &mut counts), expected);
     assert_eq!(counts.total(), rows.len() as u64);
     assert_eq!(counts.get(Redaction::Password), 9);
-    assert_eq!(counts.get(Redaction::CommandLineSecret), 9);
+    assert_eq!(counts.get(Redaction::CommandLineSecret), 10);
 }
 
 #[test]
