@@ -350,7 +350,7 @@ fn the_cli_prints_context_and_its_accounting() {
         text.starts_with("=== CONTEXT FROM PREVIOUS SESSIONS ==="),
         "{text}"
     );
-    assert!(text.contains("[PLAN]"), "{text}");
+    assert!(text.contains("[PLAN · "), "{text}");
     let (ok, text, _) = eywa(&["context", MAIN, OLD, "--max-tokens", "40", "--dry-run"]);
     assert!(ok);
     assert!(text.starts_with("Token budget: 40 | Used: "), "{text}");

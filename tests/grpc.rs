@@ -911,12 +911,16 @@ fn search_modes_signals_and_the_missing_model_over_grpc() {
         ),
         "InvalidArgument",
     );
-    assert_status(
-        &f.call(
-            "eywa.v1.Retrieval/Search",
-            r#"{"query": "tokenizer", "focus": "project:nowhere"}"#,
-        ),
-        "NotFound",
+    // A focus that names nothing is reported and left out; the search stands.
+    let unfocused = f.call(
+        "eywa.v1.Retrieval/Search",
+        r#"{"query": "tokenizer", "focus": "project:nowhere"}"#,
+    );
+    assert!(unfocused.success, "{}", unfocused.stderr);
+    assert!(
+        unfocused.stdout.contains("focus left out") && unfocused.stdout.contains("sessionId"),
+        "{}",
+        unfocused.stdout
     );
     // A focus on a project: its sessions rank higher, and say why.
     let focused = f

@@ -303,13 +303,21 @@ fn a_subagent_report_is_its_last_message_whole_or_nothing() {
         .retrieve_context(&ids, ContextMode::Agents, 15_000, false)
         .unwrap();
     assert!(c.text.contains(long.trim()), "whole");
+    let item = c.sessions[0]
+        .items
+        .iter()
+        .find(|i| i.kind == "subagent_summary")
+        .unwrap()
+        .text
+        .clone();
+    assert!(item.ends_with(&format!("\n{}\n\n", long.trim())), "{item}");
     let c = engine
         .retrieve_context(&ids, ContextMode::Agents, 1_000, false)
         .unwrap();
     assert!(!c.text.contains("Findings about the app."), "{}", c.text);
     let listed = format!(
         "[LEFT OUT · subagent_summary · {} tokens, whole with: eywa context {}",
-        eywa::engine::estimate_tokens(&format!("[SUBAGENT SUMMARY · agent]\n{}\n\n", long.trim())),
+        eywa::engine::estimate_tokens(&item),
         &main[..8]
     );
     assert!(c.text.contains(&listed), "{}", c.text);
@@ -385,7 +393,11 @@ fn plans_follow_the_size_rules_and_come_from_exit_plan_mode_without_a_file() {
     };
     assert!(plan_items(tiny).is_empty(), "a plan under 50 characters");
     assert!(plan_items(huge).is_empty(), "a plan over 100 KB");
-    assert_eq!(plan_items(inline), [format!("[PLAN]\n{}\n\n", plan.trim())]);
+    let tokens = eywa::engine::estimate_tokens(plan.trim());
+    assert_eq!(
+        plan_items(inline),
+        [format!("[PLAN · {tokens} tokens]\n{}\n\n", plan.trim())]
+    );
     let h = engine.graph().handoff(inline).unwrap().unwrap();
     assert_eq!(
         h.headline, "Split night shifts at midnight",
@@ -522,7 +534,7 @@ fn context_items_equal_their_source_text_on_the_corpus() {
         .unwrap();
     assert!(!small.text.contains(&report[..200]));
     assert!(
-        small.text.contains("[LEFT OUT · subagent_summary · 3378 tokens, whole with: eywa context 29ccd257 --mode agents --max-tokens"),
+        small.text.contains("[LEFT OUT · subagent_summary · 3382 tokens, whole with: eywa context 29ccd257 --mode agents --max-tokens"),
         "{}",
         small.text
     );

@@ -227,7 +227,10 @@ fn the_cli_searches_and_runs_query_files() {
     assert!(eywa(&["ingest"]).0);
     let (ok, text, _) = eywa(&["search", "cart", "badge"]);
     assert!(ok);
-    assert!(text.starts_with(&CART[..8]), "{text}");
+    assert!(
+        text.starts_with(&format!(" 1. [100%] {}", &CART[..8])),
+        "{text}"
+    );
     assert!(text.contains(&format!("claude --resume {CART}")), "{text}");
     assert!(text.contains(" ago"), "{text}");
 

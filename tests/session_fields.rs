@@ -114,7 +114,10 @@ fn messages_carry_their_line_fields_and_thinking_on_request() {
                "cache_creation_input_tokens": 5, "cache_read_input_tokens": 6})
     );
     assert!(answer.get("thinking").is_none());
-    assert!(prompt.get("is_sidechain").is_none(), "false is left out");
+    assert_eq!(
+        prompt["is_sidechain"], false,
+        "seed 003's isSidechain, false too"
+    );
 
     let with = env.json(&["sessions", "show", SHOP_A, "--json", "--thinking"]);
     let messages = with["messages"].as_array().unwrap();

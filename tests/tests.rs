@@ -12,6 +12,7 @@ mod claude_extras;
 mod cli;
 mod context;
 mod corpus;
+mod correctness;
 mod crash;
 mod diskfull;
 mod documents;

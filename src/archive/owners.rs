@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::RwLock;
 
 use crate::Result;
-use crate::claude::History;
+use crate::claude::{History, claude_id};
 use crate::graph::Graph;
 
 /// Who wrote each message uuid, loaded from the store on first use and kept in step by
@@ -85,7 +85,8 @@ impl History for Known<'_> {
             .owners()
             .as_ref()?
             .owner(uuid)
-            .filter(|o| *o != reading)
+            // A copy of a session in another workspace holds its lines as its own.
+            .filter(|o| claude_id(o) != claude_id(reading))
             .map(str::to_owned)
     }
 

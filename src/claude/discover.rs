@@ -409,7 +409,10 @@ impl ClaudeDir {
         let Some(folder) = session.path.parent() else {
             return Ok(Vec::new());
         };
-        let subagents = folder.join(&session.session_id).join("subagents");
+        // The folder is named by Claude Code's id; its agents belong to this file's session.
+        let subagents = folder
+            .join(super::claude_id(&session.session_id))
+            .join("subagents");
         let mut files = Vec::new();
         subagents_of(
             &fence,
@@ -468,6 +471,7 @@ pub fn read_tool_result(
             && s.bytes()
                 .all(|b| b.is_ascii_alphanumeric() || b == b'_' || b == b'-')
     };
+    let session = super::claude_id(session);
     if !plain(call_id) || !plain(session) {
         return None;
     }

@@ -105,6 +105,17 @@ impl Line {
         self.flag("isCompactSummary")
     }
 
+    /// A `file-history-snapshot` line's files (`snapshot.trackedFileBackups`' keys), in
+    /// order, at most 1,000.
+    pub fn tracked_files(&self) -> Vec<String> {
+        self.value
+            .get("snapshot")
+            .and_then(|s| s.get("trackedFileBackups"))
+            .and_then(Value::as_object)
+            .map(|files| files.keys().take(1_000).cloned().collect())
+            .unwrap_or_default()
+    }
+
     /// `summary` lines: the label and the message it describes (often in another file).
     pub fn summary(&self) -> Option<(&str, Option<&str>)> {
         Some((self.str("summary")?, self.str("leafUuid")))

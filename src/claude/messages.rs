@@ -6,7 +6,7 @@ use std::io::BufRead;
 
 use super::dag::{self, Link, uuid_key};
 use super::line::{Block, Line, LineKind, result_text};
-use super::transcript::{History, Mode, NoHistory, prompt_of, real_prompt};
+use super::transcript::{History, Mode, NoHistory, command_of, prompt_of, real_prompt};
 use crate::model::Timestamp;
 
 /// Characters kept of one tool call's input (as JSON) and of its result.
@@ -18,6 +18,8 @@ const MAX_TOOL_CHARS: usize = 16_000;
 pub enum Role {
     User,
     Assistant,
+    /// Claude Code itself: a `summary` label, a file-history snapshot.
+    System,
 }
 
 impl Role {
@@ -25,6 +27,7 @@ impl Role {
         match self {
             Role::User => "user",
             Role::Assistant => "assistant",
+            Role::System => "system",
         }
     }
 }
@@ -39,6 +42,12 @@ pub enum MessageKind {
     Response,
     /// The summary Claude Code wrote when it compacted the conversation (Q8).
     CompactSummary,
+    /// A slash command the person ran (`/init`, `/model opus`).
+    Command,
+    /// A `summary` line: a label of the conversation (its text).
+    Summary,
+    /// A `file-history-snapshot` line: the files Claude Code backed up (`tracked_files`).
+    FileHistorySnapshot,
 }
 
 impl MessageKind {
@@ -47,7 +56,18 @@ impl MessageKind {
             MessageKind::Prompt => "prompt",
             MessageKind::Response => "response",
             MessageKind::CompactSummary => "compact_summary",
+            MessageKind::Command => "command",
+            MessageKind::Summary => "summary",
+            MessageKind::FileHistorySnapshot => "file_history_snapshot",
         }
+    }
+
+    /// What a person or the assistant said (not a label or snapshot Claude Code wrote).
+    pub fn is_conversation(self) -> bool {
+        !matches!(
+            self,
+            MessageKind::Summary | MessageKind::FileHistorySnapshot
+        )
     }
 }
 
@@ -87,7 +107,6 @@ pub struct Message {
     pub cwd: Option<String>,
     #[serde(skip_serializing_if = "Option::is_none")]
     pub git_branch: Option<String>,
-    #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub is_sidechain: bool,
     /// An assistant response's model, token usage and why it stopped.
     #[serde(skip_serializing_if = "Option::is_none")]
@@ -99,6 +118,9 @@ pub struct Message {
     /// Its extended thinking, when there was some (served on request only).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub thinking: Option<String>,
+    /// A file-history snapshot's files.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub tracked_files: Vec<String>,
 }
 
 /// Tokens of one assistant response (seed 003's TokenUsage).
@@ -129,6 +151,9 @@ pub fn read_messages_with(
     let mut out: Vec<(Option<usize>, usize, Message)> = Vec::new();
     let mut links: Vec<Link> = Vec::new();
     let mut seen: HashSet<u128> = HashSet::new();
+    // Lines without a uuid (labels, snapshots) that were read, by a hash of their bytes:
+    // one repeated (an archive's versions overlap) is the same line.
+    let mut seen_plain: HashSet<u64> = HashSet::new();
     let mut calls: HashMap<String, (usize, usize)> = HashMap::new();
     let agent = mode == Mode::Agent;
     loop {
@@ -152,6 +177,15 @@ pub fn read_messages_with(
             links.push(Link::new(uuid, line.chain_parent(), timestamp.map(|t| t.0)));
         } else if line.is_sidechain() && !agent {
             continue;
+        } else if matches!(&line.kind, LineKind::Summary)
+            || matches!(&line.kind, LineKind::Other(k) if k == "file-history-snapshot")
+        {
+            use std::hash::{Hash, Hasher};
+            let mut hasher = std::collections::hash_map::DefaultHasher::new();
+            buf.trim_ascii().hash(&mut hasher);
+            if !seen_plain.insert(hasher.finish()) {
+                continue;
+            }
         }
         let anchor = links.len().checked_sub(1);
         let assistant = matches!(line.kind, LineKind::Assistant);
@@ -176,6 +210,7 @@ pub fn read_messages_with(
             }),
             stop_reason: line.stop_reason().filter(|_| assistant).map(str::to_owned),
             thinking: None,
+            tracked_files: Vec::new(),
         };
         match line.kind {
             LineKind::User => {
@@ -205,6 +240,12 @@ pub fn read_messages_with(
                         anchor,
                         out.len(),
                         message(Role::User, MessageKind::Prompt, text),
+                    ));
+                } else if let Some(command) = command_of(&line, agent) {
+                    out.push((
+                        anchor,
+                        out.len(),
+                        message(Role::User, MessageKind::Command, command),
                     ));
                 }
             }
@@ -241,6 +282,28 @@ pub fn read_messages_with(
                     }
                 }
                 if !m.text.is_empty() || !m.tool_calls.is_empty() || m.thinking.is_some() {
+                    out.push((anchor, out.len(), m));
+                }
+            }
+            LineKind::Summary => {
+                if let Some((label, _)) = line.summary().filter(|(l, _)| !l.trim().is_empty()) {
+                    let text = cut(label.to_owned());
+                    out.push((
+                        anchor,
+                        out.len(),
+                        message(Role::System, MessageKind::Summary, text),
+                    ));
+                }
+            }
+            LineKind::Other(ref kind) if kind == "file-history-snapshot" => {
+                let files = line.tracked_files();
+                if !files.is_empty() {
+                    let mut m = message(
+                        Role::System,
+                        MessageKind::FileHistorySnapshot,
+                        String::new(),
+                    );
+                    m.tracked_files = files;
                     out.push((anchor, out.len(), m));
                 }
             }

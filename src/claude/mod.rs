@@ -2,6 +2,7 @@
 
 mod dag;
 mod discover;
+mod identity;
 mod line;
 mod messages;
 pub mod migrate;
@@ -11,6 +12,7 @@ pub use self::dag::{Link, order as chain_order, uuid_key};
 pub use self::discover::{
     AgentFile, ClaudeDir, IndexEntry, MemoryFile, PlanFile, SessionFile, read_tool_result,
 };
+pub use self::identity::{agent_key, claude_id, copy_key, resume_command, short_id};
 pub use self::line::{AgentRun, Block, CompactBoundary, Line, LineKind, Usage, result_text};
 pub use self::messages::{
     Message, MessageKind, MessageUsage, Role, ToolCall, cut_tool_text, read_messages,

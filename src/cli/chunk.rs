@@ -46,9 +46,9 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     );
     if !chunk.session_id.is_empty() {
         outln!(
-            "session {}  (claude --resume {})",
+            "session {}  ({})",
             chunk.session_id,
-            chunk.session_id
+            eywa::claude::resume_command(&chunk.session_id, None).unwrap_or_default()
         );
     }
     if !chunk.embedded {

@@ -162,8 +162,23 @@ impl Settings {
         };
         let file = data_dir.value.join(FILE_NAME);
         let (read, file_exists) = read_file(&file)?;
+        // Python Eywa's EYWA_SESSIONS_DIR names the projects folder inside it.
+        let sessions_dir = variable("EYWA_SESSIONS_DIR", |text| {
+            let projects = super::user_path(text)?;
+            match projects.file_name() {
+                Some(name) if name == "projects" => projects
+                    .parent()
+                    .map(std::path::Path::to_path_buf)
+                    .ok_or_else(|| "it has no parent folder".to_owned()),
+                _ => Err(format!(
+                    "`{text}` is not a Claude Code projects folder (…/projects): set \
+                     EYWA_CLAUDE_DIR to the folder that holds `projects` instead"
+                )),
+            }
+        })?;
         let claude_dir = match given::<PathBuf>(Some(matches), "claude_dir") {
             Some(dir) => dir,
+            None if sessions_dir.is_some() => sessions_dir.expect("just checked"),
             None => match read.claude_dir {
                 Some(dir) => Setting {
                     value: super::user_path(&dir)
@@ -355,10 +370,19 @@ enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Back to the defaults: config.toml is moved aside to config.toml.bak (the
+    /// environment and flags still apply)
+    Reset {
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
-    let Command::Show { json } = args.command;
+    let json = match args.command {
+        Command::Show { json } => json,
+        Command::Reset { json } => return reset(paths, json),
+    };
     let settings = &paths.settings;
     if json {
         let values: serde_json::Map<String, serde_json::Value> = settings
@@ -390,6 +414,32 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             other => other.to_string(),
         };
         outln!("{key:<24} {value:<40} {}", source.as_str());
+    }
+    Ok(ExitCode::SUCCESS)
+}
+
+/// Moves `config.toml` aside (to `config.toml.bak`, replacing an older one).
+fn reset(paths: &Paths, json: bool) -> anyhow::Result<ExitCode> {
+    let file = &paths.settings.file;
+    let backup = file.with_extension("toml.bak");
+    let moved = match std::fs::rename(file, &backup) {
+        Ok(()) => true,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => false,
+        Err(e) => return Err(e).with_context(|| format!("cannot move {} aside", file.display())),
+    };
+    if json {
+        super::print_json(&serde_json::json!({
+            "file": file.display().to_string(),
+            "backup": moved.then(|| backup.display().to_string()),
+        }))?;
+    } else if moved {
+        outln!(
+            "moved {} to {}: the defaults apply (and EYWA_* variables and flags)",
+            file.display(),
+            backup.display()
+        );
+    } else {
+        outln!("no {}: the defaults apply already", file.display());
     }
     Ok(ExitCode::SUCCESS)
 }

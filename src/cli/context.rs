@@ -9,12 +9,12 @@ use super::client::Client;
 
 #[derive(Debug, clap::Args)]
 pub(super) struct Args {
-    /// Sessions (ids, unique prefixes, or row numbers of the last `eywa sessions list`), most
-    /// wanted first
+    /// Sessions (ids, unique prefixes, or rows of the last `eywa sessions list`: `1`,
+    /// `1,3`, `1-3`, `all`; `skip` for none), most wanted first
     #[arg(required = true)]
     sessions: Vec<String>,
     /// smart (plan, subagent summaries, first prompts, labels), plan, labels, agents, full
-    #[arg(long, default_value = "smart")]
+    #[arg(short = 'm', long, default_value = "smart")]
     mode: String,
     /// Token budget (about 4 characters a token); no text is ever cut to fit
     #[arg(long, default_value_t = DEFAULT_MAX_TOKENS)]
@@ -31,11 +31,11 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let mode = ContextMode::parse(&args.mode)?;
     let client = Client::connect(paths)?;
     let listing = super::sessions::Listing::at(&paths.data_dir);
-    let sessions = args
-        .sessions
-        .iter()
-        .map(|s| listing.resolve(s))
-        .collect::<anyhow::Result<Vec<_>>>()?;
+    let sessions = listing.select(&args.sessions)?;
+    if sessions.is_empty() {
+        // `skip`: nothing was asked for.
+        return Ok(ExitCode::SUCCESS);
+    }
     let context = client.context(&sessions, mode, args.max_tokens, args.dry_run)?;
     for warning in &context.warnings {
         errln!("warning: {warning}");

@@ -120,7 +120,18 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
                     }
                 }
             }
-            if failed > 0 {
+            // A folder with a file that cannot be read is still added: a failure is when
+            // nothing was, or a file named on its own was refused.
+            let named: Vec<std::path::PathBuf> = paths
+                .iter()
+                .filter(|p| !p.is_dir())
+                .flat_map(|p| [std::path::absolute(p).ok(), std::fs::canonicalize(p).ok()])
+                .flatten()
+                .collect();
+            let named_failed = outcomes.iter().any(|o| {
+                o.result.is_err() && named.iter().any(|p| p.as_os_str() == o.path.as_str())
+            });
+            if failed > 0 && (failed == outcomes.len() || named_failed) {
                 return Ok(ExitCode::FAILURE);
             }
         }

@@ -62,7 +62,7 @@ fn to_json(outcome: &GetOutcome) -> serde_json::Value {
                 "model": h.model,
                 "cwd": h.cwd,
                 "score": score,
-                "resume_command": format!("claude --resume {}", h.session_id),
+                "resume_command": eywa::claude::resume_command(&h.session_id, Some(&h.cwd)),
             })
         })
         .collect();
@@ -130,10 +130,8 @@ fn print_human(outcome: &GetOutcome, days_back: u32) -> anyhow::Result<()> {
                 format!(" · {}", h.keywords.join(", "))
             }
         );
-        if h.cwd.is_empty() {
-            outln!("   claude --resume {}", h.session_id);
-        } else {
-            outln!("   cd {} && claude --resume {}", h.cwd, h.session_id);
+        if let Some(resume) = eywa::claude::resume_command(&h.session_id, Some(&h.cwd)) {
+            outln!("   {resume}");
         }
     }
     Ok(())

@@ -149,18 +149,24 @@ fn answer(client: &Client, command: Command) -> anyhow::Result<(Value, Vec<Strin
     Ok(match command {
         Command::Node { node } => {
             let (node, handoff) = client.node(&node)?;
+            let handoff = handoff
+                .map(|h| super::mcp::full_handoff(client, &h))
+                .transpose()?;
             let mut lines = vec![node_line(&node)];
-            if let Some(h) = &handoff {
+            let body = handoff.as_ref().map(super::mcp::handoff_body);
+            if let (Some(h), Some(body)) = (&handoff, &body) {
                 lines.push(format!(
                     "   {} · keywords: {}",
                     h.duration_label(),
                     h.keywords.join(", ")
                 ));
+                lines.push(String::new());
+                lines.extend(body.lines().map(str::to_owned));
             }
             let handoff = handoff.map(|h| {
                 json!({"headline": h.headline, "projects": h.projects, "keywords": h.keywords,
                        "substance": h.substance, "date": h.date.to_string(),
-                       "duration": h.duration_label()})
+                       "duration": h.duration_label(), "body": body})
             });
             (json!({"node": node_json(&node), "handoff": handoff}), lines)
         }

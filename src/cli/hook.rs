@@ -332,7 +332,7 @@ fn answer(
     let client = connect(paths, background).map_err(failed)?;
     let context = |c: Option<String>| c.map_or(Answered::Nothing, Answered::Context);
     match event {
-        Event::SessionStart => session_start(&client, hook, max_tokens)
+        Event::SessionStart => session_start(&client, hook, max_tokens, paths.staleness_days)
             .map(context)
             .map_err(failed),
         Event::UserPromptSubmit => prompt_context(&client, hook, max_tokens, gate)
@@ -388,6 +388,7 @@ fn session_start(
     client: &Client,
     hook: &HookInput,
     max_tokens: usize,
+    staleness: Option<[u32; 3]>,
 ) -> anyhow::Result<Option<String>> {
     if hook.cwd.is_empty() {
         anyhow::bail!("the hook's input has no cwd");
@@ -403,7 +404,7 @@ fn session_start(
     let handoffs: Vec<Handoff> = outcome
         .hits
         .iter()
-        .filter(|h| h.handoff.session_id != hook.session_id)
+        .filter(|h| eywa::claude::claude_id(&h.handoff.session_id) != hook.session_id)
         .take(START_HANDOFFS)
         .map(|h| super::mcp::full_handoff(client, &h.handoff))
         .collect::<anyhow::Result<_>>()?;
@@ -419,7 +420,10 @@ fn session_start(
     let (memories, _) = client
         .list_memories(&filter, START_MEMORIES * 4, 0)
         .unwrap_or_default();
-    let mut blocks: Vec<String> = handoffs.iter().map(handoff_block).collect();
+    let mut blocks: Vec<String> = handoffs
+        .iter()
+        .map(|h| handoff_block(h, staleness))
+        .collect();
     let memory_lines: Vec<String> = memories
         .iter()
         // CLAUDE.md is in the agent's context already.
@@ -450,8 +454,9 @@ fn session_start(
     Ok(fit_blocks(&header, &blocks, max_tokens))
 }
 
-/// A handoff for the start of a session: headline, what happened, open threads, resume.
-fn handoff_block(h: &Handoff) -> String {
+/// A handoff for the start of a session: headline, the notice its age calls for (as
+/// `eywa context` gives it), what happened, open threads, resume.
+fn handoff_block(h: &Handoff, staleness: Option<[u32; 3]>) -> String {
     let days = (chrono::Local::now().date_naive() - h.date)
         .num_days()
         .max(0);
@@ -467,6 +472,9 @@ fn handoff_block(h: &Handoff) -> String {
         "### {} · {} (session `{}`, {age})\n",
         h.date, h.headline, h.short_id
     );
+    if let Some(notice) = eywa::retrieve::context::staleness(days, staleness) {
+        out.push_str(&format!("{notice}\n"));
+    }
     for item in h.sections.what_happened.iter().take(3) {
         out.push_str(&format!("- {}\n", item.trim()));
     }

@@ -518,12 +518,12 @@ pub(super) fn handoff_body(handoff: &Handoff) -> String {
     }
 }
 
-/// `cd <cwd> && claude --resume <id>`.
+/// `Resume: `cd <cwd> && claude --resume <id>``; nothing for a session Claude Code never
+/// had (an imported handoff).
 pub(super) fn resume_line(h: &Handoff) -> String {
-    match h.cwd.is_empty() {
-        true => format!("Resume: `claude --resume {}`", h.session_id),
-        false => format!("Resume: `cd {} && claude --resume {}`", h.cwd, h.session_id),
-    }
+    eywa::claude::resume_command(&h.session_id, Some(&h.cwd))
+        .map(|c| format!("Resume: `{c}`"))
+        .unwrap_or_default()
 }
 
 fn eywa_search(client: &Client, args: &Arguments) -> Answer {
@@ -593,8 +593,8 @@ pub(super) fn hit_block(h: &eywa::engine::SearchHit, now: Timestamp) -> String {
     if let Some(doc) = &h.document_id {
         out.push_str(&format!("\n   document `{doc}`"));
     }
-    if !h.session_id.is_empty() {
-        out.push_str(&format!("\n   resume: `claude --resume {}`", h.session_id));
+    if let Some(resume) = eywa::claude::resume_command(&h.session_id, None) {
+        out.push_str(&format!("\n   resume: `{resume}`"));
     }
     out
 }
@@ -672,16 +672,21 @@ fn episode_line(node: &eywa::model::Node) -> String {
             agent
                 .parent_session
                 .as_deref()
-                .map(|p| format!(" of session `{p}` · `claude --resume {p}`"))
+                .map(|p| {
+                    let resume = eywa::claude::resume_command(p, None).unwrap_or_default();
+                    format!(" of session `{p}` · `{resume}`")
+                })
                 .unwrap_or_default()
         ),
         None => format!(
-            "{} [{}] **{}** · session `{}` · `claude --resume {}`",
+            "{} [{}] **{}** · session `{}`{}",
             e.start.date(),
             e.project,
             node.name,
             e.short_id,
-            e.session_id
+            eywa::claude::resume_command(&e.session_id, None)
+                .map(|c| format!(" · `{c}`"))
+                .unwrap_or_default()
         ),
     }
 }

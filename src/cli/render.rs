@@ -38,7 +38,7 @@ pub(super) fn node_json(node: &Node) -> Value {
                 "title": e.title,
                 "substance": e.substance,
                 "source_path": e.source_path,
-                "resume_command": format!("claude --resume {}", e.session_id),
+                "resume_command": eywa::claude::resume_command(&e.session_id, None),
                 "tokens": {"input": e.tokens.input, "output": e.tokens.output,
                            "cache_creation": e.tokens.cache_creation,
                            "cache_read": e.tokens.cache_read},

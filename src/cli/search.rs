@@ -28,10 +28,12 @@ pub(super) struct Args {
     #[arg(long)]
     explain: bool,
     /// Only these content types (comma-separated or repeated): user_message,
-    /// assistant_response, compact_summary, tool_call, subagent_summary, summary_label,
-    /// handoff, plan, memory (memory files and memories), memory_item, document; doc
-    /// (documents) and chunk (every type cut into embedded chunks) too
-    #[arg(long = "type", value_delimiter = ',', value_name = "TYPE")]
+    /// assistant_response, compact_summary, tool_call, tool_result, subagent_summary,
+    /// summary_label, handoff, plan, memory (memory files and memories), memory_item,
+    /// document; doc (documents) and chunk (every type cut into embedded chunks) too.
+    /// Without: the conversation (user_message, assistant_response, subagent_summary,
+    /// summary_label, handoff, plan)
+    #[arg(short = 't', long = "type", value_delimiter = ',', value_name = "TYPE")]
     types: Vec<String>,
     /// Only sessions of this project (repeatable)
     #[arg(long = "project", value_name = "NAME")]
@@ -119,8 +121,10 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     if results.hits.is_empty() {
         outln!("No session matches.");
     }
-    for h in &results.hits {
-        print_human(h, now, args.explain)?;
+    // Seed 001's `1. [85%] …`: each hit's score against the best.
+    let best = results.hits.first().map_or(0.0, |h| h.score);
+    for (i, h) in results.hits.iter().enumerate() {
+        print_human(i + 1, percent(h.score, best), h, now, args.explain)?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -187,21 +191,34 @@ fn to_json(h: &SearchHit, now: Timestamp) -> serde_json::Value {
         "chunk_id": h.chunk_id,
         "document_id": h.document_id,
         "page": h.page,
-        "resume_command": (!h.session_id.is_empty())
-            .then(|| format!("claude --resume {}", h.session_id)),
+        "resume_command": eywa::claude::resume_command(&h.session_id, None),
         "signals": h.signals,
     })
 }
 
-fn print_human(h: &SearchHit, now: Timestamp, explain: bool) -> anyhow::Result<()> {
-    let short: String = h.session_id.chars().take(8).collect();
+/// `score` as a share of `best`, in whole percent (100 for the best itself).
+fn percent(score: f32, best: f32) -> u32 {
+    if best <= 0.0 {
+        return 0;
+    }
+    ((score / best).clamp(0.0, 1.0) * 100.0).round() as u32
+}
+
+fn print_human(
+    n: usize,
+    percent: u32,
+    h: &SearchHit,
+    now: Timestamp,
+    explain: bool,
+) -> anyhow::Result<()> {
+    let short = eywa::claude::short_id(&h.session_id);
     let title = match (&h.document_id, h.page) {
         (Some(_), Some(page)) => format!("{} (page {page})", h.title),
         _ if h.title.is_empty() => "(no session)".to_owned(),
         _ => h.title.clone(),
     };
     outln!(
-        "{short}  {title}  [{}] {} · {:.2}",
+        "{n:>2}. [{percent}%] {short}  {title}  [{}] {} · {:.2}",
         h.project,
         eywa::model::age(h.timestamp, now),
         h.score
@@ -212,8 +229,8 @@ fn print_human(h: &SearchHit, now: Timestamp, explain: bool) -> anyhow::Result<(
         .map(|a| format!(" ({a})"))
         .unwrap_or_default();
     outln!("    {}{agent}: {}", h.kind, h.snippet.replace('\n', " "));
-    if !h.session_id.is_empty() {
-        outln!("    claude --resume {}", h.session_id);
+    if let Some(resume) = eywa::claude::resume_command(&h.session_id, None) {
+        outln!("    {resume}");
     }
     if explain {
         outln!("    {}", explain_line(&h.signals));

@@ -222,6 +222,10 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         eywa::server::run_with_routes(listener, served, access, mcp, stopping).await?;
         anyhow::Ok(())
     });
+    // A request still at work on a blocking thread past the grace is left to end with
+    // the process: dropping the runtime would wait for it, and the server's promise is to
+    // stop within the grace. What it wrote is committed or not; nothing is half-written.
+    runtime.shutdown_timeout(RUNTIME_GRACE);
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
     engine.wake_embedder();
     if let Some(watcher) = watcher {
@@ -232,6 +236,9 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     served?;
     Ok(ExitCode::SUCCESS)
 }
+
+/// How long, once the server has stopped, blocking work of requests gets to end.
+const RUNTIME_GRACE: std::time::Duration = std::time::Duration::from_millis(500);
 
 /// How often `serve` consolidates memories.
 const CONSOLIDATE_EVERY: std::time::Duration = std::time::Duration::from_secs(60 * 60);

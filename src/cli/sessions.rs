@@ -304,6 +304,58 @@ impl Listing {
         Ok(())
     }
 
+    /// A selection of the last listing as seed 001 takes it: `1`, `1,3`, `1-3`, `all`,
+    /// or `skip` (nothing); anything else is a session reference ([`resolve`]). Empty
+    /// when the selection is `skip`.
+    ///
+    /// [`resolve`]: Self::resolve
+    pub(super) fn select(&self, given: &[String]) -> anyhow::Result<Vec<String>> {
+        let mut out = Vec::new();
+        for part in given.iter().flat_map(|g| g.split(',')) {
+            let part = part.trim();
+            match part {
+                "" => {}
+                "skip" => return Ok(Vec::new()),
+                "all" => {
+                    let (offset, ids) = self.rows()?;
+                    for n in offset + 1..=offset + ids.len() {
+                        out.push(self.resolve(&n.to_string())?);
+                    }
+                }
+                _ => match part.split_once('-').and_then(|(a, b)| {
+                    Some((
+                        a.trim().parse::<usize>().ok()?,
+                        b.trim().parse::<usize>().ok()?,
+                    ))
+                }) {
+                    Some((from, to)) if from <= to && to - from < 1_000 => {
+                        for n in from..=to {
+                            out.push(self.resolve(&n.to_string())?);
+                        }
+                    }
+                    Some((from, to)) => {
+                        anyhow::bail!("`{from}-{to}` is not a range of listed rows")
+                    }
+                    None => out.push(self.resolve(part)?),
+                },
+            }
+        }
+        out.dedup();
+        Ok(out)
+    }
+
+    /// The last listing: its offset and its sessions.
+    fn rows(&self) -> anyhow::Result<(usize, Vec<serde_json::Value>)> {
+        let text = std::fs::read_to_string(&self.path)
+            .map_err(|_| anyhow::anyhow!("no `eywa sessions list` was run yet: run it first"))?;
+        let value: serde_json::Value = serde_json::from_str(&text)?;
+        let offset = value["offset"].as_u64().unwrap_or(0) as usize;
+        Ok((
+            offset,
+            value["sessions"].as_array().cloned().unwrap_or_default(),
+        ))
+    }
+
     /// A session reference: a number of one to three digits is a row of the last listing;
     /// anything else (an id, a prefix of four characters or more) is passed on.
     pub(super) fn resolve(&self, reference: &str) -> anyhow::Result<String> {
@@ -314,14 +366,11 @@ impl Listing {
             return Ok(reference.to_owned());
         }
         let n: usize = reference.parse()?;
-        let text = std::fs::read_to_string(&self.path).map_err(|_| {
+        let (offset, ids) = self.rows().map_err(|_| {
             anyhow::anyhow!(
                 "`{n}` names a row of `eywa sessions list`, and none was listed yet: run it first"
             )
         })?;
-        let value: serde_json::Value = serde_json::from_str(&text)?;
-        let offset = value["offset"].as_u64().unwrap_or(0) as usize;
-        let ids = value["sessions"].as_array().cloned().unwrap_or_default();
         n.checked_sub(offset + 1)
             .and_then(|i| ids.get(i))
             .and_then(|id| id.as_str())

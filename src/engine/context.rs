@@ -161,7 +161,7 @@ impl Engine {
                     (&plan.node.kind, &plan.node.content)
                     && crate::extract::is_plan(content)
                 {
-                    items.push(("plan".into(), format!("[PLAN]\n{}\n\n", content.trim())));
+                    items.push(("plan".into(), tagged("PLAN", content)));
                     planned = true;
                 }
             }
@@ -180,7 +180,7 @@ impl Engine {
                     let kind = agent.agent_type.as_deref().unwrap_or("agent");
                     items.push((
                         "subagent_summary".into(),
-                        format!("[SUBAGENT SUMMARY · {kind}]\n{}\n\n", summary.trim()),
+                        tagged(&format!("SUBAGENT SUMMARY · {kind}"), summary),
                     ));
                 }
             }
@@ -196,7 +196,7 @@ impl Engine {
                     .last()
                     .filter(|p| crate::extract::is_plan(p))
             {
-                items.insert(0, ("plan".into(), format!("[PLAN]\n{}\n\n", plan.trim())));
+                items.insert(0, ("plan".into(), tagged("PLAN", plan)));
             }
             let wants_messages = !matches!(mode, ContextMode::Labels | ContextMode::Plan);
             let messages = if wants_messages {
@@ -225,7 +225,7 @@ impl Engine {
                     .collect();
                 items.push((
                     "summary_labels".into(),
-                    format!("[SUMMARY LABELS]\n{}\n\n", labels.join("\n")),
+                    tagged("SUMMARY LABELS", &labels.join("\n")),
                 ));
             }
             if mode == ContextMode::Full {
@@ -351,4 +351,24 @@ fn fetch_commands(session_id: &str, header: &str, items: &[(String, String)]) ->
             _ => format!("eywa sessions show {session_id}"),
         })
         .collect()
+}
+
+/// A context item under its tag, with its size (seed 001's `[PLAN - 3,100 tokens]`).
+fn tagged(tag: &str, body: &str) -> String {
+    let body = body.trim();
+    let tokens = crate::retrieve::context::estimate_tokens(body);
+    format!("[{tag} · {} tokens]\n{body}\n\n", thousands(tokens))
+}
+
+/// `n` with commas between thousands: 3,100.
+fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
 }

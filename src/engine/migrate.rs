@@ -97,8 +97,10 @@ impl Engine {
                 self.library()
                     .list_sessions(Some(source), crate::library::MAX_PAGE, offset)?;
             offset += page.sessions.len();
+            let empty = page.sessions.is_empty();
             sessions.extend(page.sessions.into_iter().map(|s| s.session_id));
-            if !page.has_more || offset == 0 {
+            // An empty page ends it whatever the total says.
+            if !page.has_more || empty {
                 break;
             }
         }

@@ -199,8 +199,14 @@ const CHUNKS_LISTED: &[u8] = b"chunks_listed";
 fn requeue_once(graph: &Graph) -> Result<()> {
     rebuild_once(graph, CHUNKS_LISTED)?;
     // Stores written before chunks were records: the rebuild writes every chunk's record.
-    rebuild_once(graph, CHUNKS_RECORDED)
+    rebuild_once(graph, CHUNKS_RECORDED)?;
+    // Stores written before every label of a file was its session's, and before sessions
+    // known from `sessions-index.json` only were searchable: the rebuild indexes both.
+    rebuild_once(graph, LABELS_INDEXED)
 }
+
+/// Set once a store's text index holds every file's labels and index-only sessions.
+const LABELS_INDEXED: &[u8] = b"labels_indexed";
 
 /// Set once a store's chunks are known to have their records (`semantic/chunks.rs`).
 const CHUNKS_RECORDED: &[u8] = b"chunks_recorded";

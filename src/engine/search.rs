@@ -27,8 +27,13 @@ impl Engine {
     /// hybrid mode without it is lexical, with a notice.
     pub fn search(&self, request: &SearchRequest) -> Result<SearchResults> {
         let cleaned;
-        let kinds = crate::retrieve::search::content_types(&request.filter.kinds)
+        let mut kinds = crate::retrieve::search::content_types(&request.filter.kinds)
             .map_err(Error::InvalidArgument)?;
+        if kinds.is_empty() {
+            kinds = crate::retrieve::search::DEFAULT_TYPES
+                .map(str::to_owned)
+                .to_vec();
+        }
         let request = match crate::retrieve::clean_query(&request.query) {
             std::borrow::Cow::Borrowed(_) if kinds == request.filter.kinds => request,
             query => {
@@ -83,11 +88,15 @@ impl Engine {
                 self.semantic()?.backlog()
             ));
         }
-        let focus = request
-            .focus
-            .as_deref()
-            .map(|f| self.focus(f))
-            .transpose()?;
+        // A focus that names nothing is reported and left out; the search stands.
+        let focus = match request.focus.as_deref().map(|f| self.focus(f)).transpose() {
+            Ok(focus) => focus,
+            Err(Error::NotFound(why)) => {
+                notices.push(format!("focus left out: {why}"));
+                None
+            }
+            Err(e) => return Err(e),
+        };
         let mut ranked = fuse(mode, lexical, semantic, focus.as_ref());
         ranked.truncate(limit);
         let snippets = match ranked.iter().any(|(_, s)| matches!(s, Snippet::Passage(_))) {

@@ -17,6 +17,8 @@ pub const MESSAGE_COUNT: &str = "index_message_count";
 /// one holding its first prompt.
 pub const INDEX_ONLY: &str = "index_only";
 pub const FIRST_PROMPT: &str = "first_prompt";
+/// The summary `sessions-index.json` gives a session known from it only.
+pub const INDEX_SUMMARY: &str = "index_summary";
 
 /// Where a transcript came from.
 #[derive(Debug, Clone)]
@@ -37,7 +39,7 @@ pub fn episode_facts(origin: Origin<'_>, t: &Transcript) -> Option<SessionFacts>
     }
     let start = t.first_ts.unwrap_or(Timestamp(0));
     let end = t.last_ts.unwrap_or(start);
-    let short_id: String = origin.session_id.chars().take(8).collect();
+    let short_id = crate::claude::short_id(origin.session_id);
     let projects = projects_of(t);
     let main_project = projects.first().cloned();
     let mut models: Vec<(&String, &u32)> = t.models.iter().collect();

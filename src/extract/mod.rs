@@ -27,7 +27,7 @@ mod scrub;
 mod sections;
 
 pub use self::facts::{
-    FIRST_PROMPT, INDEX_ONLY, MESSAGE_COUNT, Origin, entity, episode_facts, spawned,
+    FIRST_PROMPT, INDEX_ONLY, INDEX_SUMMARY, MESSAGE_COUNT, Origin, entity, episode_facts, spawned,
 };
 pub use self::handoff::{headline, substance};
 pub use self::handoff_doc::{

@@ -31,15 +31,6 @@ impl Graph {
             Some(kept) => Some(kept),
             None => super::counts::Counters::load(store, generation)?,
         };
-        if store.contains(Keyspace::Settings, super::ACTIVITY_BUILT)? {
-            let indexed = store.keys(Keyspace::SessionsByActivity, &[]).count() as u64;
-            let sessions = super::counts::Counters::recount(store, generation)?.sessions;
-            if indexed != sessions {
-                problems.push(format!(
-                    "{indexed} sessions by activity, {sessions} session sources"
-                ));
-            }
-        }
         if let Some(kept) = kept {
             let fresh = super::counts::Counters::recount(store, generation)?;
             if kept != fresh {

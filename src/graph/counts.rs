@@ -13,7 +13,9 @@ use super::{Counts, SourceRecord, tag_label};
 use crate::Result;
 use crate::model::{EdgeId, NodeId, Relation};
 
-const COUNTERS_KEY: &[u8] = b"graph_counters";
+/// Version 2 counts sessions as main episodes (a moved session has two source records;
+/// a copy, its own episode); counters stored under the first key are recounted once.
+const COUNTERS_KEY: &[u8] = b"graph_counters_2";
 
 /// The counters as stored.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -25,7 +27,7 @@ pub(super) struct Counters {
     /// Current edges per relation tag.
     pub edges: BTreeMap<u8, u64>,
     pub sources: u64,
-    /// Source records of main sessions that yielded an episode.
+    /// Main sessions: episodes that are not a subagent's run.
     pub sessions: u64,
     pub agents: u64,
     pub skipped_lines: u64,
@@ -68,10 +70,21 @@ impl Counters {
                 *counters.edges.entry(parsed.relation.tag()).or_default() += 1;
             }
         }
+        let mut sessions = std::collections::HashSet::new();
         for record in store.scan::<SourceRecord>(Keyspace::Sources, &[]) {
             let (_, record) = record?;
             counters.add_source(&record, 1);
+            if let Some(episode) = record.episode.filter(|_| !record.agent) {
+                sessions.insert(episode);
+            }
         }
+        // One activity key per main episode (the check holds the index to the nodes);
+        // before the index is built, the episodes the source records name.
+        counters.sessions = if store.contains(Keyspace::Settings, super::ACTIVITY_BUILT)? {
+            store.keys(Keyspace::SessionsByActivity, &[]).count() as u64
+        } else {
+            sessions.len() as u64
+        };
         Ok(counters)
     }
 
@@ -110,10 +123,6 @@ impl Counters {
     fn add_source(&mut self, record: &SourceRecord, sign: i64) {
         let add = |v: &mut u64, by: u64| *v = v.saturating_add_signed(sign * by as i64);
         add(&mut self.sources, 1);
-        add(
-            &mut self.sessions,
-            u64::from(record.episode.is_some() && !record.agent),
-        );
         add(&mut self.agents, record.agents);
         add(&mut self.skipped_lines, record.skipped_lines);
     }
@@ -143,6 +152,7 @@ impl Counters {
                 _ => {}
             }
         }
+        self.sessions += change.sessions;
         for (old, new) in &change.sources {
             if let Some(old) = old {
                 self.add_source(old, -1);
@@ -163,6 +173,8 @@ pub(super) struct Change {
     /// Nodes the batch creates, per tag.
     new_nodes: BTreeMap<u8, u64>,
     created: std::collections::HashSet<NodeId>,
+    /// Main-session episodes among them.
+    sessions: u64,
     /// Per edge touched: its relation, whether it was current before the batch, after it.
     edges: HashMap<EdgeId, (Relation, bool, bool)>,
     /// Source records replaced (the old one, if any) and written.
@@ -171,9 +183,10 @@ pub(super) struct Change {
 
 impl Change {
     /// A node the store did not hold.
-    pub(super) fn node_created(&mut self, id: NodeId, tag: u8) {
+    pub(super) fn node_created(&mut self, id: NodeId, tag: u8, session: bool) {
         if self.created.insert(id) {
             *self.new_nodes.entry(tag).or_default() += 1;
+            self.sessions += u64::from(session);
         }
     }
 

@@ -140,8 +140,9 @@ pub(crate) fn session_docs(input: &IndexInput<'_>) -> Vec<TextDoc> {
         text.extend(s.open_threads.iter().cloned());
         docs.push(doc("handoff", "handoff", text.join("\n")));
     }
-    for (i, label) in input.labels.iter().enumerate() {
-        docs.push(doc(&format!("label.{i}"), "summary_label", label.clone()));
+    for label in input.labels {
+        // Named by its text: a read of what was appended adds labels, never renames them.
+        docs.push(doc(&label_suffix(label), "summary_label", label.clone()));
     }
     if let Some(agent) = input.node.episode().and_then(|e| e.agent.as_ref())
         && let Some(report) = &agent.summary
@@ -150,6 +151,14 @@ pub(crate) fn session_docs(input: &IndexInput<'_>) -> Vec<TextDoc> {
         docs.push(doc(&suffix, "subagent_summary", report.clone()));
     }
     docs
+}
+
+/// The id suffix of a label's document.
+fn label_suffix(label: &str) -> String {
+    use sha2::Digest;
+    let digest = sha2::Sha256::digest(label.as_bytes());
+    let hex: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+    format!("label.{hex}")
 }
 
 /// A plan or memory file's document.

@@ -10,7 +10,7 @@ use super::documents::has_plan;
 use super::{Changed, FileOutcome, Run};
 use crate::Result;
 use crate::archive::Archived;
-use crate::claude::{AgentFile, Mode, Transcript};
+use crate::claude::{AgentFile, Mode, Transcript, agent_key};
 use crate::extract::{Origin, SessionFacts, episode_facts, redact, scrub, spawned};
 use crate::graph::SourceRecord;
 use crate::index::docs::IndexInput;
@@ -25,10 +25,15 @@ impl Writer<'_> {
         if changed.same {
             return Ok(FileOutcome::Unchanged);
         }
-        let name = format!("agent-{}", file.agent_id);
+        // A subagent of a copy (its folder, or for 2.0.x its lines, name the copied session)
+        // is the copy's.
+        let folder_parent = file
+            .parent_session
+            .as_deref()
+            .map(|p| self.parent_key(&file.path, p, run));
         let (mut transcript, archived) = self.archive().read_source(
             &file.path,
-            &name,
+            &format!("agent-{}", file.agent_id),
             Mode::Agent,
             changed.known.as_ref(),
             false,
@@ -37,10 +42,13 @@ impl Writer<'_> {
         run.bytes_read += archived.read;
         run.redacted.add(&scrub(&mut transcript));
         let path = file.path.to_string_lossy().into_owned();
-        let parent = file
-            .parent_session
-            .clone()
-            .or_else(|| transcript.session_field.clone());
+        let parent = folder_parent.or_else(|| {
+            transcript
+                .session_field
+                .as_deref()
+                .map(|p| self.parent_key(&file.path, p, run))
+        });
+        let name = agent_key(&file.agent_id, parent.as_deref().unwrap_or(""));
         let episode_id = NodeId::agent(parent.as_deref().unwrap_or(""), &file.agent_id);
         let agent = self.agent_info(file, parent.clone(), episode_id, run)?;
         let origin = Origin {

@@ -6,9 +6,10 @@ use std::collections::HashSet;
 
 use super::{Run, Writer};
 use crate::Result;
-use crate::claude::{IndexEntry, SessionFile, Transcript};
-use crate::extract::{FIRST_PROMPT, INDEX_ONLY, Origin, episode_facts, redact};
+use crate::claude::{IndexEntry, Passage, PassageKind, SessionFile, Transcript, claude_id};
+use crate::extract::{FIRST_PROMPT, INDEX_ONLY, INDEX_SUMMARY, Origin, episode_facts, redact};
 use crate::graph::SourceRecord;
+use crate::index::docs::IndexInput;
 use crate::model::{Handoff, NodeId, SessionFacts, Timestamp};
 
 impl Writer<'_> {
@@ -16,7 +17,7 @@ impl Writer<'_> {
     /// episode yet, and rewrites those written so before whose entry changed. Returns how
     /// many.
     pub(super) fn ingest_index_only(&self, files: &[SessionFile], run: &mut Run) -> Result<u64> {
-        let present: HashSet<&str> = files.iter().map(|f| f.session_id.as_str()).collect();
+        let present: HashSet<&str> = files.iter().map(|f| claude_id(&f.session_id)).collect();
         let mut entries: Vec<(String, IndexEntry)> = run
             .index
             .iter()
@@ -72,17 +73,27 @@ impl Writer<'_> {
             return Ok(0);
         }
         self.sinks.handoffs_will_change()?;
-        let sources: Vec<(&[SessionFacts], &SourceRecord)> = pending
-            .iter()
-            .map(|(facts, record)| (std::slice::from_ref(facts), record))
-            .collect();
-        self.graph.write_new_sources(&sources)?;
-        for (facts, record) in &updates {
-            self.graph.write_session(
-                eywa_storage::Batch::new(),
-                std::slice::from_ref(facts),
-                record,
+        // Each with its search documents (seed 004: the summary and the first prompt
+        // are what such a session is found by), in its own transaction.
+        for (facts, record) in pending.iter().chain(&updates) {
+            let mut batch = eywa_storage::Batch::new();
+            let mut staged = self.semantic()?.begin();
+            let (passages, labels) = index_only_texts(&facts.episode);
+            self.index_sessions_into(
+                &[IndexInput {
+                    source: &record.path,
+                    node: &facts.episode,
+                    handoff: facts.handoff.as_ref(),
+                    passages: &passages,
+                    labels: &labels,
+                    whole: true,
+                }],
+                &mut batch,
+                &mut staged,
             )?;
+            self.graph
+                .write_session(batch, std::slice::from_ref(facts), record)?;
+            self.semantic()?.applied(staged);
         }
         let count = (pending.len() + updates.len()) as u64;
         for (facts, _) in pending.into_iter().chain(updates) {
@@ -150,6 +161,12 @@ fn index_only_facts(
             .properties
             .insert(FIRST_PROMPT.to_owned(), prompt);
     }
+    if let Some(summary) = &transcript.index_summary {
+        facts
+            .episode
+            .properties
+            .insert(INDEX_SUMMARY.to_owned(), summary.clone());
+    }
     if let Some(handoff) = &mut facts.handoff {
         handoff.duration_minutes = None;
         handoff.sections.what_happened.push(format!(
@@ -157,4 +174,32 @@ fn index_only_facts(
         ));
     }
     Some(facts)
+}
+
+/// What a session known from its index entry only is found by: its first prompt as a
+/// message, its summary as a label.
+pub(crate) fn index_only_texts(episode: &crate::model::Node) -> (Vec<Passage>, Vec<String>) {
+    let at = episode.episode().map(|e| e.start);
+    let passages = episode
+        .properties
+        .get(FIRST_PROMPT)
+        .map(|text| Passage {
+            kind: PassageKind::UserMessage,
+            uuid: None,
+            seq: 0,
+            part: 0,
+            timestamp: at,
+            text: text.clone(),
+            context: None,
+            agent: None,
+        })
+        .into_iter()
+        .collect();
+    let labels = episode
+        .properties
+        .get(INDEX_SUMMARY)
+        .cloned()
+        .into_iter()
+        .collect();
+    (passages, labels)
 }

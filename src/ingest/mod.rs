@@ -7,6 +7,7 @@ mod group;
 mod handoffs;
 mod import;
 mod index_only;
+mod keys;
 mod memories;
 mod scrub;
 mod sessions;
@@ -295,6 +296,7 @@ impl<'e> Writer<'e> {
             index: self.claude.session_index().map_err(Error::io(&projects))?,
             ..Run::default()
         };
+        self.assign_keys(&mut files, &mut run)?;
         let mut ticker = Ticker {
             progress,
             started,
@@ -511,6 +513,11 @@ pub(super) struct Run {
     /// Settings keys and stamps of the `CLAUDE.md` files read this run, saved once their
     /// memories are written.
     seen: Vec<(Vec<u8>, (u64, i64))>,
+    /// Keys of the copies among this run's files, by their project folder and Claude
+    /// Code's id: where their subagents belong.
+    copies: HashMap<(String, String), String>,
+    /// Files read again though unchanged: a session and its copy that shared a key.
+    reread: HashSet<std::path::PathBuf>,
 }
 
 impl Run {

@@ -11,7 +11,9 @@ use super::documents::has_plan;
 use super::group::Group;
 use super::{Changed, FileOutcome, IngestReport, Run, Ticker, Writer, skip_unreadable};
 use crate::archive::Archived;
-use crate::claude::{IndexEntry, Mode, SessionFile, Transcript, read_transcript_with, uuid_key};
+use crate::claude::{
+    IndexEntry, Mode, SessionFile, Transcript, claude_id, read_transcript_with, uuid_key,
+};
 use crate::extract::{Origin, SessionFacts, episode_facts, scrub, spawned};
 use crate::graph::{Graph, SourceRecord};
 use crate::index::docs::IndexInput;
@@ -31,6 +33,7 @@ impl Writer<'_> {
     ) -> Result<()> {
         let known_labels = run.labels.clone();
         let known_index = run.index.clone();
+        let reread = run.reread.clone();
         std::thread::scope(|scope| -> Result<()> {
             // Handoff files are written on their own thread as their groups land: creating
             // thousands of small files is the kernel's work, not the writer's.
@@ -46,12 +49,15 @@ impl Writer<'_> {
             run.handoff_sink = Some(files_out);
             let mut write_all = || -> Result<()> {
                 let (ahead, reads) = std::sync::mpsc::sync_channel(READ_AHEAD);
-                let (all, labels, index) = (files, &known_labels, &known_index);
+                let (all, labels, index, reread) = (files, &known_labels, &known_index, &reread);
                 let reader = scope.spawn(move || {
                     for (c, chunk) in all.chunks(READ_CHUNK).enumerate() {
                         let prepared: Vec<Result<Option<Prepared>>> = chunk
                             .par_iter()
-                            .map(|file| self.prepare(file, labels, index, false))
+                            .map(|file| {
+                                let force = reread.contains(&file.path);
+                                self.prepare(file, labels, index, force)
+                            })
                             .collect();
                         for (i, read) in prepared.into_iter().enumerate() {
                             if ahead.send((c * READ_CHUNK + i, read)).is_err() {
@@ -128,6 +134,7 @@ impl Writer<'_> {
         force: bool,
         group: &mut Group<'e>,
     ) -> Result<FileOutcome> {
+        let force = force || run.reread.contains(&file.path);
         match self.prepare(file, &run.labels, &run.index, force)? {
             Some(prepared) => self.write_read(file, prepared, run, group),
             None => Ok(FileOutcome::Unchanged),
@@ -145,7 +152,9 @@ impl Writer<'_> {
     ) -> Result<Option<Prepared>> {
         let changed = self.unchanged(&file.path)?;
         // A changed `sessions-index.json` entry (a new title) reads the session again.
-        let stamp = index.get(&file.session_id).map_or(0, IndexEntry::stamp);
+        let stamp = index
+            .get(claude_id(&file.session_id))
+            .map_or(0, IndexEntry::stamp);
         let indexed_alike = changed
             .known
             .as_ref()
@@ -231,7 +240,7 @@ impl Writer<'_> {
                 || owners
                     .as_ref()
                     .and_then(|o| o.owner(*uuid))
-                    .is_some_and(|owner| owner != session)
+                    .is_some_and(|owner| claude_id(owner) != claude_id(session))
         })
     }
 
@@ -294,7 +303,7 @@ impl Writer<'_> {
         run: &mut Run,
         group: &mut Group<'e>,
     ) -> Result<FileOutcome> {
-        if let Some(entry) = run.index.get(session) {
+        if let Some(entry) = run.index.get(claude_id(session)) {
             apply_index_entry(&mut transcript, entry);
         }
         run.redacted.add(&scrub(&mut transcript));
@@ -308,7 +317,10 @@ impl Writer<'_> {
         }
         self.link_documents(&mut facts)?;
         let mut record = main_record(session, path, &transcript, &facts, changed);
-        record.index_stamp = run.index.get(session).map_or(0, IndexEntry::stamp);
+        record.index_stamp = run
+            .index
+            .get(claude_id(session))
+            .map_or(0, IndexEntry::stamp);
         archived.record(&mut record);
         run.files_versioned += u64::from(archived.new_version);
         run.skipped_lines(&record.path, &transcript);
@@ -486,7 +498,7 @@ impl Writer<'_> {
             run.labels_added.insert(key);
             let owners = self.authors.owners();
             if let Some(owner) = owners.as_ref().and_then(|o| o.owner(key))
-                && owner != session
+                && claude_id(owner) != claude_id(session)
             {
                 run.relabel.insert(owner.to_owned());
             }
@@ -507,12 +519,13 @@ impl Writer<'_> {
         staged: &mut crate::semantic::Staged<'_>,
     ) -> Result<()> {
         if let Some(main) = facts.first() {
+            let labels = transcript.indexed_labels();
             let mut inputs = vec![IndexInput {
                 source,
                 node: &main.episode,
                 handoff: main.handoff.as_ref(),
                 passages: &transcript.passages,
-                labels: &transcript.summaries,
+                labels: &labels,
                 whole,
             }];
             inputs.extend(facts[1..].iter().map(|child| IndexInput {

@@ -260,11 +260,15 @@ fn session_markdown(handoff: &Handoff, messages: &[Message]) -> String {
         handoff.projects.join(", "),
         handoff.date
     );
-    for m in messages.iter().filter(|m| !m.superseded) {
+    for m in messages
+        .iter()
+        .filter(|m| !m.superseded && m.kind.is_conversation())
+    {
         let who = match (m.role, m.kind) {
             (_, MessageKind::CompactSummary) => "Compact summary",
+            (_, MessageKind::Command) => "Command",
             (Role::User, _) => "User",
-            (Role::Assistant, _) => "Assistant",
+            (Role::Assistant | Role::System, _) => "Assistant",
         };
         if m.text.trim().is_empty() && m.tool_calls.is_empty() {
             continue;

@@ -4,7 +4,7 @@
 use super::Writer;
 use eywa_storage::{Batch, Keyspace};
 
-use crate::claude::{Mode, NoHistory, read_transcript_with};
+use crate::claude::{Mode, read_transcript_with};
 use crate::index::docs::{IndexInput, document_docs, passage_docs, session_docs};
 use crate::model::{Node, NodeId, NodeKind, Timestamp};
 use crate::{Error, Result};
@@ -182,6 +182,50 @@ impl Writer<'_> {
         Ok(self.graph.store().contains(Keyspace::Settings, DIRTY)?)
     }
 
+    /// Indexes again a session known from `sessions-index.json` only: its first prompt
+    /// and summary (stored on its node; for a node written before the summary was, from
+    /// the index file, read once into `index`).
+    fn reindex_index_only(
+        &self,
+        record: &crate::graph::SourceRecord,
+        node: &crate::model::Node,
+        index: &mut Option<std::collections::HashMap<String, crate::claude::IndexEntry>>,
+    ) -> Result<()> {
+        let mut node = node.clone();
+        if !node.properties.contains_key(crate::extract::INDEX_SUMMARY) {
+            if index.is_none() {
+                *index = Some(self.claude.session_index().unwrap_or_default());
+            }
+            let summary = index
+                .as_ref()
+                .and_then(|i| i.get(crate::claude::claude_id(&record.session_id)))
+                .and_then(|e| e.summary.as_deref())
+                .map(|s| crate::extract::redact(s, &mut Default::default()).into_owned());
+            if let Some(summary) = summary {
+                node.properties
+                    .insert(crate::extract::INDEX_SUMMARY.to_owned(), summary);
+            }
+        }
+        let (passages, labels) = super::index_only::index_only_texts(&node);
+        let handoff = self.graph.handoff(&record.session_id)?;
+        let input = IndexInput {
+            source: &record.path,
+            node: &node,
+            handoff: handoff.as_ref(),
+            passages: &passages,
+            labels: &labels,
+            whole: true,
+        };
+        let session = session_docs(&input);
+        self.text()?
+            .put(&passage_docs(&input, input.passages, true))?;
+        self.text()?.put(&session)?;
+        let mut embed = passage_docs(&input, input.passages, false);
+        embed.extend(session);
+        self.semantic()?
+            .enqueue(self.graph.store(), &record.path, &embed, false)
+    }
+
     /// Rebuilds the text index from the store: every transcript from its archive, every
     /// session's handoff and labels, every plan and memory file. Returns the documents.
     pub(crate) fn reindex(&self) -> Result<u64> {
@@ -191,6 +235,11 @@ impl Writer<'_> {
         // Every document is queued for semantic memory again (unchanged chunks are kept as
         // they are); chunks of documents that are gone are dropped at the end.
         self.semantic()?.begin_sweep();
+        self.authors.load(self.graph)?;
+        let labels = self.graph.labels()?;
+        let history = self.authors.history(&labels);
+        // `sessions-index.json`, read when a session known only from it needs its summary.
+        let mut index = None;
         for record in self.graph.sources()? {
             let Some(node) = record
                 .episode
@@ -207,6 +256,10 @@ impl Writer<'_> {
                 }
                 continue;
             };
+            if node.properties.contains_key(crate::extract::INDEX_ONLY) {
+                self.reindex_index_only(&record, &node, &mut index)?;
+                continue;
+            }
             let Some(reader) = self.archive().archive_reader(&record)? else {
                 continue;
             };
@@ -215,19 +268,21 @@ impl Writer<'_> {
             } else {
                 Mode::Main
             };
-            let mut transcript = read_transcript_with(reader, &record.session_id, mode, &NoHistory)
+            // With the labels other files gave its messages, and without lines it replays.
+            let mut transcript = read_transcript_with(reader, &record.session_id, mode, &history)
                 .map_err(Error::io(&record.path))?;
             crate::extract::scrub(&mut transcript);
             let episode = node
                 .episode()
                 .expect("a source's episode node is an episode");
             let handoff = self.graph.handoff(&episode.session_id)?;
+            let labels = transcript.indexed_labels();
             let input = IndexInput {
                 source: &record.path,
                 node: &node,
                 handoff: handoff.as_ref(),
                 passages: &transcript.passages,
-                labels: &transcript.summaries,
+                labels: &labels,
                 whole: true,
             };
             let session = session_docs(&input);

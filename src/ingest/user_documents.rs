@@ -239,9 +239,13 @@ impl Writer<'_> {
         }
         let text = extracted.pages.join(&PAGE_BREAK.to_string());
         let key_concepts = text_keywords(&text);
+        // A new version keeps the project its last one was given, unless told another.
         let project = match project {
             Some(p) => Some(p.to_owned()),
-            None => self.project_holding(path)?.map(|(name, _)| name),
+            None => match previous.as_ref().and_then(|p| p.project.clone()) {
+                Some(kept) => Some(kept),
+                None => self.project_holding(path)?.map(|(name, _)| name),
+            },
         };
         let mut entities: Vec<(String, String)> = key_concepts
             .iter()

@@ -135,14 +135,7 @@ impl Library<'_> {
                 cwd: e.cwd.clone(),
                 started_at: e.start,
                 last_activity_at: e.end,
-                // What the transcript holds; what `sessions-index.json` counted when the
-                // transcript is gone.
-                message_count: node
-                    .properties
-                    .get(crate::extract::MESSAGE_COUNT)
-                    .filter(|_| node.properties.contains_key(crate::extract::INDEX_ONLY))
-                    .and_then(|n| n.parse().ok())
-                    .unwrap_or(e.user_messages + e.assistant_messages),
+                message_count: message_count(node),
                 agent_ids: Vec::new(),
                 version: e.version.clone(),
                 git_branch: e.git_branch.clone(),
@@ -250,12 +243,39 @@ impl Library<'_> {
             .expect("a session's node is an episode");
         match format {
             ExportFormat::Json => {
+                let mut agent_ids: Vec<String> = session
+                    .agents
+                    .iter()
+                    .filter_map(|a| a.episode()?.agent.as_ref().map(|a| a.agent_id.clone()))
+                    .collect();
+                agent_ids.sort();
+                // A subagent's run: who started it, and what it was asked.
+                let agent = e.agent.as_ref().map(|a| {
+                    let prompt = session
+                        .messages
+                        .iter()
+                        .find(|m| m.kind == MessageKind::Prompt)
+                        .map(|m| m.text.clone());
+                    json!({
+                        "agent_id": a.agent_id,
+                        "parent_session_id": a.parent_session,
+                        "agent_type": a.agent_type,
+                        "description": a.description,
+                        "prompt": prompt,
+                    })
+                });
                 let value = json!({
                     "session_id": e.session_id,
                     "title": e.title,
                     "project": e.project,
                     "project_path": e.project_path,
+                    "encoded_path": encoded_path(&e.source_path),
                     "cwd": e.cwd,
+                    "message_count": message_count(&session.episode),
+                    "agent_ids": agent_ids,
+                    "agent": agent,
+                    "version": e.version,
+                    "git_branch": e.git_branch,
                     "started_at": e.start.to_rfc3339(),
                     "last_activity_at": e.end.to_rfc3339(),
                     "models": e.models,
@@ -274,14 +294,13 @@ impl Library<'_> {
             ExportFormat::Markdown => {
                 let mut out = format!("# {}\n\n", e.title);
                 out.push_str(&format!(
-                    "- Session: `{}`\n- Project: {} (`{}`)\n- From {} to {}\n- Resume: `cd {} && claude --resume {}`\n",
+                    "- Session: `{}`\n- Project: {} (`{}`)\n- From {} to {}\n- Resume: `{}`\n",
                     e.session_id,
                     e.project,
                     e.project_path,
                     e.start.to_rfc3339(),
                     e.end.to_rfc3339(),
-                    e.cwd,
-                    e.session_id
+                    crate::claude::resume_command(&e.session_id, Some(&e.cwd)).unwrap_or_default()
                 ));
                 if session.versions > 1 {
                     out.push_str(&format!(
@@ -292,8 +311,12 @@ impl Library<'_> {
                 for m in &session.messages {
                     let who = match (m.role, m.kind) {
                         (_, MessageKind::CompactSummary) => "Compact summary",
+                        (_, MessageKind::Command) => "Command",
+                        (_, MessageKind::Summary) => "Summary label",
+                        (_, MessageKind::FileHistorySnapshot) => "File history snapshot",
                         (Role::User, _) => "User",
                         (Role::Assistant, _) => "Assistant",
+                        (Role::System, _) => "Claude Code",
                     };
                     let when = m.timestamp.map(Timestamp::to_rfc3339).unwrap_or_default();
                     let superseded = if m.superseded { " (superseded)" } else { "" };
@@ -518,8 +541,10 @@ impl Library<'_> {
         loop {
             let page = self.list_sessions(search.workspace.as_deref(), MAX_PAGE, offset)?;
             offset += page.sessions.len();
+            let empty = page.sessions.is_empty();
             sessions.extend(page.sessions.into_iter().map(|s| s.session_id));
-            if !page.has_more {
+            // An empty page ends it whatever the total says.
+            if !page.has_more || empty {
                 break;
             }
         }
@@ -589,4 +614,30 @@ fn pattern_error(e: &regex::Error) -> String {
         }
         _ => "not a valid regular expression".to_owned(),
     }
+}
+
+/// A session's messages: what the transcript holds; what `sessions-index.json` counted
+/// when the transcript is gone.
+fn message_count(node: &Node) -> u32 {
+    let Some(e) = node.episode() else { return 0 };
+    node.properties
+        .get(crate::extract::MESSAGE_COUNT)
+        .filter(|_| node.properties.contains_key(crate::extract::INDEX_ONLY))
+        .and_then(|n| n.parse().ok())
+        .unwrap_or(e.user_messages + e.assistant_messages)
+}
+
+/// The project folder Claude Code keeps a transcript in (seed 003's `encodedPath`): the
+/// folder under `projects/` that holds it; empty when it is not in one.
+fn encoded_path(source: &str) -> String {
+    std::path::Path::new(source)
+        .ancestors()
+        .find(|p| {
+            p.parent()
+                .and_then(|p| p.file_name())
+                .is_some_and(|n| n == "projects")
+        })
+        .and_then(|p| p.file_name())
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default()
 }

@@ -5,7 +5,7 @@ use std::sync::Arc;
 
 use super::Library;
 use crate::archive::Archive;
-use crate::claude::{Message, Mode, NoHistory, read_messages_with};
+use crate::claude::{Message, Mode, NoHistory, claude_id, read_messages_with};
 use crate::extract::{RedactionCounts, redact_in_place};
 use crate::graph::SourceRecord;
 use crate::model::{Handoff, Node, NodeId};
@@ -44,7 +44,14 @@ impl Library<'_> {
             .graph
             .sources()?
             .into_iter()
-            .filter(|s| s.episode.is_some() && s.session_id.starts_with(reference))
+            .filter(|s| {
+                // A subagent is named `agent-<id>`, and listings show its `<id>`.
+                let bare = s.agent
+                    && s.session_id
+                        .strip_prefix("agent-")
+                        .is_some_and(|id| id.starts_with(reference));
+                s.episode.is_some() && (s.session_id.starts_with(reference) || bare)
+            })
             .collect();
         // One session can have had several files (moved to another workspace): the one
         // still on disk, else the latest, stands for it.
@@ -56,6 +63,36 @@ impl Library<'_> {
                 .then_with(|| b.modified_ms.cmp(&a.modified_ms))
         });
         matches.dedup_by(|later, first| later.session_id == first.session_id);
+        // A whole key names its session though it begins its copies' keys.
+        if let Some(exact) = matches.iter().position(|s| {
+            s.session_id == reference || s.session_id.strip_prefix("agent-") == Some(reference)
+        }) {
+            return Ok(matches.swap_remove(exact));
+        }
+        let copies = matches.len() > 1
+            && matches
+                .iter()
+                .all(|s| claude_id(&s.session_id) == claude_id(&matches[0].session_id));
+        if copies {
+            let places: Vec<String> = matches
+                .iter()
+                .map(|s| {
+                    let folder = std::path::Path::new(&s.path)
+                        .parent()
+                        .and_then(|p| p.file_name())
+                        .map(|n| n.to_string_lossy().into_owned())
+                        .unwrap_or_default();
+                    format!("{} (in {folder})", s.session_id)
+                })
+                .collect();
+            return Err(Error::InvalidArgument(format!(
+                "{reference} names {n} copies of one session in different workspaces: {places}; \
+                 give a whole id, or its number from `eywa sessions list --workspace <path>`",
+                reference = crate::error::quote(reference),
+                n = matches.len(),
+                places = places.join(", ")
+            )));
+        }
         match matches.len() {
             0 => Err(Error::NotFound(format!(
                 "no session {reference}",
@@ -99,9 +136,14 @@ impl Library<'_> {
         let no_labels = std::collections::HashMap::new();
         let history = self.authors.history(&no_labels);
         let session = source.session_id.as_str();
-        let read = |reader: Box<dyn std::io::Read>| {
-            read_messages_with(reader, session, Mode::Main, &history)
+        // Every line of a subagent's own transcript is a sidechain line: its messages.
+        let mode = if source.agent {
+            Mode::Agent
+        } else {
+            Mode::Main
         };
+        let read =
+            |reader: Box<dyn std::io::Read>| read_messages_with(reader, session, mode, &history);
         let (messages, from_archive) = match (live, &source.archive) {
             (Some(_), _) => {
                 let file = std::fs::File::open(&source.path).map_err(Error::io(&source.path))?;
@@ -142,6 +184,7 @@ impl Library<'_> {
                         usage: None,
                         stop_reason: None,
                         thinking: None,
+                        tracked_files: Vec::new(),
                     })
                     .into_iter()
                     .collect();
@@ -225,7 +268,8 @@ impl Library<'_> {
             };
             let old = read_messages_with(reader, &source.session_id, mode, &NoHistory)
                 .map_err(Error::io(&source.path))?;
-            for mut m in old {
+            // Labels and snapshots have no uuid to be contradicted by: they stand as read.
+            for mut m in old.into_iter().filter(|m| m.kind.is_conversation()) {
                 m.superseded = true;
                 // Before the first message that is not itself superseded and has its uuid.
                 let at = m.uuid.as_ref().and_then(|uuid| {

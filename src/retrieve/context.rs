@@ -111,7 +111,7 @@ fn rank(kind: &str, nth: usize) -> (u8, usize) {
 
 /// The notice an age calls for, by `thresholds` (mild, stale, old; seed 001's are 7, 30
 /// and 90 days); none under the first, or without thresholds.
-pub(crate) fn staleness(age_days: i64, thresholds: Option<[u32; 3]>) -> Option<String> {
+pub fn staleness(age_days: i64, thresholds: Option<[u32; 3]>) -> Option<String> {
     let [mild, stale, old] = thresholds?.map(i64::from);
     match age_days {
         d if d < mild => None,

@@ -47,6 +47,19 @@ pub const CONTENT_TYPES: [&str; 12] = [
     crate::model::DOCUMENT_TYPE,
 ];
 
+/// The types a search without types looks in: the conversation (seed 001 searches
+/// `subagent_summary`, `summary_label` and `user_message`; the replies, handoffs and plans
+/// are added because in conversational memory the replies hold half the answers), not the
+/// tool calls and results, compaction summaries, memories or documents.
+pub const DEFAULT_TYPES: [&str; 6] = [
+    "user_message",
+    "assistant_response",
+    "subagent_summary",
+    "summary_label",
+    "handoff",
+    "plan",
+];
+
 /// Names a search's types may also be given by (seed 002's `chunk | doc | memory`): `doc`
 /// is a user's documents, `memory` both memories and project memory files, `chunk` every
 /// type that is cut into embedded chunks.
@@ -166,12 +179,20 @@ pub(crate) struct Focus {
     pub(crate) shared: HashMap<NodeId, f64>,
 }
 
+/// What a subagent's passage weighs against its parent session's own.
+const SUBAGENT_WEIGHT: f32 = 0.7;
+
 /// Groups retrieved passages by session (or document, for passages of no session), in
 /// order of their summed, decayed scores.
 pub(crate) fn group(found: impl IntoIterator<Item = Found>, decay: f32) -> Vec<(String, Found)> {
     let mut order: Vec<String> = Vec::new();
     let mut by_key: HashMap<String, Found> = HashMap::new();
-    for f in found {
+    for mut f in found {
+        // Seed 004: a subagent's passages count less than its parent's own (the parent
+        // holds the context); its report (seed 001's gold) counts in full.
+        if f.agent.is_some() && f.kind != "subagent_summary" {
+            f.score *= SUBAGENT_WEIGHT;
+        }
         let key = if f.session_id.is_empty() {
             format!("doc:{}", f.doc)
         } else {

@@ -116,7 +116,7 @@ pub(super) fn page_of(p: Option<pb::Pagination>) -> (u64, usize, usize, bool) {
 
 /// How to take a session up again in Claude Code.
 pub(super) fn resume_command(session_id: &str) -> String {
-    format!("claude --resume {session_id}")
+    crate::claude::resume_command(session_id, None).unwrap_or_default()
 }
 
 /// A server's answer that does not read as the domain's.

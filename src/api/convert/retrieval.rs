@@ -67,12 +67,8 @@ wire! {
         page: page_number,
     }
     to_wire(h) {
-        short_id: h.session_id.chars().take(8).collect(),
-        resume_command: if h.session_id.is_empty() {
-            String::new()
-        } else {
-            resume_command(&h.session_id)
-        },
+        short_id: crate::claude::short_id(&h.session_id),
+        resume_command: resume_command(&h.session_id),
         age: age(h.timestamp, Timestamp::now()),
     }
 }

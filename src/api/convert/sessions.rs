@@ -97,6 +97,7 @@ impl From<Message> for pb::Message {
             usage,
             stop_reason,
             thinking,
+            tracked_files,
         } = m;
         pb::Message {
             parent_uuid: parent_uuid.unwrap_or_default(),
@@ -112,6 +113,7 @@ impl From<Message> for pb::Message {
             }),
             stop_reason: stop_reason.unwrap_or_default(),
             thinking: thinking.unwrap_or_default(),
+            tracked_files,
             uuid: uuid.unwrap_or_default(),
             role: role.as_str().to_owned(),
             timestamp: at.map(timestamp),

@@ -258,8 +258,9 @@ impl Accumulator {
                 }
             }
             LineKind::Summary => {
-                if let Some((label, Some(leaf))) = line.summary() {
-                    self.summary_lines.push((label.to_owned(), leaf.to_owned()));
+                if let Some((label, leaf)) = line.summary() {
+                    let leaf = leaf.unwrap_or_default().to_owned();
+                    self.summary_lines.push((label.to_owned(), leaf));
                 }
             }
             LineKind::CustomTitle => {
@@ -349,7 +350,18 @@ impl Accumulator {
 
         // Labels: those of this file and those other files gave, ordered by their leaf.
         let mut labels: Vec<(usize, String)> = Vec::new();
+        // Every label of the file is its session's to be found by, whatever it labels.
+        let mut own = std::collections::HashSet::new();
+        self.t.file_labels = self
+            .summary_lines
+            .iter()
+            .filter(|(label, _)| !label.trim().is_empty() && own.insert(label.as_str()))
+            .map(|(label, _)| label.clone())
+            .collect();
         for (label, leaf) in self.summary_lines {
+            if leaf.is_empty() {
+                continue;
+            }
             match self.link_of.get(&uuid_key(&leaf)) {
                 Some(&l) => labels.push((rank[l], label)),
                 None => self.t.foreign_labels.push((leaf, label)),

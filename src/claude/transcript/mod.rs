@@ -14,7 +14,7 @@ mod prompts;
 mod read;
 mod types;
 
-pub(super) use self::prompts::{prompt_of, real_prompt};
+pub(super) use self::prompts::{command_of, prompt_of, real_prompt};
 pub use self::read::{
     ReadPoint, read_resumable, read_transcript, read_transcript_from, read_transcript_with,
 };

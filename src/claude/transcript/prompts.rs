@@ -60,6 +60,41 @@ pub(in crate::claude) fn real_prompt(text: &str) -> Option<String> {
     Some(trimmed.to_owned())
 }
 
+/// The slash command a user line records (`<command-name>/init</command-name>` and its
+/// `<command-args>`), as the person typed it: `/init`, `/model opus`. Older files write
+/// the name without its slash.
+pub(in crate::claude) fn command_of(line: &Line, agent: bool) -> Option<String> {
+    if line.is_meta() || (line.is_sidechain() && !agent) || line.is_compact_summary() {
+        return None;
+    }
+    let blocks = line.blocks();
+    let text: String = blocks
+        .iter()
+        .filter_map(|b| match b {
+            Block::Text(t) => Some(*t),
+            _ => None,
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let inner = |tag: &str| {
+        let open = format!("<{tag}>");
+        let start = text.find(&open)? + open.len();
+        let end = text[start..].find(&format!("</{tag}>"))?;
+        Some(text[start..start + end].trim().to_owned())
+    };
+    let name = inner("command-name").filter(|n| !n.is_empty())?;
+    let name = if name.starts_with('/') {
+        name
+    } else {
+        format!("/{name}")
+    };
+    let command = match inner("command-args").filter(|a| !a.is_empty()) {
+        Some(args) => format!("{name} {args}"),
+        None => name,
+    };
+    Some(truncate_chars(&command, super::MAX_TEXT_CHARS))
+}
+
 pub(super) fn strip_tag_blocks(text: &str, tag: &str) -> String {
     let open = format!("<{tag}>");
     let close = format!("</{tag}>");

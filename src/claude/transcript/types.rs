@@ -133,6 +133,10 @@ pub struct Transcript {
     pub summaries: Vec<String>,
     /// `summary` labels this file gives to messages it does not hold: (leafUuid, label).
     pub foreign_labels: Vec<(String, String)>,
+    /// Every `summary` label in this file, once each, in file order: what its session is
+    /// found by, whether the message it labels is here, in another file or nowhere.
+    #[serde(default)]
+    pub file_labels: Vec<String>,
     /// Compactions, in order; the conversation has `compactions.len() + 1` segments.
     pub compactions: Vec<Compaction>,
     /// Subagents this session started.
@@ -238,6 +242,18 @@ pub struct Event {
 }
 
 impl Transcript {
+    /// The labels its session is found by: those of its messages (from any file), then
+    /// the rest of this file's own.
+    pub fn indexed_labels(&self) -> Vec<String> {
+        let mut labels = self.summaries.clone();
+        for label in &self.file_labels {
+            if !labels.contains(label) {
+                labels.push(label.clone());
+            }
+        }
+        labels
+    }
+
     /// A session holds at least one user or assistant message.
     pub fn has_messages(&self) -> bool {
         self.user_lines + self.assistant_lines > 0
@@ -251,6 +267,7 @@ impl Transcript {
         self.assistant_text.iter_mut().for_each(&mut *f);
         self.summaries.iter_mut().for_each(&mut *f);
         self.foreign_labels.iter_mut().for_each(|(_, l)| f(l));
+        self.file_labels.iter_mut().for_each(&mut *f);
         self.todos.iter_mut().for_each(|(content, _)| f(content));
         self.tasks.iter_mut().for_each(|(subject, _)| f(subject));
         self.events.iter_mut().for_each(|e| f(&mut e.text));

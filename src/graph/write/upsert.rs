@@ -19,7 +19,10 @@ impl Graph {
             None => self.node(node.id)?,
         };
         if old.is_none() {
-            pending.change.node_created(node.id, node_meta(&node).tag);
+            let session = node.episode().is_some_and(|e| e.agent.is_none());
+            pending
+                .change
+                .node_created(node.id, node_meta(&node).tag, session);
         }
         let old_keys = match &old {
             Some(old) => {

@@ -1,0 +1,83 @@
+//! Which session a transcript file is: Claude Code names a session by its file's uuid, and
+//! a copy of it in another workspace (`eywa sessions migrate`, or `cp`) has the same name.
+//! eywa keys the first file it knew by the uuid and each copy by the uuid and a mark of
+//! the copy's project folder, so both are sessions of their own.
+
+use sha2::{Digest, Sha256};
+
+/// Between a session's uuid and the project-folder mark of a copy: `<uuid>~<mark>`.
+const COPY_MARK: char = '~';
+
+/// Claude Code's id of the session eywa keys as `key`: the key, or a copy's uuid (what
+/// `claude --resume` takes and what names its folder of subagents and tool results).
+pub fn claude_id(key: &str) -> &str {
+    key.split_once(COPY_MARK).map_or(key, |(id, _)| id)
+}
+
+/// The key of a copy of session `id` (a uuid, or `agent-<id>`) whose transcript sits in
+/// the project folder `project_dir`: the same for that folder on every run.
+pub fn copy_key(id: &str, project_dir: &str) -> String {
+    let digest = Sha256::digest(project_dir.as_bytes());
+    let mark: String = digest[..4].iter().map(|b| format!("{b:02x}")).collect();
+    format!("{id}{COPY_MARK}{mark}", id = claude_id(id))
+}
+
+/// The short id of a session key, as handoffs name it: the uuid's first 8 characters,
+/// and for a copy its mark (two handoffs of one day must not share a file).
+pub fn short_id(key: &str) -> String {
+    let id: String = claude_id(key).chars().take(8).collect();
+    match key.split_once(COPY_MARK) {
+        Some((_, mark)) => format!("{id}{COPY_MARK}{mark}"),
+        None => id,
+    }
+}
+
+/// A copy's key carried over to one of its subagents: `agent-<id>` of a copy's folder is
+/// `agent-<id>~<mark>`, the mark of its parent.
+pub fn agent_key(agent_id: &str, parent: &str) -> String {
+    match parent.split_once(COPY_MARK) {
+        Some((_, mark)) => format!("agent-{agent_id}{COPY_MARK}{mark}"),
+        None => format!("agent-{agent_id}"),
+    }
+}
+
+/// The command that takes session `key` up again in Claude Code, from `cwd` when given:
+/// `None` for a session Claude Code never had (a handoff imported from Python Eywa,
+/// `eywa:<id>`) or no session at all. A copy resumes by its uuid from its own workspace.
+pub fn resume_command(key: &str, cwd: Option<&str>) -> Option<String> {
+    if key.is_empty() || key.starts_with("eywa:") {
+        return None;
+    }
+    let id = claude_id(key);
+    Some(match cwd.filter(|c| !c.is_empty()) {
+        Some(cwd) => format!("cd {cwd} && claude --resume {id}"),
+        None => format!("claude --resume {id}"),
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_copy_key_names_its_folder_and_keeps_the_claude_id() {
+        let id = "4379d1bf-ccb1-414e-a856-9791b73f3af2";
+        let copy = copy_key(id, "-tmp-elsewhere");
+        assert_ne!(copy, id);
+        assert_eq!(copy, copy_key(id, "-tmp-elsewhere"));
+        assert_ne!(copy, copy_key(id, "-tmp-other"));
+        assert_eq!(claude_id(&copy), id);
+        assert_eq!(claude_id(id), id);
+        assert_eq!(copy_key(&copy, "-tmp-other"), copy_key(id, "-tmp-other"));
+        assert_eq!(short_id(id), "4379d1bf");
+        assert!(short_id(&copy).starts_with("4379d1bf~"));
+        assert_eq!(short_id(&copy).len(), 8 + 1 + 8);
+        assert_eq!(agent_key("a1", id), "agent-a1");
+        assert_eq!(claude_id(&agent_key("a1", &copy)), "agent-a1");
+        assert_eq!(
+            resume_command(&copy, Some("/tmp/elsewhere")).as_deref(),
+            Some("cd /tmp/elsewhere && claude --resume 4379d1bf-ccb1-414e-a856-9791b73f3af2")
+        );
+        assert_eq!(resume_command("eywa:8735508d", None), None);
+    }
+}
