@@ -21,6 +21,7 @@ mod fuzzing;
 mod generated;
 mod grpc;
 mod handoff_quality;
+mod handoff_schema;
 mod handoffs;
 mod hooks;
 mod hostile;

@@ -168,7 +168,14 @@ fn index_only_facts(
             .insert(INDEX_SUMMARY.to_owned(), summary.clone());
     }
     if let Some(handoff) = &mut facts.handoff {
-        handoff.duration_minutes = None;
+        // From the first message to the last, as the index times them (Python Eywa's
+        // duration); no pause is known to take out.
+        handoff.duration_minutes = match (transcript.first_ts, transcript.last_ts) {
+            (Some(first), Some(last)) if last.0 >= first.0 => {
+                u32::try_from((last.0 - first.0) / 60_000).ok()
+            }
+            _ => None,
+        };
         handoff.sections.what_happened.push(format!(
             "Known only from sessions-index.json ({messages} messages): its transcript was gone before eywa read it"
         ));
