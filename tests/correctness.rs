@@ -954,3 +954,47 @@ fn issue_31_a_store_from_before_gets_its_labels_indexed_on_open() {
     // The next open rebuilds the text index from the store (which holds the transcript).
     assert_eq!(found(), 1);
 }
+
+/// The rule for projects a session changed from its own, written in the README, held on
+/// sessions built here: a sibling repository edited counts; a read, a file in /tmp, a
+/// hidden folder and a file directly in the parent folder do not.
+#[test]
+fn issue_31_a_repository_edited_from_another_is_a_project_of_the_session() {
+    let home = ClaudeHome::new();
+    let id = "f31b0000-0000-4000-8000-000000000001";
+    let mut lines = session_lines(
+        id,
+        "/w/src/app",
+        days_ago(1),
+        &[("Move the retry helper into the shared lib", "Moved it.")],
+    );
+    let tool = |n: usize, name: &str, path: &str| {
+        json!({"type": "assistant", "uuid": format!("edit-31-{n}"), "parentUuid": format!("{id}-a0"),
+               "sessionId": id, "cwd": "/w/src/app", "timestamp": days_ago(1).to_rfc3339(),
+               "message": {"id": format!("m-edit-31-{n}"), "role": "assistant", "content": [
+                   {"type": "tool_use", "id": format!("t-31-{n}"), "name": name,
+                    "input": {"file_path": path, "content": "x", "old_string": "a", "new_string": "b"}}]}})
+        .to_string()
+    };
+    lines.push(tool(1, "Edit", "/w/src/app/src/main.rs"));
+    lines.push(tool(2, "Edit", "/w/src/shared-lib/src/retry.rs"));
+    lines.push(tool(3, "Read", "/w/src/docs-site/index.md"));
+    lines.push(tool(4, "Write", "/tmp/scratch/notes.md"));
+    lines.push(tool(5, "Write", "/w/src/.config/tool.toml"));
+    lines.push(tool(6, "Write", "/w/src/README.md"));
+    home.write_raw(
+        "-w-src-app",
+        &format!("{id}.jsonl"),
+        &(lines.join("\n") + "\n"),
+    );
+    let env = Env::new(home);
+    env.ok(&["ingest"]);
+    let node = env.json(&["graph", "node", &format!("session:{id}"), "--json"]);
+    assert_eq!(
+        node["handoff"]["projects"],
+        json!(["app", "shared-lib"]),
+        "{node}"
+    );
+    let touched = env.json(&["graph", "touched", "project:shared-lib", "--json"]);
+    assert_eq!(touched_sessions(&touched), [id], "{touched}");
+}
