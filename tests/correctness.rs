@@ -190,7 +190,10 @@ fn issue_31_a_copied_session_is_a_session_of_its_own_on_every_path() {
     assert_eq!(count(&original), 4, "{original}");
     assert_eq!(count(&twin), 4, "{twin}");
     assert_eq!(twin["cwd"], "/x/copy");
-    env.ok(&["sessions", "list", "--workspace", "/x/copy"]);
+    // Listed by a short id of its own.
+    let listed = env.ok(&["sessions", "list", "--workspace", "/x/copy"]);
+    assert!(listed.contains(&eywa::claude::short_id(&copy)), "{listed}");
+    assert!(eywa::claude::short_id(&copy).contains('~'));
     let first = env.json(&["sessions", "show", "1", "--json"]);
     assert_eq!(first["session_id"], copy.as_str());
     // Resumed by Claude Code's id, from its own workspace.

@@ -60,7 +60,7 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         outln!();
         outln!("Nearest chunks of other sessions:");
         for n in &chunk.neighbors {
-            let short: String = n.session_id.chars().take(8).collect();
+            let short = eywa::claude::short_id(&n.session_id);
             outln!("  {}  {:.3}  {}  {short}", n.id, n.score, n.kind);
         }
     }

@@ -55,7 +55,7 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         context.budget.saturating_sub(context.used)
     );
     for s in &context.sessions {
-        let short: String = s.session_id.chars().take(8).collect();
+        let short = eywa::claude::short_id(&s.session_id);
         let state = if s.dropped { " (dropped)" } else { "" };
         outln!("{short}  {}  {} tokens{state}", s.title, s.tokens);
         for item in &s.items {

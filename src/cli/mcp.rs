@@ -323,7 +323,7 @@ impl Tools {
             None => self.current_session()?,
         };
         let read = client.ingest_session(&session)?;
-        let short: String = read.session_id.chars().take(8).collect();
+        let short = eywa::claude::short_id(&read.session_id);
         let Some(handoff) = read.handoff else {
             return Ok(format!("Session {short} has no extractable content"));
         };
@@ -576,7 +576,7 @@ fn eywa_search(client: &Client, args: &Arguments) -> Answer {
 /// A search hit: title, project, age, session, type and score; its passage on one line;
 /// its document and resume command when it has them.
 pub(super) fn hit_block(h: &eywa::engine::SearchHit, now: Timestamp) -> String {
-    let short: String = h.session_id.chars().take(8).collect();
+    let short = eywa::claude::short_id(&h.session_id);
     let title = if h.title.is_empty() {
         "(untitled)"
     } else {

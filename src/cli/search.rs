@@ -178,7 +178,7 @@ fn run_batch(
 fn to_json(h: &SearchHit, now: Timestamp) -> serde_json::Value {
     json!({
         "session_id": h.session_id,
-        "short_id": h.session_id.chars().take(8).collect::<String>(),
+        "short_id": eywa::claude::short_id(&h.session_id),
         "title": h.title,
         "project": h.project,
         "score": h.score,

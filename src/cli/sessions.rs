@@ -165,7 +165,7 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
                 super::print_json(&serde_json::to_value(&page)?)?;
             } else {
                 for m in &page.matches {
-                    let short: String = m.session_id.chars().take(8).collect();
+                    let short = eywa::claude::short_id(&m.session_id);
                     outln!(
                         "{short} {} line {}: {}",
                         m.message_type,
@@ -242,7 +242,7 @@ fn print_page(page: &SessionPage) -> anyhow::Result<()> {
     let now = Timestamp::now();
     let mut number = page.offset;
     for s in &page.sessions {
-        let short: String = s.session_id.chars().take(8).collect();
+        let short = eywa::claude::short_id(&s.session_id);
         let agents = if s.agent_ids.is_empty() {
             String::new()
         } else {
