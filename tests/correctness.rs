@@ -858,6 +858,17 @@ fn issue_31_seed_001s_selections_flags_percentages_and_settings() {
     assert_eq!(chosen("all"), 3);
     let (ok, out, _) = env.run(&["context", "skip"]);
     assert!(ok && out.is_empty(), "{out}");
+    // Each session's header says what it takes (seed 001's `(8,200 tokens)`).
+    let context = env.json(&["context", "1", "--json"]);
+    let tokens = context["sessions"][0]["tokens"].as_u64().unwrap();
+    let text = context["text"].as_str().unwrap();
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("--- Session ")
+                && l.ends_with(&format!(" ({tokens} tokens) ---"))),
+        "{text}"
+    );
+
     // Results are numbered, each with its share of the best score.
     let text = env.ok(&[
         "search",
@@ -1000,4 +1011,43 @@ fn issue_31_a_repository_edited_from_another_is_a_project_of_the_session() {
     );
     let touched = env.json(&["graph", "touched", "project:shared-lib", "--json"]);
     assert_eq!(touched_sessions(&touched), [id], "{touched}");
+}
+
+/// A hit from a subagent whose parent session eywa never had, or from an imported
+/// handoff, gives no resume command Claude Code would refuse.
+#[test]
+fn issue_31_no_resume_command_for_a_session_claude_code_does_not_have() {
+    let home = ClaudeHome::new();
+    let orphan_parent = "0f31a000-0000-4000-8000-000000000001";
+    home.session(
+        "0f31a000-0000-4000-8000-000000000002",
+        "/w/orph",
+        days_ago(1),
+        &[("Count the capybaras", "Counted.")],
+    );
+    let agent = json!({"type": "user", "uuid": "orphan-31-u", "isSidechain": true,
+        "sessionId": orphan_parent, "agentId": "ee55orphan", "cwd": "/w/orph",
+        "timestamp": days_ago(1).to_rfc3339(),
+        "message": {"role": "user", "content": "Survey the wombats"}});
+    home.write_raw(
+        "-w-orph",
+        "agent-ee55orphan.jsonl",
+        &(agent.to_string() + "\n"),
+    );
+    let env = Env::new(home);
+    env.ok(&["ingest"]);
+    let hits = |query: &str| {
+        env.json(&["search", query, "--mode", "lexical", "--json"])["hits"]
+            .as_array()
+            .unwrap()
+            .clone()
+    };
+    let orphan = hits("wombats");
+    assert_eq!(orphan.len(), 1, "{orphan:?}");
+    assert_eq!(orphan[0]["resume_command"], Value::Null, "{orphan:?}");
+    let own = hits("capybaras");
+    assert_eq!(
+        own[0]["resume_command"],
+        "claude --resume 0f31a000-0000-4000-8000-000000000002"
+    );
 }

@@ -564,8 +564,10 @@ fn eywa_search(client: &Client, args: &Arguments) -> Answer {
     for notice in &results.notices {
         out.push_str(&format!("> {notice}\n"));
     }
+    let best = results.hits.first().map_or(0.0, |h| h.score);
     for (i, h) in results.hits.iter().enumerate() {
-        out.push_str(&format!("\n{}. {}\n", i + 1, hit_block(h, now)));
+        let share = super::render::percent(h.score, best);
+        out.push_str(&format!("\n{}. [{share}%] {}\n", i + 1, hit_block(h, now)));
     }
     if results.hits.is_empty() {
         out.push_str("\nNo session matches.\n");
@@ -593,7 +595,7 @@ pub(super) fn hit_block(h: &eywa::engine::SearchHit, now: Timestamp) -> String {
     if let Some(doc) = &h.document_id {
         out.push_str(&format!("\n   document `{doc}`"));
     }
-    if let Some(resume) = eywa::claude::resume_command(&h.session_id, None) {
+    if let Some(resume) = &h.resume_command {
         out.push_str(&format!("\n   resume: `{resume}`"));
     }
     out

@@ -4,6 +4,15 @@ use serde_json::{Value, json};
 
 use eywa::model::{Edge, Node, NodeKind, Timestamp};
 
+/// `score` as a share of `best`, in whole percent (100 for the best itself): seed 001's
+/// `1. [85%] …`.
+pub(super) fn percent(score: f32, best: f32) -> u32 {
+    if best <= 0.0 {
+        return 0;
+    }
+    ((score / best).clamp(0.0, 1.0) * 100.0).round() as u32
+}
+
 pub(super) fn time(t: Timestamp) -> String {
     t.to_rfc3339()
 }

@@ -124,7 +124,13 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     // Seed 001's `1. [85%] …`: each hit's score against the best.
     let best = results.hits.first().map_or(0.0, |h| h.score);
     for (i, h) in results.hits.iter().enumerate() {
-        print_human(i + 1, percent(h.score, best), h, now, args.explain)?;
+        print_human(
+            i + 1,
+            super::render::percent(h.score, best),
+            h,
+            now,
+            args.explain,
+        )?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -191,17 +197,9 @@ fn to_json(h: &SearchHit, now: Timestamp) -> serde_json::Value {
         "chunk_id": h.chunk_id,
         "document_id": h.document_id,
         "page": h.page,
-        "resume_command": eywa::claude::resume_command(&h.session_id, None),
+        "resume_command": h.resume_command,
         "signals": h.signals,
     })
-}
-
-/// `score` as a share of `best`, in whole percent (100 for the best itself).
-fn percent(score: f32, best: f32) -> u32 {
-    if best <= 0.0 {
-        return 0;
-    }
-    ((score / best).clamp(0.0, 1.0) * 100.0).round() as u32
 }
 
 fn print_human(
@@ -229,7 +227,7 @@ fn print_human(
         .map(|a| format!(" ({a})"))
         .unwrap_or_default();
     outln!("    {}{agent}: {}", h.kind, h.snippet.replace('\n', " "));
-    if let Some(resume) = eywa::claude::resume_command(&h.session_id, None) {
+    if let Some(resume) = &h.resume_command {
         outln!("    {resume}");
     }
     if explain {

@@ -136,9 +136,10 @@ impl Engine {
         let age_days = (now.0 - e.end.0).max(0) / 86_400_000;
         let stale = staleness(age_days, self.config.staleness_days);
         let mut header = format!(
-            "--- Session {} · {} ---\nProject: {} · Age: {}\n",
-            &e.session_id[..e.session_id.len().min(8)],
+            "--- Session {} · {} ({}) ---\nProject: {} · Age: {}\n",
+            crate::claude::short_id(&e.session_id),
             e.title,
+            crate::retrieve::context::SESSION_TOKENS,
             e.project,
             crate::model::age(e.end, now)
         );
@@ -357,18 +358,8 @@ fn fetch_commands(session_id: &str, header: &str, items: &[(String, String)]) ->
 fn tagged(tag: &str, body: &str) -> String {
     let body = body.trim();
     let tokens = crate::retrieve::context::estimate_tokens(body);
-    format!("[{tag} · {} tokens]\n{body}\n\n", thousands(tokens))
-}
-
-/// `n` with commas between thousands: 3,100.
-fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
+    format!(
+        "[{tag} · {} tokens]\n{body}\n\n",
+        crate::retrieve::context::thousands(tokens)
+    )
 }

@@ -120,6 +120,9 @@ impl Engine {
                 && let Some(node) = self.graph.node(NodeId::episode(&hit.session_id))?
             {
                 hit.title = node.name.clone();
+                // Resumable when Claude Code had it (an index-only session's file is
+                // gone, but Claude Code may still know it; an import is not).
+                hit.resume_command = crate::claude::resume_command(&hit.session_id, None);
             } else if let Some(id) = &hit.document_id
                 && let Some(info) = (crate::docs::Documents { store }).latest(id)?
             {

@@ -134,6 +134,22 @@ pub fn staleness(age_days: i64, thresholds: Option<[u32; 3]>) -> Option<String> 
 
 const FRAME_END: &str = "=== END PREVIOUS SESSION CONTEXT ===\n";
 
+/// Where a session's header says how many tokens the session takes, filled in by [`fit`].
+pub const SESSION_TOKENS: &str = "{session tokens}";
+
+/// `n` with commas between thousands: 3,100.
+pub fn thousands(n: usize) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 fn frame_top(budget: usize, used: usize, remaining: usize) -> String {
     format!(
         "=== CONTEXT FROM PREVIOUS SESSIONS ===\nToken budget: {budget} | Used: {used} | \
@@ -173,11 +189,18 @@ pub fn fit(
     max_tokens: usize,
     dry_run: bool,
 ) -> Context {
-    let cost = |c: &Candidates, items: &[usize]| -> usize {
-        estimate_tokens(&c.header)
+    // A header says what its session takes (seed 001's `(8,200 tokens)`): counted at its
+    // widest (a count as wide as the budget) until the count is known.
+    let widest = format!("{} tokens", thousands(max_tokens));
+    let headers: Vec<String> = candidates
+        .iter()
+        .map(|c| c.header.replace(SESSION_TOKENS, &widest))
+        .collect();
+    let cost = |s: usize, items: &[usize]| -> usize {
+        estimate_tokens(&headers[s])
             + items
                 .iter()
-                .map(|&i| estimate_tokens(&c.items[i].1))
+                .map(|&i| estimate_tokens(&candidates[s].items[i].1))
                 .sum::<usize>()
     };
     // Must-haves: the first item of each of plan, subagent summary and user message.
@@ -222,8 +245,7 @@ pub fn fit(
     let budget = max_tokens;
     let max_tokens = max_tokens_inner;
     let mut kept = candidates.len();
-    let must_total =
-        |kept: usize| -> usize { (0..kept).map(|s| cost(&candidates[s], &must[s])).sum() };
+    let must_total = |kept: usize| -> usize { (0..kept).map(|s| cost(s, &must[s])).sum() };
     while kept > 1 && must_total(kept) > max_tokens {
         kept -= 1;
     }
@@ -243,7 +265,7 @@ pub fn fit(
         .collect();
     let mut used = 0;
     for s in 0..kept {
-        let header = estimate_tokens(&candidates[s].header);
+        let header = estimate_tokens(&headers[s]);
         if used + header > max_tokens {
             out[s].dropped = true;
             continue;
@@ -335,9 +357,10 @@ pub fn fit(
         }
         let picked: Vec<usize> = (0..c.items.len()).filter(|&i| included[s][i]).collect();
         session.tokens =
-            cost(c, &picked) + listed[s].iter().map(|l| estimate_tokens(l)).sum::<usize>();
+            cost(s, &picked) + listed[s].iter().map(|l| estimate_tokens(l)).sum::<usize>();
         if !dry_run {
-            text.push_str(&c.header);
+            let count = format!("{} tokens", thousands(session.tokens));
+            text.push_str(&c.header.replace(SESSION_TOKENS, &count));
             for &i in &picked {
                 text.push_str(&c.items[i].1);
             }

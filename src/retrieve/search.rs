@@ -123,6 +123,9 @@ pub struct SearchHit {
     /// those collected.
     pub matches: u32,
     pub signals: Signals,
+    /// How to take the session up again in Claude Code; `None` when Claude Code cannot
+    /// (a project memory file, a subagent whose parent session is not known).
+    pub resume_command: Option<String>,
 }
 
 /// What a search found, in which mode, and what the caller should know.
@@ -289,6 +292,8 @@ pub(crate) fn fuse(
             page,
             matches: best.matches,
             signals,
+            // Set once the session is looked up.
+            resume_command: None,
         };
         hits.push((hit, snippet));
     }

@@ -1,7 +1,7 @@
 //! The Retrieval service's messages: handoffs for a query, search, and context to inject.
 
+use super::n32;
 use super::wire::wire;
-use super::{n32, resume_command};
 use crate::api::pb;
 use crate::engine::{
     Context, ContextItem, ContextMode, ContextSession, DEFAULT_MAX_TOKENS, Engine, GetOutcome,
@@ -64,11 +64,10 @@ wire! {
     SearchHit <=> pb::SearchHit {
         title, project, score: float, kind = r#type, snippet, timestamp: time, agent: text,
         matches, signals: required, session_id, chunk_id: text, document_id: text,
-        page: page_number,
+        page: page_number, resume_command: text,
     }
     to_wire(h) {
         short_id: crate::claude::short_id(&h.session_id),
-        resume_command: resume_command(&h.session_id),
         age: age(h.timestamp, Timestamp::now()),
     }
 }
