@@ -370,11 +370,28 @@ fn issue_31_every_summary_label_of_a_file_is_found_and_still_titles_its_leaf() {
 fn issue_31_a_subagent_transcript_shows_its_messages_in_every_layout() {
     let home = ClaudeHome::new();
     let parent = "e31a0000-0000-4000-8000-000000000001";
-    home.session(
+    let main = home.session(
         parent,
         "/w/sub",
         days_ago(1),
         &[("Delegate the scan", "Delegated.")],
+    );
+    // ≤ 1.0.x: a run's sidechain lines inside the parent's own file.
+    crate::support::fixture::append(
+        &main,
+        &[
+            json!({"type": "user", "uuid": "ee66a1b2-0000-4000-8000-000000000001",
+                   "parentUuid": null, "isSidechain": true, "sessionId": parent,
+                   "cwd": "/w/sub", "timestamp": days_ago(1).to_rfc3339(),
+                   "message": {"role": "user", "content": "Scan for okapis"}})
+            .to_string(),
+            json!({"type": "assistant", "uuid": "ee66a1b2-0000-4000-8000-000000000002",
+                   "parentUuid": "ee66a1b2-0000-4000-8000-000000000001", "isSidechain": true,
+                   "sessionId": parent, "cwd": "/w/sub", "timestamp": days_ago(1).to_rfc3339(),
+                   "message": {"id": "m-inline-31", "role": "assistant",
+                               "content": [{"type": "text", "text": "Found okapis."}]}})
+            .to_string(),
+        ],
     );
     let agent_lines = |agent: &str, word: &str| {
         [
@@ -421,14 +438,28 @@ fn issue_31_a_subagent_transcript_shows_its_messages_in_every_layout() {
     );
     let env = Env::new(home);
     env.ok(&["ingest"]);
+    let listed = env.json(&["sessions", "show", parent, "--json"]);
+    assert!(
+        listed["agent_ids"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|a| a == "inline-ee66a1b2"),
+        "{listed}"
+    );
     for (agent, word) in [
+        ("inline-ee66a1b2", "okapis"),
         ("aa11nested", "pumas"),
         ("bb22legacy", "lynxes"),
         ("cc33flow", "ibexes"),
         ("dd44meta", "tapirs"),
     ] {
         // By the id listings give, and by its `agent-` name.
-        for reference in [agent.to_owned(), format!("agent-{agent}")] {
+        let mut references = vec![agent.to_owned()];
+        if !agent.starts_with("inline-") {
+            references.push(format!("agent-{agent}"));
+        }
+        for reference in references {
             let shown = env.json(&["sessions", "show", &reference, "--json"]);
             let texts: Vec<&str> = shown["messages"]
                 .as_array()

@@ -132,6 +132,43 @@ pub struct MessageUsage {
     pub cache_read_input_tokens: u64,
 }
 
+/// The lines of one inline subagent run (`inline-<uuid prefix>`, a 1.0.x subagent whose
+/// `isSidechain` lines sit in its parent's file), as the reader of transcripts assigns
+/// them: a sidechain line joins its parent line's run, or starts a run named by its own
+/// uuid's first 8 characters. Read them with [`Mode::Agent`].
+pub fn inline_run_lines(reader: impl std::io::Read, run: &str) -> std::io::Result<Vec<u8>> {
+    let mut reader = std::io::BufReader::with_capacity(256 * 1024, reader);
+    let mut buf = Vec::new();
+    let mut run_of: HashMap<String, String> = HashMap::new();
+    let mut out = Vec::new();
+    loop {
+        buf.clear();
+        if reader.read_until(b'\n', &mut buf)? == 0 {
+            break;
+        }
+        let Some(line) = Line::parse(buf.trim_ascii()) else {
+            continue;
+        };
+        if !line.is_sidechain() || line.uuid().is_some_and(|u| run_of.contains_key(u)) {
+            continue;
+        }
+        let own = if let Some(parent_run) = line.parent_uuid().and_then(|p| run_of.get(p)) {
+            parent_run.clone()
+        } else {
+            let short: String = line.uuid().unwrap_or("").chars().take(8).collect();
+            format!("inline-{short}")
+        };
+        if let Some(uuid) = line.uuid() {
+            run_of.insert(uuid.to_owned(), own.clone());
+        }
+        if own == run {
+            out.extend_from_slice(buf.trim_ascii());
+            out.push(b'\n');
+        }
+    }
+    Ok(out)
+}
+
 /// The messages of a main transcript in conversation order (the `parentUuid` chain).
 pub fn read_messages(reader: impl std::io::Read) -> std::io::Result<Vec<Message>> {
     read_messages_with(reader, "", Mode::Main, &NoHistory)

@@ -106,6 +106,25 @@ impl Library<'_> {
         }
     }
 
+    /// The parent session's source and the run id of an inline subagent run named
+    /// `reference` (`inline-<uuid prefix>`, as `agent_ids` lists it); `None` when no
+    /// session holds one.
+    fn inline_run(&self, reference: &str) -> Result<Option<(SourceRecord, String)>> {
+        if !reference.starts_with("inline-") {
+            return Ok(None);
+        }
+        for source in self.graph.sources()? {
+            if source.agent || source.episode.is_none() {
+                continue;
+            }
+            let id = NodeId::agent(&source.session_id, reference);
+            if self.graph.node(id)?.is_some() {
+                return Ok(Some((source, reference.to_owned())));
+            }
+        }
+        Ok(None)
+    }
+
     /// A session by full id or by a unique prefix of at least 4 characters (e.g. the 8-char
     /// short id).
     pub(crate) fn session(&self, reference: &str) -> Result<Session> {
@@ -116,17 +135,32 @@ impl Library<'_> {
     /// (else responses that held only thinking are left out).
     pub(crate) fn session_with(&self, reference: &str, thinking: bool) -> Result<Session> {
         let reference = reference.trim();
-        let source = self.session_source(reference)?;
-        let episode_id = source
-            .episode
-            .unwrap_or_else(|| NodeId::episode(&source.session_id));
+        // An inline subagent run (1.0.x) has no file of its own: its lines are in its
+        // parent's, picked out by run.
+        let (source, inline) = match self.session_source(reference) {
+            Ok(source) => (source, None),
+            Err(Error::NotFound(why)) => match self.inline_run(reference)? {
+                Some((parent, run)) => (parent, Some(run)),
+                None => return Err(Error::NotFound(why)),
+            },
+            Err(e) => return Err(e),
+        };
+        let episode_id = match &inline {
+            Some(run) => NodeId::agent(&source.session_id, run),
+            None => source
+                .episode
+                .unwrap_or_else(|| NodeId::episode(&source.session_id)),
+        };
         let episode = self.graph.node(episode_id)?.ok_or_else(|| {
             Error::NotFound(format!(
                 "no episode for session {reference}",
                 reference = crate::error::quote(reference)
             ))
         })?;
-        let handoff = self.graph.handoff(&source.session_id)?;
+        let handoff = match inline {
+            Some(_) => None,
+            None => self.graph.handoff(&source.session_id)?,
+        };
 
         // Lines of earlier versions are in the archive only.
         let live = std::fs::metadata(&source.path)
@@ -142,8 +176,13 @@ impl Library<'_> {
         } else {
             Mode::Main
         };
-        let read =
-            |reader: Box<dyn std::io::Read>| read_messages_with(reader, session, mode, &history);
+        let read = |reader: Box<dyn std::io::Read>| match &inline {
+            Some(run) => {
+                let lines = crate::claude::inline_run_lines(reader, run)?;
+                read_messages_with(std::io::Cursor::new(lines), session, Mode::Agent, &history)
+            }
+            None => read_messages_with(reader, session, mode, &history),
+        };
         let (messages, from_archive) = match (live, &source.archive) {
             (Some(_), _) => {
                 let file = std::fs::File::open(&source.path).map_err(Error::io(&source.path))?;
@@ -198,7 +237,9 @@ impl Library<'_> {
             }
         };
         let mut messages = messages;
-        self.insert_superseded(&source, &mut messages)?;
+        if inline.is_none() {
+            self.insert_superseded(&source, &mut messages)?;
+        }
         persisted_results(&source.path, &source.session_id, &mut messages);
         // Served text is scrubbed like everything ingest keeps.
         let mut ignored = RedactionCounts::default();
