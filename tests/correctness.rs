@@ -16,12 +16,26 @@ const AGENT: &str = "a31c0b1e5a31c0b1e";
 
 /// Runs `cmd`, failing the test when it has not exited within `limit`: what it printed.
 fn within(limit: Duration, cmd: &mut Command) -> Output {
-    let child = cmd
-        .stdin(Stdio::null())
+    fed(limit, cmd, None)
+}
+
+/// [`within`], with `stdin` written to the command's standard input.
+fn fed(limit: Duration, cmd: &mut Command, stdin: Option<&[u8]>) -> Output {
+    use std::io::Write;
+    let input = if stdin.is_some() {
+        Stdio::piped()
+    } else {
+        Stdio::null()
+    };
+    let mut child = cmd
+        .stdin(input)
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap();
+    if let Some(bytes) = stdin {
+        child.stdin.take().unwrap().write_all(bytes).unwrap();
+    }
     let pid = child.id();
     let (done, out) = std::sync::mpsc::channel();
     std::thread::spawn(move || done.send(child.wait_with_output()));
@@ -71,6 +85,18 @@ impl Env {
     fn json(&self, args: &[&str]) -> Value {
         let out = self.ok(args);
         serde_json::from_str(&out).unwrap_or_else(|e| panic!("{args:?}: {e}: {out}"))
+    }
+
+    /// `field` of each hit of `eywa search QUERY --mode lexical --json` and `extra`.
+    fn hit_fields(&self, query: &str, extra: &[&str], field: &str) -> Vec<String> {
+        let mut args = vec!["search", query, "--mode", "lexical", "--json"];
+        args.extend_from_slice(extra);
+        self.json(&args)["hits"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|h| h[field].as_str().unwrap_or_default().to_owned())
+            .collect()
     }
 }
 
@@ -334,23 +360,7 @@ fn issue_31_every_summary_label_of_a_file_is_found_and_still_titles_its_leaf() {
     );
     let env = Env::new(home);
     env.ok(&["ingest"]);
-    let labels = |query: &str| {
-        let found = env.json(&[
-            "search",
-            query,
-            "--type",
-            "summary_label",
-            "--mode",
-            "lexical",
-            "--json",
-        ]);
-        found["hits"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|h| h["session_id"].as_str().unwrap().to_owned())
-            .collect::<Vec<_>>()
-    };
+    let labels = |query: &str| env.hit_fields(query, &["-t", "summary_label"], "session_id");
     // Each label of the file is its session's.
     assert_eq!(labels("narwhal"), [labeller]);
     assert_eq!(labels("ocelot"), [labeller]);
@@ -502,17 +512,7 @@ fn issue_31_a_session_known_only_from_the_index_is_found_by_its_summary_and_prom
     home.write_raw("-w-billing", "sessions-index.json", &index.to_string());
     let env = Env::new(home);
     env.ok(&["ingest"]);
-    let sessions = |query: &str, kind: &str| {
-        let found = env.json(&[
-            "search", query, "--type", kind, "--mode", "lexical", "--json",
-        ]);
-        found["hits"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|h| h["session_id"].as_str().unwrap().to_owned())
-            .collect::<Vec<_>>()
-    };
+    let sessions = |query: &str, kind: &str| env.hit_fields(query, &["-t", kind], "session_id");
     assert_eq!(sessions("platypusbilling", "summary_label"), [gone]);
     assert_eq!(sessions("zebracron", "user_message"), [gone]);
     // The default types hold both.
@@ -551,18 +551,7 @@ fn issue_31_a_search_without_types_looks_in_the_conversation_not_the_tools() {
     );
     let env = Env::new(home);
     env.ok(&["ingest"]);
-    let kinds = |args: &[&str]| {
-        let found = env.json(args);
-        found["hits"]
-            .as_array()
-            .unwrap()
-            .iter()
-            .map(|h| h["type"].as_str().unwrap_or_default().to_owned())
-            .collect::<Vec<_>>()
-    };
-    let default = kinds(&[
-        "search", "coupon", "rounding", "bug", "--mode", "lexical", "--json",
-    ]);
+    let default = env.hit_fields("coupon rounding bug", &[], "type");
     assert!(!default.is_empty());
     assert!(
         default
@@ -571,16 +560,8 @@ fn issue_31_a_search_without_types_looks_in_the_conversation_not_the_tools() {
         "{default:?}"
     );
     // A word only a tool call holds is not found by default; named, the tools are.
-    assert!(kinds(&["search", "zanzibar", "--mode", "lexical", "--json"]).is_empty());
-    let tools = kinds(&[
-        "search",
-        "zanzibar",
-        "-t",
-        "tool_call",
-        "--mode",
-        "lexical",
-        "--json",
-    ]);
+    assert!(env.hit_fields("zanzibar", &[], "type").is_empty());
+    let tools = env.hit_fields("zanzibar", &["-t", "tool_call"], "type");
     assert_eq!(tools, ["tool_call"]);
     // A focus that names nothing is reported and left out.
     let found = env.json(&[
@@ -618,23 +599,11 @@ fn issue_31_session_start_warns_of_an_old_handoff_as_context_does() {
     assert!(context.contains("OLD CONTEXT WARNING"), "{context}");
     let hook = json!({"hook_event_name": "SessionStart", "session_id": "new-one",
                       "cwd": "/w/old", "source": "startup"});
-    let mut cmd = env.eywa(&["hook", "session-start"]);
-    let out = {
-        use std::io::Write;
-        let mut child = cmd
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        child
-            .stdin
-            .take()
-            .unwrap()
-            .write_all(hook.to_string().as_bytes())
-            .unwrap();
-        child.wait_with_output().unwrap()
-    };
+    let out = fed(
+        Duration::from_secs(60),
+        &mut env.eywa(&["hook", "session-start"]),
+        Some(hook.to_string().as_bytes()),
+    );
     let said = String::from_utf8_lossy(&out.stdout);
     assert!(said.contains("gannet"), "{said}");
     assert!(said.contains("OLD CONTEXT WARNING"), "{said}");
@@ -1067,18 +1036,12 @@ fn issue_31_no_resume_command_for_a_session_claude_code_does_not_have() {
     );
     let env = Env::new(home);
     env.ok(&["ingest"]);
-    let hits = |query: &str| {
-        env.json(&["search", query, "--mode", "lexical", "--json"])["hits"]
-            .as_array()
-            .unwrap()
-            .clone()
-    };
-    let orphan = hits("wombats");
-    assert_eq!(orphan.len(), 1, "{orphan:?}");
-    assert_eq!(orphan[0]["resume_command"], Value::Null, "{orphan:?}");
-    let own = hits("capybaras");
+    // A missing command reads as "".
+    let orphan = env.hit_fields("wombats", &[], "resume_command");
+    assert_eq!(orphan, [""], "{orphan:?}");
+    let own = env.hit_fields("capybaras", &[], "resume_command");
     assert_eq!(
-        own[0]["resume_command"],
+        own[0],
         "claude --resume 0f31a000-0000-4000-8000-000000000002"
     );
 }

@@ -208,22 +208,27 @@ impl Writer<'_> {
         }
         let (passages, labels) = super::index_only::index_only_texts(&node);
         let handoff = self.graph.handoff(&record.session_id)?;
-        let input = IndexInput {
+        self.reindex_session(&IndexInput {
             source: &record.path,
             node: &node,
             handoff: handoff.as_ref(),
             passages: &passages,
             labels: &labels,
             whole: true,
-        };
-        let session = session_docs(&input);
+        })
+    }
+
+    /// Puts a session's passages and session documents back in the text index, and
+    /// queues them for semantic memory (a rebuild's part for one source).
+    fn reindex_session(&self, input: &IndexInput<'_>) -> Result<()> {
+        let session = session_docs(input);
         self.text()?
-            .put(&passage_docs(&input, input.passages, true))?;
+            .put(&passage_docs(input, input.passages, true))?;
         self.text()?.put(&session)?;
-        let mut embed = passage_docs(&input, input.passages, false);
+        let mut embed = passage_docs(input, input.passages, false);
         embed.extend(session);
         self.semantic()?
-            .enqueue(self.graph.store(), &record.path, &embed, false)
+            .enqueue(self.graph.store(), input.source, &embed, false)
     }
 
     /// Rebuilds the text index from the store: every transcript from its archive, every
@@ -277,22 +282,14 @@ impl Writer<'_> {
                 .expect("a source's episode node is an episode");
             let handoff = self.graph.handoff(&episode.session_id)?;
             let labels = transcript.indexed_labels();
-            let input = IndexInput {
+            self.reindex_session(&IndexInput {
                 source: &record.path,
                 node: &node,
                 handoff: handoff.as_ref(),
                 passages: &transcript.passages,
                 labels: &labels,
                 whole: true,
-            };
-            let session = session_docs(&input);
-            self.text()?
-                .put(&passage_docs(&input, input.passages, true))?;
-            self.text()?.put(&session)?;
-            let mut embed = passage_docs(&input, input.passages, false);
-            embed.extend(session);
-            self.semantic()?
-                .enqueue(store, &record.path, &embed, false)?;
+            })?;
             // Inline subagent runs: their report.
             for run in &transcript.inline_agents {
                 let id = NodeId::agent(&episode.session_id, &run.session_id);
