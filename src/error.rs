@@ -51,6 +51,10 @@ pub enum Error {
     /// The vector index failed.
     #[error("vector index: {0}")]
     VectorIndex(String),
+    /// The work was cancelled (its caller stopped waiting, or the server is stopping);
+    /// what it committed before stays.
+    #[error("cancelled: the caller stopped waiting, or the server is stopping")]
+    Cancelled,
 }
 
 /// A result whose error is eywa's [`Error`] unless given.

@@ -60,11 +60,18 @@ pub async fn run(
 /// the server's events, so its next call would wait for ever.
 const MAX_STREAMS: u32 = 1024;
 
-/// How long in-flight requests and open connections get to finish after `shutdown`.
+/// How long a server takes at most to stop once `shutdown` resolves, requests in flight
+/// or not.
 pub const SHUTDOWN_GRACE: Duration = Duration::from_secs(5);
 
-/// Serves until `shutdown` resolves; in-flight requests get [`SHUTDOWN_GRACE`] to finish,
-/// then open connections are closed. With `access`, every call but health's needs a token
+/// How long open connections get to finish after `shutdown`: less than
+/// [`SHUTDOWN_GRACE`], which also covers what the process does after (`serve` ends the
+/// runtime's blocking work and its own threads).
+const CONNECTIONS_GRACE: Duration = Duration::from_secs(3);
+
+/// Serves until `shutdown` resolves. Then the work of requests in flight is cancelled
+/// (it ends at its next checkpoint, see [`crate::cancel`]); open connections get
+/// `CONNECTIONS_GRACE` (3 s) to finish, then are closed. With `access`, every call but health's needs a token
 /// and connections need TLS.
 pub async fn run_with(
     listener: TcpListener,
@@ -109,10 +116,12 @@ pub async fn run_with_routes(
         .add_service(health_service)
         .add_service(reflection().build_v1()?)
         .add_service(reflection().build_v1alpha()?);
-    let router = api::add_services(router, engine);
+    let cancel = crate::cancel::Cancel::new();
+    let router = api::add_services(router, engine, cancel.clone());
     let (stopping, stopped) = tokio::sync::oneshot::channel::<()>();
     let signal = async {
         shutdown.await;
+        cancel.cancel();
         let _ = stopping.send(());
     };
     let served = match acceptor {
@@ -137,14 +146,14 @@ pub async fn run_with_routes(
         result = &mut served => result?,
         () = async {
             if stopped.await.is_ok() {
-                tokio::time::sleep(SHUTDOWN_GRACE).await;
+                tokio::time::sleep(CONNECTIONS_GRACE).await;
             } else {
                 std::future::pending::<()>().await;
             }
         } => {
             tracing::warn!(
                 "connections still open {} s after shutdown began: closing them",
-                SHUTDOWN_GRACE.as_secs()
+                CONNECTIONS_GRACE.as_secs()
             );
         }
     }

@@ -19,7 +19,7 @@ const NOT_COMPARED: [(&str, &str); 1] = [(
 )];
 
 /// The `eywa …` lines of the README's "Use it" block, comments dropped.
-fn readme_commands() -> Vec<String> {
+pub(crate) fn readme_commands() -> Vec<String> {
     let section = README
         .split("## Use it")
         .nth(1)
@@ -41,7 +41,7 @@ fn readme_commands() -> Vec<String> {
 }
 
 /// Splits a command line as sh would for these lines: words, and '…' quoted words.
-fn words(line: &str) -> Vec<String> {
+pub(crate) fn words(line: &str) -> Vec<String> {
     let mut out = Vec::new();
     let mut rest = line.trim();
     while !rest.is_empty() {
@@ -58,17 +58,18 @@ fn words(line: &str) -> Vec<String> {
     out
 }
 
-struct World {
-    claude: PathBuf,
-    data: PathBuf,
-    out: PathBuf,
-    folder: PathBuf,
-    _root: tempfile::TempDir,
+/// A store built from the README's projects, and the folders its placeholders stand for.
+pub(crate) struct World {
+    pub(crate) claude: PathBuf,
+    pub(crate) data: PathBuf,
+    pub(crate) out: PathBuf,
+    pub(crate) folder: PathBuf,
+    pub(crate) _root: tempfile::TempDir,
 }
 
 impl World {
     /// What the README's placeholders stand for here.
-    fn substitute(&self, word: &str) -> String {
+    pub(crate) fn substitute(&self, word: &str) -> String {
         match word {
             "~/src/shop" => "/w/shop".to_owned(),
             "~/src/shop-v2" => self.out.join("shop-v2").display().to_string(),
@@ -86,7 +87,7 @@ impl World {
         }
     }
 
-    fn eywa(&self) -> Command {
+    pub(crate) fn eywa(&self) -> Command {
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_eywa"));
         cmd.env("EYWA_DATA_DIR", &self.data)
             .env("EYWA_CLAUDE_DIR", &self.claude)
@@ -102,8 +103,9 @@ impl World {
     }
 }
 
-/// Sessions in three projects that the README's queries find.
-fn build_world() -> Option<World> {
+/// Sessions in four projects that the README's queries find (its grpcurl lines ask for
+/// `webapp`, a tokenizer and emoji).
+pub(crate) fn build_world() -> Option<World> {
     let root = tempfile::tempdir().unwrap();
     let home = ClaudeHome::new();
     home.session(
@@ -142,6 +144,15 @@ fn build_world() -> Option<World> {
         "/w/sled-fork",
         days_ago(3),
         &[("Port the auth tests to the sled fork", "Ported.")],
+    );
+    home.session(
+        "9e0b0a9e-0000-4000-8000-000000000004",
+        "/w/webapp",
+        days_ago(2),
+        &[
+            ("The tokenizer splits emoji", "Done, see the diff."),
+            ("Make the tokenizer keep emoji", "Done again."),
+        ],
     );
     let claude = root.path().join("claude");
     copy_dir(home.root(), &claude);

@@ -33,6 +33,7 @@ mod memories;
 mod migrate;
 mod parity;
 mod plans;
+mod readme;
 mod remote;
 mod search;
 mod secrets;

@@ -15,15 +15,17 @@ use super::convert::sessions::{
     ExportQuery, ListQuery, MigrateQuery, PartQuery, export_part, session_part,
 };
 use super::pb;
+use crate::cancel::Cancel;
 use crate::engine::{Engine, SearchRequest, SessionSearch};
 use crate::memory::{NewMemory, RecallQuery};
 
 /// What a handler answers.
 type Answer<T> = Result<Response<T>, Status>;
 
-/// Adds eywa's `eywa.v1` services to a server.
-pub fn add_services<L>(router: Router<L>, engine: Arc<Engine>) -> Router<L> {
-    let services = Services(engine);
+/// Adds eywa's `eywa.v1` services to a server. Once `stopping` is cancelled, the work of
+/// every request still running ends at its next checkpoint (see [`crate::cancel`]).
+pub fn add_services<L>(router: Router<L>, engine: Arc<Engine>, stopping: Cancel) -> Router<L> {
+    let services = Services(engine, stopping);
     router
         .add_service(pb::retrieval_server::RetrievalServer::new(services.clone()))
         .add_service(pb::graph_server::GraphServer::new(services.clone()))
@@ -34,24 +36,38 @@ pub fn add_services<L>(router: Router<L>, engine: Arc<Engine>) -> Router<L> {
         .add_service(pb::documents_server::DocumentsServer::new(services))
 }
 
-/// Every service of `eywa.v1`, over one engine.
+/// Every service of `eywa.v1`, over one engine, and the token the server cancels when it
+/// stops.
 #[derive(Clone)]
-struct Services(Arc<Engine>);
+struct Services(Arc<Engine>, Cancel);
 
 /// Runs a synchronous engine call (file I/O, CPU work) off the async workers, its result
-/// as the wire answer.
-async fn answer<T, R, E, F>(engine: &Arc<Engine>, f: F) -> Answer<R>
+/// as the wire answer. The call is cancelled (at its next checkpoint) when the server
+/// stops, or when this answer is no longer awaited: the caller's deadline passed, or it
+/// hung up.
+async fn answer<T, R, E, F>(services: &Services, f: F) -> Answer<R>
 where
     T: Send + 'static,
     R: From<T>,
     E: Into<Status> + Send + 'static,
     F: FnOnce(&Engine) -> Result<T, E> + Send + 'static,
 {
-    let engine = engine.clone();
-    let reply = tokio::task::spawn_blocking(move || f(&engine))
-        .await
-        .map_err(failed_task)?
-        .map_err(Into::into)?;
+    /// Cancels the request's work when its answer is dropped, whether or not it is done.
+    struct GiveUp(Cancel);
+    impl Drop for GiveUp {
+        fn drop(&mut self) {
+            self.0.cancel();
+        }
+    }
+    let Services(engine, stopping) = services.clone();
+    let request = GiveUp(Cancel::new());
+    let cancel = request.0.clone();
+    let reply =
+        tokio::task::spawn_blocking(move || stopping.within(|| cancel.within(|| f(&engine))))
+            .await
+            .map_err(failed_task)?
+            .map_err(Into::into)?;
+    drop(request);
     Ok(Response::new(reply.into()))
 }
 
@@ -82,7 +98,7 @@ macro_rules! serve {
         serve!(@rows $service [$($done)*
             async fn $method(&self, r: Request<pb::$request>) -> Answer<pb::$reply> {
                 let $q: $query = r.into_inner().try_into()?;
-                answer(&self.0, move |$e: &Engine| $call).await
+                answer(self, move |$e: &Engine| $call).await
             }
         ] $($rest)*);
     };
@@ -90,7 +106,7 @@ macro_rules! serve {
         within $handler:ident; $($rest:tt)*) => {
         serve!(@rows $service [$($done)*
             async fn $method(&self, r: Request<pb::$request>) -> Answer<pb::$reply> {
-                $handler(&self.0, r.into_inner()).await
+                $handler(self, r.into_inner()).await
             }
         ] $($rest)*);
     };
@@ -99,7 +115,7 @@ macro_rules! serve {
         serve!(@rows $service [$($done)*
             async fn $method(&self, r: Request<pb::$request>) -> Answer<pb::$reply> {
                 let pb::$request { $($field),* } = r.into_inner();
-                answer(&self.0, move |$e: &Engine| $call).await
+                answer(self, move |$e: &Engine| $call).await
             }
         ] $($rest)*);
     };
@@ -139,12 +155,15 @@ serve!(pb::ingest_server::Ingest {
 /// `pending` once that passed, and the read goes on (a hook never waits behind a long
 /// ingest).
 async fn ingest_session_within(
-    engine: &Arc<Engine>,
+    services: &Services,
     request: pb::IngestSessionRequest,
 ) -> Answer<pb::IngestSessionResponse> {
     let pb::IngestSessionRequest { session, wait_ms } = request;
-    let engine = engine.clone();
-    let read = tokio::task::spawn_blocking(move || engine.ingest_session(&session));
+    let Services(engine, stopping) = services.clone();
+    // Not the caller's to cancel: the read goes on after a `pending` answer, until done
+    // or until the server stops.
+    let read =
+        tokio::task::spawn_blocking(move || stopping.within(|| engine.ingest_session(&session)));
     let done = match wait_ms {
         0 => read.await,
         ms => match tokio::time::timeout(Duration::from_millis(u64::from(ms)), read).await {

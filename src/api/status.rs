@@ -15,6 +15,7 @@ impl From<Error> for Status {
             }
             Error::StoreLocked { .. } => Code::Unavailable,
             Error::DiskFull(_) => Code::ResourceExhausted,
+            Error::Cancelled => Code::Cancelled,
             Error::Storage(_)
             | Error::Io { .. }
             | Error::Index(_)

@@ -6,7 +6,7 @@ mod identity;
 mod line;
 mod messages;
 pub mod migrate;
-mod transcript;
+pub(crate) mod transcript;
 
 pub use self::dag::{Link, order as chain_order, uuid_key};
 pub use self::discover::{

@@ -164,9 +164,14 @@ pub(super) fn follow(
                 "ingested changes"
             ),
             Ok(_) => {}
+            // A missing Claude dir may come later; a cancelled run is the stop.
             Err(e)
-                if e.downcast_ref::<eywa::Error>()
-                    .is_some_and(|e| matches!(e, eywa::Error::ClaudeDirMissing { .. })) => {}
+                if e.downcast_ref::<eywa::Error>().is_some_and(|e| {
+                    matches!(
+                        e,
+                        eywa::Error::ClaudeDirMissing { .. } | eywa::Error::Cancelled
+                    )
+                }) => {}
             Err(e) => tracing::warn!(error = %format!("{e:#}"), "ingest failed; trying again"),
         }
         // Sleep in slices so a stop is seen promptly.

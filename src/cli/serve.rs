@@ -141,8 +141,10 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let watcher = (watch_interval_ms > 0).then(|| {
         let (engine, stop) = (engine.clone(), stop.clone());
         let interval = std::time::Duration::from_millis(watch_interval_ms);
+        // A run under way when the server stops ends at its next file.
+        let cancel = eywa::cancel::Cancel::of_flag(stop.clone());
         std::thread::spawn(move || {
-            super::ingest::follow(|| Ok(engine.ingest()?), interval, &stop);
+            cancel.within(|| super::ingest::follow(|| Ok(engine.ingest()?), interval, &stop));
         })
     });
     // Embeds what ingest queued, newest first, while the server answers.
@@ -225,8 +227,8 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     // A request still at work on a blocking thread past the grace is left to end with
     // the process: dropping the runtime would wait for it, and the server's promise is to
     // stop within the grace. What it wrote is committed or not; nothing is half-written.
-    runtime.shutdown_timeout(RUNTIME_GRACE);
     stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    runtime.shutdown_timeout(RUNTIME_GRACE);
     engine.wake_embedder();
     if let Some(watcher) = watcher {
         let _ = watcher.join();

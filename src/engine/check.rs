@@ -55,10 +55,7 @@ impl Engine {
     /// meanwhile.
     pub fn check(&self, repair: bool) -> Result<CheckReport> {
         let started = Instant::now();
-        let _ingest = self
-            .ingest_lock
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let _ingest = self.ingest_lock.lock()?;
         let mut report = CheckReport::default();
         let store = self.graph.store();
 
@@ -237,10 +234,7 @@ impl Engine {
             Error::InvalidArgument("a temporary store has no data dir to back up".into())
         })?;
         let semantic = self.semantic()?;
-        let _ingest = self
-            .ingest_lock
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let _ingest = self.ingest_lock.lock()?;
         // Read before the writer is held (reading them takes it); no ingest runs now.
         let counts = self.graph.counts()?;
         let _graph = self.graph.hold_writes();

@@ -145,7 +145,7 @@ pub struct Engine {
     /// `get` results, invalidated by every ingest.
     results: GenerationalCache<String, Arc<GetOutcome>>,
     /// One ingest at a time.
-    ingest_lock: Mutex<()>,
+    ingest_lock: crate::cancel::WorkLock,
     /// Documents and memories this process wrote whose text-index entries are not
     /// committed yet (their pending marks are this process's to clear).
     pending: Mutex<Vec<String>>,
@@ -271,7 +271,7 @@ impl Engine {
                 "get_results",
                 NonZeroUsize::new(RESULT_CACHE_ENTRIES).expect("positive"),
             ),
-            ingest_lock: Mutex::new(()),
+            ingest_lock: crate::cancel::WorkLock::default(),
             pending: Mutex::new(Vec::new()),
             last_sweep: std::sync::atomic::AtomicI64::new(0),
             authors: crate::archive::Authors::default(),

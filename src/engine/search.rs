@@ -166,7 +166,7 @@ impl Engine {
         // An index left behind by a stopped ingest is rebuilt first; one that lags only
         // because an ingest is running now is searched as committed.
         if self.writer().text_index_lags()?
-            && let Ok(_ingest) = self.ingest_lock.try_lock()
+            && let Some(_ingest) = self.ingest_lock.try_lock()
             && self.writer().text_index_lags()?
         {
             self.writer().reindex()?;

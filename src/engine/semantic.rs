@@ -92,6 +92,8 @@ impl Engine {
         let mut report = EmbedReport::default();
         let mut last_save = Instant::now();
         loop {
+            // Stopped between steps: what was embedded is in the warm tier's journal.
+            crate::cancel::checkpoint()?;
             let (taken, computed) = self.semantic()?.step(self.graph.store(), STEP)?;
             if taken == 0 {
                 break;

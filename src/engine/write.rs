@@ -96,10 +96,7 @@ impl Engine {
         &self,
         job: impl for<'w> FnOnce(&'w Writer<'w>) -> Result<T>,
     ) -> Result<T> {
-        let _guard = self
-            .ingest_lock
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let _guard = self.ingest_lock.lock()?;
         let result = job(&self.writer());
         if result.is_err() {
             self.handoffs_lost();

@@ -171,6 +171,32 @@ pub fn episode_facts(origin: Origin<'_>, t: &Transcript) -> Option<SessionFacts>
         edges.push(edge);
     }
 
+    // People: commit authors the session's commands named, each part of the organization
+    // their address belongs to.
+    for (name, seen) in &t.people {
+        let id = NodeId::person(name);
+        let (first, last) = (seen.first.unwrap_or(start), seen.last.unwrap_or(end));
+        entities.push(entity(EntityType::Person, id, name, None, first, last));
+        let mut edge = Edge::new(episode_id, Relation::Mentions, id, first);
+        edge.valid_to = Some(last);
+        edge.evidence = evidence(seen.evidence.as_ref());
+        edge.confidence = Edge::supported(seen.count, 0);
+        edges.push(edge);
+        if let Some(domain) = &seen.organization {
+            let org = NodeId::organization(domain);
+            entities.push(entity(
+                EntityType::Organization,
+                org,
+                domain,
+                None,
+                first,
+                last,
+            ));
+            // Structural, as a file's project is: from the epoch, open-ended.
+            edges.push(Edge::new(id, Relation::PartOf, org, Timestamp(0)));
+        }
+    }
+
     for (raw, usage) in &t.files {
         let path = absolute(raw, t.cwds.first().map(String::as_str));
         let project = projects.iter().find(|p| within(&path, &p.path));

@@ -3,8 +3,9 @@
 /// The version of what extraction makes of a file: raised when a change to it (a
 /// handoff's sections, a subagent's report) should reach files already read, which are
 /// then read again whole on the next ingest. 3: repositories changed from a session's
-/// own are its projects too; every summary label of a file is its session's.
-pub const EXTRACT_VERSION: u32 = 3;
+/// own are its projects too; every summary label of a file is its session's. 4: commit
+/// authors are Person entities, their mail domains Organizations.
+pub const EXTRACT_VERSION: u32 = 4;
 
 /// A plan over this many bytes is likely not a plan: skipped, with a warning (seed 001).
 pub const MAX_PLAN_BYTES: u64 = 100 * 1024;

@@ -66,6 +66,7 @@ impl Writer<'_> {
         import.known.sort_unstable();
         // Markdown files first: they hold the whole handoff, the index only its fields.
         for path in markdown_files(&dir.join("handoffs"))? {
+            crate::cancel::checkpoint()?;
             let text = std::fs::read_to_string(&path).map_err(Error::io(&path))?;
             match parse_markdown(&text) {
                 Ok((front, sections)) => {
@@ -84,6 +85,10 @@ impl Writer<'_> {
                 let mut failed = Ok(());
                 let read = read_index(file, &mut |entry| {
                     if failed.is_err() {
+                        return;
+                    }
+                    if let Err(e) = crate::cancel::checkpoint() {
+                        failed = Err(e);
                         return;
                     }
                     let entry = match entry {

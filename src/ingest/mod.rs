@@ -314,10 +314,12 @@ impl<'e> Writer<'e> {
         }
         self.commit_group(&mut group, &mut run)?;
         self.flush_handoff_files(&mut run)?;
+        crate::cancel::checkpoint()?;
         self.ingest_agents(&agents, &mut run, &mut report, &mut ticker)?;
         if whole {
             self.ingest_index_only(&files, &mut run)?;
         }
+        crate::cancel::checkpoint()?;
         self.ingest_documents(&files, whole, &mut run, &mut report)?;
         if whole {
             (report.documents_added, report.documents_failed) =
@@ -349,6 +351,7 @@ impl<'e> Writer<'e> {
     ) -> Result<()> {
         report.agent_files_scanned = agents.len() as u64;
         for file in agents {
+            crate::cancel::checkpoint()?;
             let outcome = self.ingest_agent_file(file, run);
             match skip_unreadable(outcome, "cannot read subagent transcript", run, report)? {
                 Some(FileOutcome::Read { .. }) => report.agent_files_read += 1,

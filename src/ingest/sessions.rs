@@ -94,6 +94,8 @@ impl Writer<'_> {
         ticker: &mut Ticker<'_>,
     ) -> Result<()> {
         loop {
+            // A cancelled run stops between files; the groups committed so far stay.
+            crate::cancel::checkpoint()?;
             // Files already read are written in one group; when the writer waits
             // for the next read, what it holds lands first (a lone change is not
             // delayed).

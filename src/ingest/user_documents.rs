@@ -4,6 +4,8 @@
 //! its key concepts and the project whose folder holds it, all in one transaction but
 //! the text index (committed right after, and rebuilt from the store if that is lost).
 
+use std::collections::BTreeSet;
+
 use eywa_storage::Batch;
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
@@ -24,6 +26,8 @@ pub(crate) const FOLLOWED: &[u8] = b"docs_follow/";
 
 /// Settings prefix of a file that cannot be read: `docs_failed/ | path` → [`Failure`].
 const FAILED: &[u8] = b"docs_failed/";
+/// Authors a document's node names at most.
+const MAX_AUTHORS: usize = 64;
 
 /// A file that could not be read, as noted: its size and modification time then (all a
 /// note held before reasons were kept), why, and when.
@@ -509,7 +513,8 @@ impl Writer<'_> {
         Ok(best.map(|(_, name, id)| (name, id)))
     }
 
-    /// The document's node: MENTIONS its key concepts, and its project.
+    /// The document's node: MENTIONS its key concepts, the authors it names, and its
+    /// project.
     pub(super) fn document_facts(&self, info: &DocumentInfo, text: &str) -> Result<SessionFacts> {
         let id = NodeId::document(&info.id);
         let lowered = text.to_lowercase();
@@ -524,6 +529,21 @@ impl Writer<'_> {
             let says = lowered.matches(term.as_str()).count();
             edge.confidence = Edge::supported(u32::try_from(says).unwrap_or(u32::MAX), 0);
             edges.push(edge);
+        }
+        // Its authors, where it names them as git does (`Author: Name <address>`).
+        let mut authors = BTreeSet::new();
+        for (name, address) in crate::claude::transcript::people::authors_in(text) {
+            let person = NodeId::person(name);
+            if !authors.insert(person) || authors.len() > MAX_AUTHORS {
+                continue;
+            }
+            entities.push(entity(EntityType::Person, person, name, None, at, at));
+            edges.push(Edge::new(id, Relation::Mentions, person, at));
+            if let Some(domain) = crate::claude::transcript::people::organization_of(address) {
+                let org = NodeId::organization(&domain);
+                entities.push(entity(EntityType::Organization, org, &domain, None, at, at));
+                edges.push(Edge::new(person, Relation::PartOf, org, Timestamp(0)));
+            }
         }
         let holder = self.project_holding(std::path::Path::new(&info.path))?;
         if let Some(name) = &info.project {

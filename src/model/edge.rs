@@ -20,7 +20,7 @@ pub enum Relation {
     Created,
     /// Episode → Tool.
     Used,
-    /// Episode → Concept.
+    /// Episode → Concept, or Person (a commit author its commands named).
     Mentions,
     /// Episode → subagent Episode.
     Spawned,
@@ -32,7 +32,7 @@ pub enum Relation {
     HasPlan,
     /// Project → Document: the project's memory file (`memory/MEMORY.md`).
     HasMemory,
-    /// File → Project.
+    /// File → Project; Person → Organization.
     PartOf,
     /// Memory → Entity.
     About,

@@ -52,6 +52,16 @@ impl NodeId {
         NodeId(derive("concept", term))
     }
 
+    /// A Person entity, from their name (case does not make another person).
+    pub fn person(name: &str) -> Self {
+        NodeId(derive("person", &name.to_lowercase()))
+    }
+
+    /// An Organization entity, from its mail domain.
+    pub fn organization(domain: &str) -> Self {
+        NodeId(derive("organization", &domain.to_ascii_lowercase()))
+    }
+
     /// A plan Document, from its file stem (`<slug>` or `<slug>-agent-<id>`).
     pub fn plan(stem: &str) -> Self {
         NodeId(derive("plan", stem))

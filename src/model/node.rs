@@ -259,11 +259,12 @@ pub enum EntityType {
     Tool = 2,
     /// A keyword of some session.
     Concept = 3,
-    /// A person (seed 002; not extracted yet).
+    /// A person: a commit author or co-author a session's commands named.
     Person = 4,
-    /// An organization (seed 002; not extracted yet).
+    /// An organization: the mail domain of a person's address, unless anyone can have
+    /// an address there.
     Organization = 5,
-    /// A place (seed 002; not extracted yet).
+    /// A place (seed 002; not extracted: see the README's departures).
     Location = 6,
 }
 

@@ -26,6 +26,12 @@ impl Accumulator {
             {
                 self.note_result(id, content, *is_error);
                 self.note_persisted(line, id, content, ts);
+                // git's output names commit authors (`git log`, `git show`).
+                if self.tool_use_ids.get(*id).is_some_and(|t| t == "Bash")
+                    && result_mentions(content, "uthor")
+                {
+                    self.note_people(&result_text(content), ts, line.uuid());
+                }
             }
             if let Block::ToolResult {
                 tool_use_id: Some(id),
@@ -218,6 +224,12 @@ impl Accumulator {
         let shown = truncate_chars(&input.to_string(), MAX_TOOL_INPUT_CHARS);
         self.passage(PassageKind::ToolCall, line, &format!("{name} {shown}"));
         self.note_files(name, input, ts, uuid, id);
+        // A commit message's trailers name its co-authors.
+        if name == "Bash"
+            && let Some(command) = input.get("command").and_then(|c| c.as_str())
+        {
+            self.note_people(command, ts, uuid);
+        }
         if name == "TodoWrite"
             && let Some(todos) = input.get("todos").and_then(|t| t.as_array())
         {
@@ -376,6 +388,28 @@ impl Accumulator {
                 event.text = pull_request_url(&text).unwrap_or_default();
             }
             _ => {}
+        }
+    }
+
+    /// Records the commit authors `text` names.
+    fn note_people(&mut self, text: &str, ts: Option<Timestamp>, uuid: Option<&str>) {
+        for (name, address) in super::people::authors_in(text) {
+            let people = &mut self.t.people;
+            if people.len() >= super::people::MAX_PEOPLE && !people.contains_key(name) {
+                continue;
+            }
+            let person = people.entry(name.to_owned()).or_default();
+            if person.organization.is_none() {
+                person.organization = super::people::organization_of(address);
+            }
+            if person.evidence.is_none() {
+                person.evidence = uuid.map(str::to_owned);
+            }
+            person.count += 1;
+            if let Some(ts) = ts {
+                person.first = Some(person.first.map_or(ts, |f| f.min(ts)));
+                person.last = Some(person.last.map_or(ts, |l| l.max(ts)));
+            }
         }
     }
 

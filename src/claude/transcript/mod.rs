@@ -10,6 +10,7 @@
 mod accumulator;
 mod blocks;
 mod events;
+pub(crate) mod people;
 mod prompts;
 mod read;
 mod types;

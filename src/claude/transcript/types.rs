@@ -203,6 +203,9 @@ pub struct Transcript {
     /// The `messageCount` `sessions-index.json` gives the session, when it lists it.
     #[serde(default)]
     pub index_message_count: Option<u64>,
+    /// People the session's commands and their output name as commit authors, by name.
+    #[serde(default)]
+    pub people: BTreeMap<String, super::people::PersonSeen>,
 }
 
 /// A tool result whose whole text is in a `tool-results` file beside the transcript.
