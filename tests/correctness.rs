@@ -1061,23 +1061,7 @@ fn issue_31_a_request_stuck_behind_the_writer_ends_at_its_deadline_and_at_shutdo
         .unwrap(),
     );
     // An ingest that holds the writer until the test lets it go.
-    let (started, running) = mpsc::channel();
-    let (release, released) = mpsc::channel::<()>();
-    let held = {
-        let engine = engine.clone();
-        std::thread::spawn(move || {
-            let mut first = true;
-            engine
-                .ingest_with_progress(&mut |_| {
-                    if std::mem::take(&mut first) {
-                        started.send(()).unwrap();
-                        released.recv().unwrap();
-                    }
-                })
-                .unwrap();
-        })
-    };
-    running.recv().unwrap();
+    let held = crate::support::server::HeldIngest::start(&engine);
     // The server, stopped when the test says.
     let (addr_tx, addr_rx) = mpsc::channel();
     let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
@@ -1169,8 +1153,7 @@ fn issue_31_a_request_stuck_behind_the_writer_ends_at_its_deadline_and_at_shutdo
 
     // Once the writer is free, neither cancelled request runs: the late session stays
     // unread, and the held ingest ends as it would have.
-    release.send(()).unwrap();
-    held.join().unwrap();
+    held.finish();
     let late_sessions = || match engine.what_touched("project:late", &Default::default(), 10) {
         Ok(touched) => touched.len(),
         Err(eywa::Error::NotFound(_)) => 0,

@@ -416,23 +416,7 @@ fn issue_30_a_read_behind_a_running_ingest_is_left_to_the_server() {
     let server = crate::support::server::TestServer::start_shared(engine.clone());
     append(&env.login, &exchange("pelican", 0, "Answered."));
     // An ingest that holds the writer until the test lets it go.
-    let (started, running) = std::sync::mpsc::channel();
-    let (release, released) = std::sync::mpsc::channel::<()>();
-    let background = {
-        let engine = engine.clone();
-        std::thread::spawn(move || {
-            let mut first = true;
-            engine
-                .ingest_with_progress(&mut |_| {
-                    if std::mem::take(&mut first) {
-                        started.send(()).unwrap();
-                        released.recv().unwrap();
-                    }
-                })
-                .unwrap();
-        })
-    };
-    running.recv().unwrap();
+    let held = crate::support::server::HeldIngest::start(&engine);
     let runtime = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
@@ -451,7 +435,7 @@ fn issue_30_a_read_behind_a_running_ingest_is_left_to_the_server() {
             .unwrap()
             .into_inner();
         assert!(answer.pending && answer.report.is_none(), "{answer:?}");
-        release.send(()).unwrap();
+        held.finish();
         // The server read on: a caller that waits finds the read done.
         let answer = client
             .ingest_session(request(0))
@@ -460,7 +444,6 @@ fn issue_30_a_read_behind_a_running_ingest_is_left_to_the_server() {
             .into_inner();
         assert!(!answer.pending && answer.handoff.is_some(), "{answer:?}");
     });
-    background.join().unwrap();
     drop(server);
     drop(engine);
     assert_eq!(env.search("pelican")["hits"][0]["session_id"], LOGIN);

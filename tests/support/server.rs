@@ -61,3 +61,38 @@ impl Drop for TestServer {
         }
     }
 }
+
+/// An ingest that holds the engine's writer from its first file until released: what a
+/// long ingest looks like to the requests behind it.
+pub(crate) struct HeldIngest {
+    release: std::sync::mpsc::Sender<()>,
+    thread: std::thread::JoinHandle<()>,
+}
+
+impl HeldIngest {
+    /// Starts the ingest; returns once it holds the writer.
+    pub(crate) fn start(engine: &Arc<Engine>) -> HeldIngest {
+        let (started, running) = std::sync::mpsc::channel();
+        let (release, released) = std::sync::mpsc::channel::<()>();
+        let engine = engine.clone();
+        let thread = std::thread::spawn(move || {
+            let mut first = true;
+            engine
+                .ingest_with_progress(&mut |_| {
+                    if std::mem::take(&mut first) {
+                        started.send(()).unwrap();
+                        released.recv().unwrap();
+                    }
+                })
+                .unwrap();
+        });
+        running.recv().expect("the ingest reads a first file");
+        HeldIngest { release, thread }
+    }
+
+    /// Lets the ingest go on, and waits for it to end.
+    pub(crate) fn finish(self) {
+        self.release.send(()).unwrap();
+        self.thread.join().unwrap();
+    }
+}
