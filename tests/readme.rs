@@ -461,3 +461,39 @@ fn the_readme_check_backup_and_restore_block_gives_back_the_same_sessions() {
     }
     assert!(restored, "{lines:#?}");
 }
+
+/// Issue 31 item 12: the README's list of departures from the seeds names every one the
+/// issue asked to see, each with its reason (a `because`-shaped clause after the topic).
+#[test]
+fn the_readme_lists_every_departure_from_the_seeds() {
+    let section = README
+        .split("## Where eywa differs from the seeds")
+        .nth(1)
+        .and_then(|s| s.split("\n## ").next())
+        .expect("the README has its departures section");
+    let items: Vec<&str> = section.split("\n- **").skip(1).collect();
+    for topic in [
+        "settings precedence",
+        "default search types",
+        "recency",
+        "node ids",
+        "node embeddings",
+        "entity types",
+        "Team fields",
+        "Insights and Open Threads",
+        "sessions with no user message",
+        "a copied session",
+        "headlines of 5–10 words",
+        "subagent hits",
+    ] {
+        let item = items
+            .iter()
+            .find(|i| i.contains(topic))
+            .unwrap_or_else(|| panic!("no departure names {topic:?}"));
+        // A topic, then what eywa does and why: more than a heading.
+        assert!(
+            item.split_whitespace().count() > 25,
+            "the departure {topic:?} gives no reason: {item}"
+        );
+    }
+}
