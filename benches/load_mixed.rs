@@ -2,12 +2,14 @@
 //! corpus (`../shared/corpus/claude-code/real_projects`), asked by 64 clients at once,
 //! each on its own connection, 10,000 requests each, in a fixed mix: GetHandoffs, lexical
 //! Search, ListSessions, GetSession, WhatTouched, Neighbors, RetrieveContext, Stats and
-//! SearchSessions. Prints errors, p50, p99 and max latency per kind and overall, and the
-//! rate. Exits 1 on any error.
+//! SearchSessions; with a third argument, that percent of the requests are `Remember`
+//! writes instead (spread evenly over clients and time). Prints errors, p50, p99 and max
+//! latency per kind and overall, and the rate. Exits 1 on any error.
 //!
 //! ```sh
 //! cargo bench --bench load_mixed                  # 64 clients x 10,000 requests
 //! cargo bench --bench load_mixed -- 16 1000       # clients, requests each
+//! cargo bench --bench load_mixed -- 64 2000 20    # and 20% of them Remember
 //! ```
 
 mod scale;
@@ -17,7 +19,7 @@ use std::time::{Duration, Instant};
 
 use eywa::api::pb;
 
-const KINDS: [&str; 9] = [
+const KINDS: [&str; 10] = [
     "GetHandoffs",
     "Search",
     "ListSessions",
@@ -27,7 +29,11 @@ const KINDS: [&str; 9] = [
     "RetrieveContext",
     "Stats",
     "SearchSessions",
+    "Remember",
 ];
+
+/// The kind index of a `Remember`.
+const REMEMBER: usize = 9;
 
 fn copy(from: &Path, to: &Path) {
     std::fs::create_dir_all(to).unwrap();
@@ -49,6 +55,7 @@ fn main() {
         .collect();
     let clients: usize = args.first().and_then(|a| a.parse().ok()).unwrap_or(64);
     let each: usize = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(10_000);
+    let remember_percent: usize = args.get(2).and_then(|a| a.parse().ok()).unwrap_or(0);
     let corpus = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("../shared/corpus/claude-code/real_projects");
     if !corpus.is_dir() {
@@ -123,10 +130,16 @@ fn main() {
                 let mut retrieval = pb::retrieval_client::RetrievalClient::new(channel.clone());
                 let mut library = pb::sessions_client::SessionsClient::new(channel.clone());
                 let mut graph = pb::graph_client::GraphClient::new(channel.clone());
-                let mut admin = pb::admin_client::AdminClient::new(channel);
+                let mut admin = pb::admin_client::AdminClient::new(channel.clone());
+                let mut memory = pb::memory_client::MemoryClient::new(channel);
                 let mut times = Vec::with_capacity(each);
                 for i in 0..each {
-                    let kind = (c + i) % KINDS.len();
+                    // Remembers land on a fixed spread of (client, request) pairs.
+                    let kind = if (c * 37 + i * 11) % 100 < remember_percent {
+                        REMEMBER
+                    } else {
+                        (c + i) % REMEMBER
+                    };
                     let session = sessions[(c * 7 + i) % sessions.len()].clone();
                     let project = format!("project:{}", projects[(c + i) % projects.len()]);
                     let query = format!("{} {i}", words[(c + i) % words.len()]);
@@ -187,6 +200,16 @@ fn main() {
                             .await
                             .is_ok(),
                         7 => admin.stats(pb::StatsRequest {}).await.is_ok(),
+                        REMEMBER => memory
+                            .remember(pb::RememberRequest {
+                                content: format!(
+                                    "client {c} noted at request {i}: {query} needs a retry"
+                                ),
+                                tags: vec!["load".into()],
+                                ..Default::default()
+                            })
+                            .await
+                            .is_ok(),
                         _ => library
                             .search_sessions(pb::SearchSessionsRequest {
                                 pattern: "error".into(),
@@ -233,6 +256,9 @@ fn main() {
     for (k, name) in KINDS.iter().enumerate() {
         let of: Vec<&(usize, Duration, bool)> =
             all.iter().filter(|(kind, ..)| *kind == k).collect();
+        if of.is_empty() {
+            continue;
+        }
         line(
             name,
             of.iter().map(|(_, t, _)| *t).collect(),

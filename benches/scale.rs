@@ -40,7 +40,7 @@ pub(crate) fn eywa() -> Command {
     cmd
 }
 
-fn bench_data() -> PathBuf {
+pub(crate) fn bench_data() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("target/bench-data")
 }
 

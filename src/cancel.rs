@@ -78,11 +78,34 @@ pub fn checkpoint() -> Result<()> {
 const WAIT_LOOK: Duration = Duration::from_millis(50);
 
 /// A lock held across long work (an ingest) whose waiters give up when their own work is
-/// cancelled; a mutex would keep them waiting until the holder is done.
+/// cancelled, as a mutex's would not, and are served in the order they came: a client's
+/// write waits behind the ones before it, never behind every later one.
 #[derive(Debug, Default)]
 pub struct WorkLock {
-    held: Mutex<bool>,
-    freed: Condvar,
+    state: Mutex<Turns>,
+    turned: Condvar,
+}
+
+/// Whose turn it is: tickets are served in order, skipping those whose waiter gave up.
+#[derive(Debug, Default)]
+struct Turns {
+    /// The next ticket to hand out.
+    next: u64,
+    /// The ticket served now (or next, when nobody holds the lock).
+    serving: u64,
+    held: bool,
+    /// Tickets whose waiters gave up before their turn.
+    abandoned: std::collections::BTreeSet<u64>,
+}
+
+impl Turns {
+    /// Moves on to the next ticket whose waiter is still there.
+    fn advance(&mut self) {
+        self.serving += 1;
+        while self.abandoned.remove(&self.serving) {
+            self.serving += 1;
+        }
+    }
 }
 
 /// Holds a [`WorkLock`] until dropped.
@@ -90,38 +113,51 @@ pub struct WorkLock {
 pub struct WorkGuard<'a>(&'a WorkLock);
 
 impl WorkLock {
-    /// Waits for the lock; fails with [`Error::Cancelled`] once the waiting work is
-    /// cancelled.
+    /// Waits for the lock, after those who asked before; fails with [`Error::Cancelled`]
+    /// once the waiting work is cancelled.
     pub fn lock(&self) -> Result<WorkGuard<'_>> {
-        let mut held = self.state();
-        while *held {
-            checkpoint()?;
-            held = self
-                .freed
-                .wait_timeout(held, WAIT_LOOK)
+        let mut turns = self.state();
+        let ticket = turns.next;
+        turns.next += 1;
+        loop {
+            if turns.serving == ticket && !turns.held {
+                if cancelled() {
+                    // Its turn came as the work was cancelled: it does not start now.
+                    turns.advance();
+                    drop(turns);
+                    self.turned.notify_all();
+                    return Err(Error::Cancelled);
+                }
+                turns.held = true;
+                return Ok(WorkGuard(self));
+            }
+            if cancelled() {
+                turns.abandoned.insert(ticket);
+                return Err(Error::Cancelled);
+            }
+            turns = self
+                .turned
+                .wait_timeout(turns, WAIT_LOOK)
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .0;
         }
-        // Freed as the work was cancelled: it does not start now.
-        checkpoint()?;
-        *held = true;
-        Ok(WorkGuard(self))
     }
 
-    /// The lock if nobody holds it.
+    /// The lock if nobody holds it or waits for it.
     pub fn try_lock(&self) -> Option<WorkGuard<'_>> {
-        let mut held = self.state();
-        if *held {
+        let mut turns = self.state();
+        if turns.held || turns.serving != turns.next {
             return None;
         }
-        *held = true;
+        turns.next += 1;
+        turns.held = true;
         Some(WorkGuard(self))
     }
 
-    fn state(&self) -> MutexGuard<'_, bool> {
-        // The flag is only ever set or cleared whole: a panic elsewhere cannot leave it
-        // half-written.
-        self.held
+    fn state(&self) -> MutexGuard<'_, Turns> {
+        // The turns are only changed whole under the mutex: a panic elsewhere cannot
+        // leave them half-written.
+        self.state
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
@@ -129,8 +165,11 @@ impl WorkLock {
 
 impl Drop for WorkGuard<'_> {
     fn drop(&mut self) {
-        *self.0.state() = false;
-        self.0.freed.notify_one();
+        let mut turns = self.0.state();
+        turns.held = false;
+        turns.advance();
+        drop(turns);
+        self.0.turned.notify_all();
     }
 }
 
@@ -167,6 +206,40 @@ mod tests {
         assert!(lock.try_lock().is_none(), "still held by its holder");
         drop(held);
         assert!(lock.try_lock().is_some());
+    }
+
+    #[test]
+    fn waiters_are_served_in_the_order_they_came_and_one_that_gave_up_is_skipped() {
+        let lock = Arc::new(WorkLock::default());
+        let held = lock.lock().unwrap();
+        let order = Arc::new(Mutex::new(Vec::new()));
+        let mut waiters = Vec::new();
+        let gives_up = Cancel::new();
+        for n in 0..4 {
+            let (shared, order, gives_up) = (lock.clone(), order.clone(), gives_up.clone());
+            waiters.push(std::thread::spawn(move || {
+                let token = if n == 1 { gives_up } else { Cancel::new() };
+                token.within(|| {
+                    let _turn = shared.lock()?;
+                    order.lock().unwrap().push(n);
+                    Ok::<_, Error>(())
+                })
+            }));
+            // Each has its ticket before the next asks.
+            while lock.state().next < n + 2 {
+                std::thread::yield_now();
+            }
+        }
+        gives_up.cancel();
+        // The one that gave up is out of the queue before the lock is freed.
+        while !lock.state().abandoned.contains(&2) {
+            std::thread::yield_now();
+        }
+        drop(held);
+        let results: Vec<_> = waiters.into_iter().map(|w| w.join().unwrap()).collect();
+        assert!(matches!(results[1], Err(Error::Cancelled)));
+        assert_eq!(*order.lock().unwrap(), [0, 2, 3]);
+        assert!(lock.try_lock().is_some(), "free, nobody waiting");
     }
 
     #[test]

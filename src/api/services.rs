@@ -25,7 +25,12 @@ type Answer<T> = Result<Response<T>, Status>;
 /// Adds eywa's `eywa.v1` services to a server. Once `stopping` is cancelled, the work of
 /// every request still running ends at its next checkpoint (see [`crate::cancel`]).
 pub fn add_services<L>(router: Router<L>, engine: Arc<Engine>, stopping: Cancel) -> Router<L> {
-    let services = Services(engine, stopping);
+    let scans = std::thread::available_parallelism().map_or(2, std::num::NonZero::get);
+    let services = Services(
+        engine,
+        stopping,
+        Arc::new(tokio::sync::Semaphore::new(scans)),
+    );
     router
         .add_service(pb::retrieval_server::RetrievalServer::new(services.clone()))
         .add_service(pb::graph_server::GraphServer::new(services.clone()))
@@ -36,16 +41,21 @@ pub fn add_services<L>(router: Router<L>, engine: Arc<Engine>, stopping: Cancel)
         .add_service(pb::documents_server::DocumentsServer::new(services))
 }
 
-/// Every service of `eywa.v1`, over one engine, and the token the server cancels when it
-/// stops.
+/// Every service of `eywa.v1`, over one engine; the token the server cancels when it
+/// stops; and the turns of scans (one a core).
 #[derive(Clone)]
-struct Services(Arc<Engine>, Cancel);
+struct Services(Arc<Engine>, Cancel, Arc<tokio::sync::Semaphore>);
+
+/// Calls that read every message of every session: they take turns, one a core, so
+/// that however many are asked at once, other calls (a client's write, a lookup) still
+/// find a core.
+const SCANS: [&str; 1] = ["search_sessions"];
 
 /// Runs a synchronous engine call (file I/O, CPU work) off the async workers, its result
-/// as the wire answer. The call is cancelled (at its next checkpoint) when the server
-/// stops, or when this answer is no longer awaited: the caller's deadline passed, or it
-/// hung up.
-async fn answer<T, R, E, F>(services: &Services, f: F) -> Answer<R>
+/// as the wire answer; scans take turns (see `SCANS`). The call is cancelled (at its
+/// next checkpoint) when the server stops, or when this answer is no longer awaited: the
+/// caller's deadline passed, or it hung up.
+async fn answer<T, R, E, F>(services: &Services, method: &str, f: F) -> Answer<R>
 where
     T: Send + 'static,
     R: From<T>,
@@ -59,7 +69,17 @@ where
             self.0.cancel();
         }
     }
-    let Services(engine, stopping) = services.clone();
+    let Services(engine, stopping, readers) = services.clone();
+    let _turn = if !SCANS.contains(&method) {
+        None
+    } else {
+        Some(
+            readers
+                .acquire_owned()
+                .await
+                .map_err(|_| Status::unavailable("the server is stopping"))?,
+        )
+    };
     let request = GiveUp(Cancel::new());
     let cancel = request.0.clone();
     let reply =
@@ -98,7 +118,7 @@ macro_rules! serve {
         serve!(@rows $service [$($done)*
             async fn $method(&self, r: Request<pb::$request>) -> Answer<pb::$reply> {
                 let $q: $query = r.into_inner().try_into()?;
-                answer(self, move |$e: &Engine| $call).await
+                answer(self, stringify!($method), move |$e: &Engine| $call).await
             }
         ] $($rest)*);
     };
@@ -115,7 +135,7 @@ macro_rules! serve {
         serve!(@rows $service [$($done)*
             async fn $method(&self, r: Request<pb::$request>) -> Answer<pb::$reply> {
                 let pb::$request { $($field),* } = r.into_inner();
-                answer(self, move |$e: &Engine| $call).await
+                answer(self, stringify!($method), move |$e: &Engine| $call).await
             }
         ] $($rest)*);
     };
@@ -159,7 +179,7 @@ async fn ingest_session_within(
     request: pb::IngestSessionRequest,
 ) -> Answer<pb::IngestSessionResponse> {
     let pb::IngestSessionRequest { session, wait_ms } = request;
-    let Services(engine, stopping) = services.clone();
+    let Services(engine, stopping, _) = services.clone();
     // Not the caller's to cancel: the read goes on after a `pending` answer, until done
     // or until the server stops.
     let read =

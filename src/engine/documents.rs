@@ -87,9 +87,9 @@ impl Engine {
                     result,
                 });
             }
-            w.commit_writes()?;
             Ok(out)
         })?;
+        self.writer().commit_writes()?;
         // Its first chunks are embedded now, as a memory's are: found by meaning at once.
         self.embed_now();
         Ok(outcomes)

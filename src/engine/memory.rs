@@ -35,7 +35,9 @@ impl Engine {
     pub fn remember(&self, new: NewMemory) -> Result<MemoryItem> {
         let new = self.checked(new)?;
         let now = self.config.clock.now();
-        let m = self.write(|w| w.remember(new, now, true))?;
+        let m = self.write(|w| w.remember(new, now, false))?;
+        // Committed outside the ingest lock, with the writes that came at the same time.
+        self.writer().commit_writes()?;
         self.embed_now();
         Ok(m)
     }
@@ -67,9 +69,9 @@ impl Engine {
                 out.push(w.remember(new, now, false)?);
                 progress(out.len());
             }
-            w.commit_writes()?;
             Ok(out)
         })?;
+        self.writer().commit_writes()?;
         self.embed_now();
         Ok(out)
     }
@@ -90,6 +92,7 @@ impl Engine {
         }
         let now = self.config.clock.now();
         let m = self.write(|w| w.update_memory(id, &update, now))?;
+        self.writer().commit_writes()?;
         self.embed_now();
         Ok(m)
     }
@@ -99,7 +102,10 @@ impl Engine {
     pub fn forget_memory(&self, id: &str, reason: Option<String>) -> Result<MemoryItem> {
         id_bytes(id)?;
         let now = self.config.clock.now();
-        self.write(|w| w.forget_memory(id, crate::memory::Change::Forgotten, reason, now))
+        let m =
+            self.write(|w| w.forget_memory(id, crate::memory::Change::Forgotten, reason, now))?;
+        self.writer().commit_writes()?;
+        Ok(m)
     }
 
     /// Memory `id` as it is now, its weight at this moment.

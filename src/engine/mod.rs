@@ -148,7 +148,9 @@ pub struct Engine {
     ingest_lock: crate::cancel::WorkLock,
     /// Documents and memories this process wrote whose text-index entries are not
     /// committed yet (their pending marks are this process's to clear).
-    pending: Mutex<Vec<String>>,
+    pending: Mutex<Vec<crate::ingest::PendingText>>,
+    /// Text-index commits of client writes, shared when they come at once.
+    text_commits: crate::ingest::GroupCommit,
     /// When this process last moved idle chunks to the cold tier (ms; 0: not yet).
     last_sweep: std::sync::atomic::AtomicI64,
     /// Who wrote each message uuid; loaded on first use.
@@ -273,6 +275,7 @@ impl Engine {
             ),
             ingest_lock: crate::cancel::WorkLock::default(),
             pending: Mutex::new(Vec::new()),
+            text_commits: crate::ingest::GroupCommit::default(),
             last_sweep: std::sync::atomic::AtomicI64::new(0),
             authors: crate::archive::Authors::default(),
             text: std::sync::OnceLock::new(),

@@ -119,6 +119,7 @@ impl Engine {
             last_sweep: &self.last_sweep,
             summarizer: self.config.summarizer.as_ref(),
             pending: &self.pending,
+            text_commits: &self.text_commits,
         }
     }
 }

@@ -98,14 +98,14 @@ impl Writer<'_> {
     }
 
     /// A new version of memory `id` with `update` applied; its text is indexed and
-    /// embedded again.
+    /// embedded again. The caller commits the text index ([`Writer::commit_writes`]).
     pub(crate) fn update_memory(
         &self,
         id: &str,
         update: &MemoryUpdate,
         now: Timestamp,
     ) -> Result<MemoryItem> {
-        self.update_memory_with(id, update, now, true)
+        self.update_memory_with(id, update, now, false)
     }
 
     fn update_memory_with(
@@ -147,7 +147,7 @@ impl Writer<'_> {
     }
 
     /// Forgets memory `id`: a last version that recall no longer finds, its edges expired.
-    /// Its history stays.
+    /// Its history stays. The caller commits the text index ([`Writer::commit_writes`]).
     pub(crate) fn forget_memory(
         &self,
         id: &str,
@@ -155,7 +155,7 @@ impl Writer<'_> {
         reason: Option<String>,
         now: Timestamp,
     ) -> Result<MemoryItem> {
-        self.forget_memory_with(id, change, reason, now, true)
+        self.forget_memory_with(id, change, reason, now, false)
     }
 
     fn forget_memory_with(
@@ -262,9 +262,7 @@ impl Writer<'_> {
             .stage(store, &source, &docs, true, &mut batch)?;
         self.graph.write_facts(batch, &memory_facts(m))?;
         self.semantic()?.applied(staged);
-        let text = self.text()?;
-        text.delete_source(&source);
-        text.put(&docs)?;
+        self.stage_text(&source, docs);
         if commit {
             self.commit_writes()?;
         }

@@ -4,6 +4,7 @@
 mod agents;
 mod documents;
 mod group;
+mod group_commit;
 mod handoffs;
 mod import;
 mod index_only;
@@ -23,10 +24,11 @@ use std::time::{Duration, Instant, UNIX_EPOCH};
 use serde::Serialize;
 
 use self::group::Group;
+pub(crate) use self::group_commit::GroupCommit;
 pub use self::import::ImportReport;
 pub(crate) use self::scrub::{SCRUBBED, ScrubReport};
 pub use self::summarize::Summarizer;
-pub(crate) use self::text::{DIRTY as TEXT_DIRTY, mark_text_dirty, pending_sources};
+pub(crate) use self::text::{DIRTY as TEXT_DIRTY, PendingText, mark_text_dirty, pending_sources};
 pub(crate) use self::user_documents::{FOLLOWED, failed_documents, followed_folders};
 use crate::archive::{Archive, Authors, Stamp};
 use crate::claude::{AgentFile, ClaudeDir, IndexEntry, SessionFile, Transcript};
@@ -223,7 +225,9 @@ pub(crate) struct Writer<'e> {
     /// The command that writes handoffs, when one is set.
     pub(crate) summarizer: Option<&'e Summarizer>,
     /// Sources this process marked pending in the text index (see `text::PENDING`).
-    pub(crate) pending: &'e std::sync::Mutex<Vec<String>>,
+    pub(crate) pending: &'e std::sync::Mutex<Vec<PendingText>>,
+    /// The text-index commits of this engine's writers, shared when they come at once.
+    pub(crate) text_commits: &'e GroupCommit,
 }
 
 impl<'e> Writer<'e> {

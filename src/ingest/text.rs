@@ -5,6 +5,7 @@ use super::Writer;
 use eywa_storage::{Batch, Keyspace};
 
 use crate::claude::{Mode, read_transcript_with};
+use crate::index::TextDoc;
 use crate::index::docs::{IndexInput, document_docs, passage_docs, session_docs};
 use crate::model::{Node, NodeId, NodeKind, Timestamp};
 use crate::{Error, Result};
@@ -119,35 +120,78 @@ impl Writer<'_> {
     }
 
     /// Notes, in the batch that writes `source`, that its text-index entries are not
-    /// committed yet; [`Writer::commit_writes`] clears the note.
+    /// committed yet; once they are in the index writer, [`Writer::note_pending`] hands
+    /// the mark to the next commit, which clears it.
     pub(crate) fn mark_pending(&self, batch: &mut Batch, source: &str) {
         batch.put_raw(Keyspace::Settings, pending_key(source), Vec::new());
+    }
+
+    /// `source`'s entries are in the index writer now: the next commit covers them and
+    /// clears its pending mark.
+    pub(crate) fn note_pending(&self, source: &str) {
         self.pending
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .push(source.to_owned());
+            .push(PendingText {
+                source: source.to_owned(),
+                docs: None,
+            });
+    }
+
+    /// `docs` replace `source`'s entries in the text index at the next commit, which
+    /// clears its pending mark: a client's write holds no lock while the index writer is
+    /// busy committing.
+    pub(crate) fn stage_text(&self, source: &str, docs: Vec<TextDoc>) {
+        self.pending
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .push(PendingText {
+                source: source.to_owned(),
+                docs: Some(docs),
+            });
     }
 
     /// Commits what documents and memories this process wrote put in the text index, and
-    /// clears their pending marks. Marks another process left (it died before its commit)
-    /// stay until they are caught up ([`Writer::catch_up_pending`]); a mark an ingest run
-    /// left stays for a rebuild.
+    /// clears their pending marks; callers at once share one commit (see
+    /// [`GroupCommit`](super::GroupCommit)), so a client write may commit outside the
+    /// ingest lock. Marks another process left (it died before its commit) stay until they
+    /// are caught up ([`Writer::catch_up_pending`]); a mark an ingest run left stays for a
+    /// rebuild.
     pub(crate) fn commit_writes(&self) -> Result<()> {
-        self.text()?.commit()?;
-        let written = std::mem::take(
-            &mut *self
-                .pending
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner),
-        );
-        if !written.is_empty() {
-            let mut batch = Batch::new();
-            for source in written {
-                batch.delete(Keyspace::Settings, pending_key(&source));
+        self.text_commits.join(|| {
+            // What this commit covers: every source noted or staged so far.
+            let written = std::mem::take(
+                &mut *self
+                    .pending
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner),
+            );
+            let committed = self.text().and_then(|text| {
+                for staged in &written {
+                    if let Some(docs) = &staged.docs {
+                        text.delete_source(&staged.source);
+                        text.put(docs)?;
+                    }
+                }
+                text.commit()
+            });
+            if let Err(e) = committed {
+                // Not committed: the next commit covers them (a put again is a replace).
+                self.pending
+                    .lock()
+                    .unwrap_or_else(std::sync::PoisonError::into_inner)
+                    .extend(written);
+                return Err(e);
             }
-            self.graph.store().apply(batch)?;
-        }
-        Ok(())
+            if !written.is_empty() {
+                let mut batch = Batch::new();
+                for staged in written {
+                    batch.delete(Keyspace::Settings, pending_key(&staged.source));
+                }
+                self.graph.store().apply(batch)?;
+            }
+            Ok(())
+        })
     }
 
     /// Indexes again the documents and memories a process that died left pending (see
@@ -166,10 +210,7 @@ impl Writer<'_> {
             text.put(&docs)?;
             self.semantic()?.enqueue(store, source, &docs, true)?;
             // Its mark is this process's now, cleared by the commit below.
-            self.pending
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner)
-                .push(source.clone());
+            self.note_pending(source);
         }
         self.commit_writes()?;
         Ok(pending.len())
@@ -358,4 +399,12 @@ pub(crate) fn mark_text_dirty(store: &eywa_storage::Store) -> Result<()> {
         store.apply(batch)?;
     }
     Ok(())
+}
+
+/// A source whose text-index entries the next commit covers: already in the index writer
+/// (`docs` is `None`), or to be put there first.
+#[derive(Debug)]
+pub(crate) struct PendingText {
+    source: String,
+    docs: Option<Vec<TextDoc>>,
 }

@@ -319,9 +319,7 @@ impl Writer<'_> {
         self.graph
             .write_facts(batch, &self.document_facts(&info, &text)?)?;
         self.semantic()?.applied(staged);
-        let text_index = self.text()?;
-        text_index.delete_source(&source);
-        text_index.put(&docs)?;
+        self.stage_text(&source, docs);
         if commit {
             self.commit_writes()?;
         }

@@ -552,6 +552,8 @@ impl Library<'_> {
         let mut out = Vec::new();
         let mut bytes = 0;
         for id in sessions {
+            // A scan of every message: a caller that stops waiting stops it.
+            crate::cancel::checkpoint()?;
             let session = match self.session(&id) {
                 Ok(s) => s,
                 // Gone and never archived: nothing to grep.

@@ -84,6 +84,9 @@ struct Warm {
     /// Held by every write: a guarded batch reads its guard and commits with no write in
     /// between.
     writer: Mutex<()>,
+    /// Something was written since the last settle: a settle with nothing to write
+    /// returns at once (a follower's idle poll settles every time).
+    written: std::sync::atomic::AtomicBool,
     // Dropped last: the lock outlives the keyspace's files being written.
     _lock: std::fs::File,
 }
@@ -101,6 +104,12 @@ impl Warm {
     /// [`SETTLE_WAIT`] for it to land in the partitions' files, and syncs the journal. A
     /// flush that cannot land (a full disk) is left to the journal, which holds it too.
     fn settle(&self) -> fjall::Result<()> {
+        if !self
+            .written
+            .swap(false, std::sync::atomic::Ordering::AcqRel)
+        {
+            return Ok(());
+        }
         for partition in &self.partitions {
             partition.rotate_memtable()?;
         }
@@ -116,6 +125,11 @@ impl Warm {
         self.keyspace.persist(PersistMode::SyncAll)
     }
 }
+
+/// How large a partition's memtable grows before the writer seals it for flushing: small
+/// enough that the few partitions an ingest fills at once stay well inside the write
+/// buffer, large enough that flushes write segments of a few MiB.
+const MEMTABLE_SHARE: u32 = 4 * 1024 * 1024;
 
 /// How long closing or flushing the store waits for memtables to reach their files: a
 /// full write buffer (32 MiB) takes well under a second.
@@ -169,6 +183,8 @@ impl Store {
                 keyspace,
                 partitions,
                 writer: Mutex::new(()),
+                // What the journal replayed on open is settled once too.
+                written: std::sync::atomic::AtomicBool::new(true),
                 _lock: lock,
             }),
             blobs,
@@ -431,9 +447,26 @@ impl Store {
                 None => write.remove(partition, key),
             }
         }
+        // A memtable past its share is handed to the flush thread now, by the writer:
+        // left to fjall, it grows to 16 MiB and the write buffer (shared by every
+        // partition) fills before fjall's monitor, every 250 ms, frees it, and each
+        // commit in between sleeps 10 to 100 ms.
+        let mut touched: Vec<usize> = last.keys().map(|&(partition, _)| partition).collect();
+        touched.dedup();
+        for partition in touched {
+            let partition = &self.warm.partitions[partition];
+            if partition.tree.active_memtable_size() > MEMTABLE_SHARE {
+                partition
+                    .rotate_memtable()
+                    .map_err(|e| crate::error::fjall_error(e, &self.path, self.min_free))?;
+            }
+        }
         write
             .commit()
             .map_err(|e| crate::error::fjall_error(e, &self.path, self.min_free))?;
+        self.warm
+            .written
+            .store(true, std::sync::atomic::Ordering::Release);
         Ok(true)
     }
 
