@@ -6,7 +6,9 @@ use std::io::BufRead;
 
 use super::dag::{self, Link, uuid_key};
 use super::line::{Block, Line, LineKind, result_text};
-use super::transcript::{History, Mode, NoHistory, command_of, prompt_of, real_prompt};
+use super::transcript::{
+    History, Mode, NoHistory, command_of, inline_run_name, prompt_of, real_prompt,
+};
 use crate::model::Timestamp;
 
 /// Characters kept of one tool call's input (as JSON) and of its result.
@@ -137,36 +139,55 @@ pub struct MessageUsage {
 /// them: a sidechain line joins its parent line's run, or starts a run named by its own
 /// uuid's first 8 characters. Read them with [`Mode::Agent`].
 pub fn inline_run_lines(reader: impl std::io::Read, run: &str) -> std::io::Result<Vec<u8>> {
-    let mut reader = std::io::BufReader::with_capacity(256 * 1024, reader);
-    let mut buf = Vec::new();
+    let mut lines = JsonLines::new(reader);
     let mut run_of: HashMap<String, String> = HashMap::new();
     let mut out = Vec::new();
-    loop {
-        buf.clear();
-        if reader.read_until(b'\n', &mut buf)? == 0 {
-            break;
-        }
-        let Some(line) = Line::parse(buf.trim_ascii()) else {
-            continue;
-        };
+    while let Some((bytes, line)) = lines.next()? {
         if !line.is_sidechain() || line.uuid().is_some_and(|u| run_of.contains_key(u)) {
             continue;
         }
-        let own = if let Some(parent_run) = line.parent_uuid().and_then(|p| run_of.get(p)) {
-            parent_run.clone()
-        } else {
-            let short: String = line.uuid().unwrap_or("").chars().take(8).collect();
-            format!("inline-{short}")
+        let own = match line.parent_uuid().and_then(|p| run_of.get(p)) {
+            Some(parent_run) => parent_run.clone(),
+            None => inline_run_name(line.uuid().unwrap_or("")),
         };
         if let Some(uuid) = line.uuid() {
             run_of.insert(uuid.to_owned(), own.clone());
         }
         if own == run {
-            out.extend_from_slice(buf.trim_ascii());
+            out.extend_from_slice(bytes);
             out.push(b'\n');
         }
     }
     Ok(out)
+}
+
+/// The JSON lines of a transcript, each with its bytes (trimmed); lines that do not
+/// parse are passed over.
+struct JsonLines<R> {
+    reader: std::io::BufReader<R>,
+    buf: Vec<u8>,
+}
+
+impl<R: std::io::Read> JsonLines<R> {
+    fn new(reader: R) -> Self {
+        JsonLines {
+            reader: std::io::BufReader::with_capacity(256 * 1024, reader),
+            buf: Vec::new(),
+        }
+    }
+
+    /// The next line that parses, with its bytes; `None` at the end.
+    fn next(&mut self) -> std::io::Result<Option<(&[u8], Line)>> {
+        loop {
+            self.buf.clear();
+            if self.reader.read_until(b'\n', &mut self.buf)? == 0 {
+                return Ok(None);
+            }
+            if let Some(line) = Line::parse(self.buf.trim_ascii()) {
+                return Ok(Some((self.buf.trim_ascii(), line)));
+            }
+        }
+    }
 }
 
 /// The messages of a main transcript in conversation order (the `parentUuid` chain).
@@ -183,8 +204,7 @@ pub fn read_messages_with(
     mode: Mode,
     history: &dyn History,
 ) -> std::io::Result<Vec<Message>> {
-    let mut reader = std::io::BufReader::with_capacity(256 * 1024, reader);
-    let mut buf = Vec::new();
+    let mut lines = JsonLines::new(reader);
     let mut out: Vec<(Option<usize>, usize, Message)> = Vec::new();
     let mut links: Vec<Link> = Vec::new();
     let mut seen: HashSet<u128> = HashSet::new();
@@ -193,14 +213,7 @@ pub fn read_messages_with(
     let mut seen_plain: HashSet<u64> = HashSet::new();
     let mut calls: HashMap<String, (usize, usize)> = HashMap::new();
     let agent = mode == Mode::Agent;
-    loop {
-        buf.clear();
-        if reader.read_until(b'\n', &mut buf)? == 0 {
-            break;
-        }
-        let Some(line) = Line::parse(buf.trim_ascii()) else {
-            continue;
-        };
+    while let Some((bytes, line)) = lines.next()? {
         let timestamp = line.timestamp().and_then(Timestamp::parse);
         let uuid = line.uuid().map(str::to_owned);
         if let Some(uuid) = &uuid {
@@ -219,7 +232,7 @@ pub fn read_messages_with(
         {
             use std::hash::{Hash, Hasher};
             let mut hasher = std::collections::hash_map::DefaultHasher::new();
-            buf.trim_ascii().hash(&mut hasher);
+            bytes.hash(&mut hasher);
             if !seen_plain.insert(hasher.finish()) {
                 continue;
             }

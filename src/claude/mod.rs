@@ -6,7 +6,7 @@ mod identity;
 mod line;
 mod messages;
 pub mod migrate;
-pub(crate) mod transcript;
+mod transcript;
 
 pub use self::dag::{Link, order as chain_order, uuid_key};
 pub use self::discover::{
@@ -23,3 +23,4 @@ pub use self::transcript::{
     PersistedResult, ReadPoint, Spawn, ToolUse, Transcript, read_resumable, read_transcript,
     read_transcript_from, read_transcript_with,
 };
+pub(crate) use self::transcript::{authors_in, organization_of};

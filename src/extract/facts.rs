@@ -174,27 +174,19 @@ pub fn episode_facts(origin: Origin<'_>, t: &Transcript) -> Option<SessionFacts>
     // People: commit authors the session's commands named, each part of the organization
     // their address belongs to.
     for (name, seen) in &t.people {
-        let id = NodeId::person(name);
         let (first, last) = (seen.first.unwrap_or(start), seen.last.unwrap_or(end));
-        entities.push(entity(EntityType::Person, id, name, None, first, last));
-        let mut edge = Edge::new(episode_id, Relation::Mentions, id, first);
+        let mut edge = person_facts(
+            episode_id,
+            name,
+            seen.organization.as_deref(),
+            (first, last),
+            &mut entities,
+            &mut edges,
+        );
         edge.valid_to = Some(last);
         edge.evidence = evidence(seen.evidence.as_ref());
         edge.confidence = Edge::supported(seen.count, 0);
         edges.push(edge);
-        if let Some(domain) = &seen.organization {
-            let org = NodeId::organization(domain);
-            entities.push(entity(
-                EntityType::Organization,
-                org,
-                domain,
-                None,
-                first,
-                last,
-            ));
-            // Structural, as a file's project is: from the epoch, open-ended.
-            edges.push(Edge::new(id, Relation::PartOf, org, Timestamp(0)));
-        }
     }
 
     for (raw, usage) in &t.files {
@@ -279,6 +271,35 @@ pub fn entity(
         updated_at: last,
         doc_refs: Vec::new(),
     }
+}
+
+/// Person `name`, seen from `seen.0` to `seen.1`, into `entities`, with the Organization
+/// it is PART_OF (when known) and that edge into `edges`; returns the MENTIONS edge from
+/// `by` to the person, for the caller to qualify and push.
+pub(crate) fn person_facts(
+    by: NodeId,
+    name: &str,
+    organization: Option<&str>,
+    (first, last): (Timestamp, Timestamp),
+    entities: &mut Vec<Node>,
+    edges: &mut Vec<Edge>,
+) -> Edge {
+    let person = NodeId::person(name);
+    entities.push(entity(EntityType::Person, person, name, None, first, last));
+    if let Some(domain) = organization {
+        let org = NodeId::organization(domain);
+        entities.push(entity(
+            EntityType::Organization,
+            org,
+            domain,
+            None,
+            first,
+            last,
+        ));
+        // Structural, as a file's project is: from the epoch, open-ended.
+        edges.push(Edge::new(person, Relation::PartOf, org, Timestamp(0)));
+    }
+    Edge::new(by, Relation::Mentions, person, first)
 }
 
 /// The projects of a transcript's working directories, in order of first appearance;

@@ -28,6 +28,7 @@ mod redact;
 mod scrub;
 mod sections;
 
+pub(crate) use self::facts::person_facts;
 pub use self::facts::{
     FIRST_PROMPT, INDEX_ONLY, INDEX_SUMMARY, MESSAGE_COUNT, Origin, entity, episode_facts, spawned,
 };

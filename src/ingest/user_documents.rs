@@ -16,7 +16,7 @@ use crate::docs::{
     Added, DOCUMENT_TYPE, DocumentInfo, Documents, FailedDocument, Head, MAX_DOCUMENT_BYTES,
     PAGE_BREAK, document_id, extract, head_key, source, summary, version_key,
 };
-use crate::extract::{SessionFacts, entity, redact_in_place, text_keywords};
+use crate::extract::{SessionFacts, entity, person_facts, redact_in_place, text_keywords};
 use crate::index::TextDoc;
 use crate::model::{Document, Edge, EntityType, Node, NodeId, NodeKind, Relation, Timestamp};
 use crate::{Error, Result};
@@ -530,18 +530,20 @@ impl Writer<'_> {
         }
         // Its authors, where it names them as git does (`Author: Name <address>`).
         let mut authors = BTreeSet::new();
-        for (name, address) in crate::claude::transcript::people::authors_in(text) {
-            let person = NodeId::person(name);
-            if !authors.insert(person) || authors.len() > MAX_AUTHORS {
+        for (name, address) in crate::claude::authors_in(text) {
+            if !authors.insert(NodeId::person(name)) || authors.len() > MAX_AUTHORS {
                 continue;
             }
-            entities.push(entity(EntityType::Person, person, name, None, at, at));
-            edges.push(Edge::new(id, Relation::Mentions, person, at));
-            if let Some(domain) = crate::claude::transcript::people::organization_of(address) {
-                let org = NodeId::organization(&domain);
-                entities.push(entity(EntityType::Organization, org, &domain, None, at, at));
-                edges.push(Edge::new(person, Relation::PartOf, org, Timestamp(0)));
-            }
+            let organization = crate::claude::organization_of(address);
+            let edge = person_facts(
+                id,
+                name,
+                organization.as_deref(),
+                (at, at),
+                &mut entities,
+                &mut edges,
+            );
+            edges.push(edge);
         }
         let holder = self.project_holding(std::path::Path::new(&info.path))?;
         if let Some(name) = &info.project {

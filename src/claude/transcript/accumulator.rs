@@ -288,8 +288,7 @@ impl Accumulator {
             run
         } else {
             let root = line.uuid().unwrap_or("").to_owned();
-            let short: String = root.chars().take(8).collect();
-            let mut acc = Accumulator::new(&format!("inline-{short}"), Mode::Agent);
+            let mut acc = Accumulator::new(&super::inline_run_name(&root), Mode::Agent);
             acc.t.root_uuid = Some(root);
             self.runs.push(acc);
             self.runs.len() - 1

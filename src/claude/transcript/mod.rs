@@ -10,12 +10,20 @@
 mod accumulator;
 mod blocks;
 mod events;
-pub(crate) mod people;
+mod people;
 mod prompts;
 mod read;
 mod types;
 
+pub(crate) use self::people::{authors_in, organization_of};
 pub(super) use self::prompts::{command_of, prompt_of, real_prompt};
+
+/// The id of an inline subagent run (a 1.0.x subagent whose `isSidechain` lines sit in
+/// its parent's file): `inline-` and the first 8 characters of its first line's uuid.
+pub(super) fn inline_run_name(root_uuid: &str) -> String {
+    let short: String = root_uuid.chars().take(8).collect();
+    format!("inline-{short}")
+}
 pub use self::read::{
     ReadPoint, read_resumable, read_transcript, read_transcript_from, read_transcript_with,
 };
