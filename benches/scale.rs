@@ -66,6 +66,75 @@ pub(crate) fn eywa_folder(n: usize) -> PathBuf {
     dir
 }
 
+/// The 55 LongMemEval questions' conversations as Claude Code sessions
+/// (`../shared/eval/lme-dev55.tar.xz`: 55 projects of ~47 sessions of ~10 messages),
+/// unpacked once; `None` without `../shared`.
+pub(crate) fn lme_tree() -> Option<std::path::PathBuf> {
+    let archive =
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../shared/eval/lme-dev55.tar.xz");
+    let root = bench_data().join("claude-lme-dev55");
+    if root.join("projects").is_dir() {
+        return Some(root);
+    }
+    if !archive.is_file() {
+        return None;
+    }
+    let unpacked = bench_data().join("lme-dev55-unpacked");
+    let _ = std::fs::remove_dir_all(&unpacked);
+    std::fs::create_dir_all(&unpacked).unwrap();
+    let status = std::process::Command::new("tar")
+        .arg("-xJf")
+        .arg(&archive)
+        .arg("-C")
+        .arg(&unpacked)
+        .status()
+        .unwrap();
+    assert!(status.success(), "cannot unpack {}", archive.display());
+    std::fs::create_dir_all(&root).unwrap();
+    std::fs::rename(unpacked.join("dev55/projects"), root.join("projects")).unwrap();
+    let _ = std::fs::remove_dir_all(&unpacked);
+    Some(root)
+}
+
+/// `copies` of the LongMemEval tree side by side, every uuid (session and message) made
+/// new in each copy: a tree of the same shape, `copies` times the sessions.
+pub(crate) fn lme_copies(lme: &std::path::Path, copies: u32) -> std::path::PathBuf {
+    let root = bench_data().join(format!("claude-lme-x{copies}"));
+    if root.join("projects").is_dir() {
+        return root;
+    }
+    let uuid =
+        regex::Regex::new("[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}").unwrap();
+    let building = bench_data().join(format!("claude-lme-x{copies}.partial"));
+    let _ = std::fs::remove_dir_all(&building);
+    for copy in 0..copies {
+        let renamed = |text: &str| {
+            uuid.replace_all(text, |m: &regex::Captures| {
+                let name = format!("{copy}:{}", &m[0]);
+                uuid::Uuid::new_v5(&uuid::Uuid::NAMESPACE_OID, name.as_bytes()).to_string()
+            })
+            .into_owned()
+        };
+        for project in std::fs::read_dir(lme.join("projects")).unwrap() {
+            let project = project.unwrap().path();
+            let name = project.file_name().unwrap().to_string_lossy().into_owned();
+            let into = building.join("projects").join(format!("{name}-{copy}"));
+            std::fs::create_dir_all(&into).unwrap();
+            for file in std::fs::read_dir(&project).unwrap() {
+                let file = file.unwrap().path();
+                if !file.is_file() {
+                    continue;
+                }
+                let text = std::fs::read_to_string(&file).unwrap();
+                let file_name = file.file_name().unwrap().to_string_lossy().into_owned();
+                std::fs::write(into.join(renamed(&file_name)), renamed(&text)).unwrap();
+            }
+        }
+    }
+    std::fs::rename(&building, &root).unwrap();
+    root
+}
+
 /// An empty Claude Code home, so `serve` has nothing to ingest but still watches.
 pub(crate) fn empty_claude_dir() -> PathBuf {
     let dir = bench_data().join("claude-empty");

@@ -41,6 +41,7 @@ mod semantic;
 mod sequences;
 mod serving;
 mod session_fields;
+mod session_search;
 mod setup;
 mod temporal;
 mod transcripts;

@@ -6,9 +6,17 @@ use crate::library::{ExportFormat, Library, MatchPage, Session, SessionPage, Ses
 
 impl Engine {
     pub(super) fn library(&self) -> Library<'_> {
+        let grams = match self.grams() {
+            Ok(grams) => Some(grams),
+            Err(e) => {
+                tracing::warn!(error = %e, "the trigram index cannot be opened: searches read every session");
+                None
+            }
+        };
         Library {
             graph: &self.graph,
             authors: &self.authors,
+            grams,
         }
     }
 

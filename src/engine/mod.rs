@@ -157,6 +157,8 @@ pub struct Engine {
     authors: crate::archive::Authors,
     /// The full-text index (index tier), opened on first use.
     text: std::sync::OnceLock<crate::index::TextIndex>,
+    /// The trigram index `SearchSessions` narrows by (index tier), opened on first use.
+    grams: std::sync::OnceLock<crate::index::GramIndex>,
     /// Semantic memory: embedder, queue, vector index; opened on first use.
     semantic: std::sync::OnceLock<crate::semantic::Semantic>,
     /// Held while a lazily opened part opens.
@@ -279,6 +281,7 @@ impl Engine {
             last_sweep: std::sync::atomic::AtomicI64::new(0),
             authors: crate::archive::Authors::default(),
             text: std::sync::OnceLock::new(),
+            grams: std::sync::OnceLock::new(),
             semantic: std::sync::OnceLock::new(),
             opening: Mutex::new(()),
         };
@@ -399,6 +402,13 @@ impl Engine {
                 crate::ingest::mark_text_dirty(self.graph.store())?;
             }
             Ok(text)
+        })
+    }
+
+    /// The trigram index of sessions' text, opened on first use.
+    pub(crate) fn grams(&self) -> Result<&crate::index::GramIndex> {
+        self.opened(&self.grams, || {
+            crate::index::GramIndex::open(&self.index_dir().join("grams"))
         })
     }
 

@@ -101,7 +101,27 @@ impl Engine {
         if result.is_err() {
             self.handoffs_lost();
         }
+        if result.is_ok() {
+            self.refresh_grams();
+        }
         result
+    }
+
+    /// Brings the trigram index up to what the job wrote. A failure leaves it behind,
+    /// which costs searches time, never results: what it lacks is read whole.
+    fn refresh_grams(&self) {
+        let library = self.library();
+        let Some(grams) = library.grams else { return };
+        let started = std::time::Instant::now();
+        match library.refresh_grams(grams) {
+            Ok(0) => {}
+            Ok(read) => tracing::info!(
+                sessions = read,
+                ms = started.elapsed().as_millis() as u64,
+                "indexed sessions' text for search"
+            ),
+            Err(e) => tracing::warn!(error = %e, "the trigram index was not brought up to date"),
+        }
     }
 }
 

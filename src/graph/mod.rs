@@ -306,6 +306,12 @@ impl Graph {
         snapshot::handoff_generation(&self.store)
     }
 
+    /// The generation of the last write that changed a source record: what a session
+    /// serves can have changed since an index built at an earlier one.
+    pub fn sources_generation(&self) -> Result<u64> {
+        snapshot::sources_generation(&self.store)
+    }
+
     fn view(&self) -> Result<RwLockReadGuard<'_, View>> {
         Ok(self
             .loaded_view()?

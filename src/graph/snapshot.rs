@@ -16,6 +16,8 @@ const MAGIC: &[u8; 8] = b"EYWAVW01";
 const GENERATION_KEY: &[u8] = b"graph_generation";
 /// The graph generation of the last batch that wrote a handoff.
 const HANDOFF_GENERATION_KEY: &[u8] = b"handoff_generation";
+/// The graph generation of the last batch that wrote a source record.
+const SOURCES_GENERATION_KEY: &[u8] = b"sources_generation";
 const NODE_BYTES: usize = 16 + 1 + 8;
 const EDGE_BYTES: usize = 4 + 4 + 16 + 1 + 8 + 8;
 
@@ -35,6 +37,19 @@ pub(super) fn handoff_generation(store: &Store) -> Result<u64> {
     Ok(store
         .get::<u64>(Keyspace::Settings, HANDOFF_GENERATION_KEY)?
         .unwrap_or(0))
+}
+
+/// The generation of the last batch that wrote a source record (0: none since this was
+/// kept).
+pub(super) fn sources_generation(store: &Store) -> Result<u64> {
+    Ok(store
+        .get::<u64>(Keyspace::Settings, SOURCES_GENERATION_KEY)?
+        .unwrap_or(0))
+}
+
+/// Records in a batch that it writes source records, at generation `next`.
+pub(super) fn bump_sources(batch: &mut Batch, next: u64) -> Result<()> {
+    Ok(batch.put(Keyspace::Settings, SOURCES_GENERATION_KEY.to_vec(), &next)?)
 }
 
 /// Records in a batch that it writes handoffs, at generation `next`.

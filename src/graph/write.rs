@@ -329,7 +329,7 @@ impl Graph {
             change,
             queued,
             versions: _,
-            sources: _,
+            sources,
             scanned: _,
         } = pending;
         snapshot::bump(&mut batch, *generation + 1)?;
@@ -348,6 +348,9 @@ impl Graph {
         };
         if !stale_docs.is_empty() {
             snapshot::bump_handoffs(&mut batch, *generation + 1)?;
+        }
+        if !sources.is_empty() {
+            snapshot::bump_sources(&mut batch, *generation + 1)?;
         }
         self.store.apply(batch)?;
         *generation += 1;

@@ -11,6 +11,7 @@ use crate::{Error, Result};
 
 pub use self::session::Session;
 
+mod grep;
 mod session;
 
 /// The session library over a store: what it lists, shows, exports and searches.
@@ -18,6 +19,8 @@ pub(crate) struct Library<'e> {
     pub(crate) graph: &'e Graph,
     /// Who wrote each message, to tell a resumed session's own lines from those it replays.
     pub(crate) authors: &'e Authors,
+    /// The trigram index `search_sessions` narrows by; `None` greps every session.
+    pub(crate) grams: Option<&'e crate::index::GramIndex>,
 }
 
 /// Sessions a page holds at most.
@@ -452,32 +455,6 @@ pub(crate) const MAX_MATCH_LINE_BYTES: usize = 2_000;
 /// A page of matches stops once it holds this many bytes of lines; `has_more` says so.
 pub(crate) const MAX_MATCH_PAGE_BYTES: usize = 1 << 20;
 
-/// `line` whole, or the [`MAX_MATCH_LINE_BYTES`] around byte `at`, cut at char
-/// boundaries and marked `…`.
-fn around(line: &str, at: usize) -> String {
-    if line.len() <= MAX_MATCH_LINE_BYTES {
-        return line.to_owned();
-    }
-    let half = MAX_MATCH_LINE_BYTES / 2;
-    let mut start = at.saturating_sub(half);
-    while !line.is_char_boundary(start) {
-        start -= 1;
-    }
-    let mut end = (start + MAX_MATCH_LINE_BYTES).min(line.len());
-    while !line.is_char_boundary(end) {
-        end -= 1;
-    }
-    let mut out = String::with_capacity(end - start + 8);
-    if start > 0 {
-        out.push('…');
-    }
-    out.push_str(&line[start..end]);
-    if end < line.len() {
-        out.push('…');
-    }
-    out
-}
-
 /// A page of matches.
 #[derive(Debug, Clone, PartialEq, serde::Serialize)]
 pub struct MatchPage {
@@ -491,131 +468,6 @@ pub struct MatchPage {
     pub offset: usize,
     /// Whether matches follow this page.
     pub has_more: bool,
-}
-
-impl Library<'_> {
-    /// Every line of every message (prompts, responses, compact summaries; redacted as
-    /// served) that matches a substring or a regular expression, sessions newest first.
-    pub(crate) fn search_sessions(&self, search: &SessionSearch) -> Result<MatchPage> {
-        if search.pattern.is_empty() {
-            return Err(Error::InvalidArgument(
-                "give a pattern to search for".into(),
-            ));
-        }
-        let chars = search.pattern.chars().count();
-        if chars > MAX_PATTERN_CHARS {
-            return Err(Error::InvalidArgument(format!(
-                "the pattern has {chars} characters; at most {MAX_PATTERN_CHARS}"
-            )));
-        }
-        if search.limit == 0 || search.limit > MAX_MATCHES {
-            return Err(Error::InvalidArgument(format!(
-                "limit must be between 1 and {MAX_MATCHES}, got {}",
-                search.limit
-            )));
-        }
-        if search.context > MAX_CONTEXT_LINES {
-            return Err(Error::InvalidArgument(format!(
-                "context must be at most {MAX_CONTEXT_LINES} lines, got {}",
-                search.context
-            )));
-        }
-        let source = if search.regex {
-            search.pattern.clone()
-        } else {
-            regex::escape(&search.pattern)
-        };
-        let matcher = regex::RegexBuilder::new(&source)
-            .case_insensitive(!search.case_sensitive)
-            .size_limit(1 << 20)
-            .build()
-            .map_err(|e| {
-                Error::InvalidArgument(format!(
-                    "bad pattern {}: {}",
-                    crate::error::quote(&search.pattern),
-                    pattern_error(&e)
-                ))
-            })?;
-        let mut sessions = Vec::new();
-        let mut offset = 0;
-        loop {
-            let page = self.list_sessions(search.workspace.as_deref(), MAX_PAGE, offset)?;
-            offset += page.sessions.len();
-            let empty = page.sessions.is_empty();
-            sessions.extend(page.sessions.into_iter().map(|s| s.session_id));
-            // An empty page ends it whatever the total says.
-            if !page.has_more || empty {
-                break;
-            }
-        }
-        let mut total = 0u64;
-        let mut out = Vec::new();
-        let mut bytes = 0;
-        for id in sessions {
-            // A scan of every message: a caller that stops waiting stops it.
-            crate::cancel::checkpoint()?;
-            let session = match self.session(&id) {
-                Ok(s) => s,
-                // Gone and never archived: nothing to grep.
-                Err(Error::NotFound(_)) => continue,
-                Err(e) => return Err(e),
-            };
-            for m in &session.messages {
-                let lines: Vec<&str> = m.text.lines().collect();
-                for (i, line) in lines.iter().enumerate() {
-                    if !matcher.is_match(line) {
-                        continue;
-                    }
-                    total += 1;
-                    let full = out.len() >= search.limit || bytes >= MAX_MATCH_PAGE_BYTES;
-                    if total as usize <= search.offset || full {
-                        continue;
-                    }
-                    let from = i.saturating_sub(search.context);
-                    let to = (i + search.context + 1).min(lines.len());
-                    let at = matcher.find(line).map_or(0, |m| m.start());
-                    let found = SearchMatch {
-                        session_id: id.clone(),
-                        message_uuid: m.uuid.clone().unwrap_or_default(),
-                        message_type: m.role.as_str().to_owned(),
-                        line: around(line, at),
-                        context: (from..to)
-                            .filter(|&j| j != i)
-                            .map(|j| around(lines[j], 0))
-                            .collect(),
-                        line_number: u32::try_from(i + 1).unwrap_or(u32::MAX),
-                    };
-                    bytes +=
-                        found.line.len() + found.context.iter().map(String::len).sum::<usize>();
-                    out.push(found);
-                }
-            }
-        }
-        Ok(MatchPage {
-            has_more: (search.offset + out.len()) < total as usize,
-            matches: out,
-            total,
-            limit: search.limit,
-            offset: search.offset,
-        })
-    }
-}
-
-/// What is wrong with a pattern, without the pattern: the regex crate's message repeats it
-/// whole (with a caret under the fault), which an error must not.
-fn pattern_error(e: &regex::Error) -> String {
-    match e {
-        regex::Error::Syntax(message) => message
-            .lines()
-            .rev()
-            .find_map(|l| l.trim().strip_prefix("error: "))
-            .unwrap_or("not a valid regular expression")
-            .to_owned(),
-        regex::Error::CompiledTooBig(limit) => {
-            format!("it compiles to more than {limit} bytes; make it simpler")
-        }
-        _ => "not a valid regular expression".to_owned(),
-    }
 }
 
 /// A session's messages: what the transcript holds; what `sessions-index.json` counted

@@ -56,11 +56,9 @@ impl Library<'_> {
         // One session can have had several files (moved to another workspace): the one
         // still on disk, else the latest, stands for it.
         matches.sort_by(|a, b| {
-            let live = |s: &SourceRecord| std::path::Path::new(&s.path).is_file();
             a.session_id
                 .cmp(&b.session_id)
-                .then_with(|| live(b).cmp(&live(a)))
-                .then_with(|| b.modified_ms.cmp(&a.modified_ms))
+                .then_with(|| served_first(a, b))
         });
         matches.dedup_by(|later, first| later.session_id == first.session_id);
         // A whole key names its session though it begins its copies' keys.
@@ -162,84 +160,11 @@ impl Library<'_> {
             None => self.graph.handoff(&source.session_id)?,
         };
 
-        // Lines of earlier versions are in the archive only.
-        let live = std::fs::metadata(&source.path)
-            .ok()
-            .filter(|m| crate::archive::Stamp::of(m).matches(&source) && source.shift == 0);
         self.authors.load(self.graph)?;
         let no_labels = std::collections::HashMap::new();
         let history = self.authors.history(&no_labels);
-        let session = source.session_id.as_str();
-        // Every line of a subagent's own transcript is a sidechain line: its messages.
-        let mode = if source.agent {
-            Mode::Agent
-        } else {
-            Mode::Main
-        };
-        let read = |reader: Box<dyn std::io::Read>| match &inline {
-            Some(run) => {
-                let lines = crate::claude::inline_run_lines(reader, run)?;
-                read_messages_with(std::io::Cursor::new(lines), session, Mode::Agent, &history)
-            }
-            None => read_messages_with(reader, session, mode, &history),
-        };
-        let (messages, from_archive) = match (live, &source.archive) {
-            (Some(_), _) => {
-                let file = std::fs::File::open(&source.path).map_err(Error::io(&source.path))?;
-                (
-                    read(Box::new(file)).map_err(Error::io(&source.path))?,
-                    false,
-                )
-            }
-            (None, Some(_)) => {
-                let reader = Archive::new(self.graph)
-                    .archive_reader(&source)?
-                    .ok_or_else(|| {
-                        Error::NotFound(format!(
-                            "the archive of session {reference} is missing",
-                            reference = crate::error::quote(reference)
-                        ))
-                    })?;
-                (read(reader).map_err(Error::io(&source.path))?, true)
-            }
-            (None, None) if episode.properties.contains_key(crate::extract::INDEX_ONLY) => {
-                // Known from `sessions-index.json` only: its first prompt is all there is.
-                let prompt = episode.properties.get(crate::extract::FIRST_PROMPT);
-                let start = episode.episode().map(|e| e.start);
-                let messages = prompt
-                    .map(|text| crate::claude::Message {
-                        uuid: None,
-                        role: crate::claude::Role::User,
-                        kind: crate::claude::MessageKind::Prompt,
-                        timestamp: start,
-                        text: text.clone(),
-                        tool_calls: Vec::new(),
-                        superseded: false,
-                        parent_uuid: None,
-                        cwd: episode.episode().map(|e| e.cwd.clone()),
-                        git_branch: episode.episode().and_then(|e| e.git_branch.clone()),
-                        is_sidechain: false,
-                        model: None,
-                        usage: None,
-                        stop_reason: None,
-                        thinking: None,
-                        tracked_files: Vec::new(),
-                    })
-                    .into_iter()
-                    .collect();
-                (messages, false)
-            }
-            (None, None) => {
-                return Err(Error::NotFound(format!(
-                    "the transcript of session {reference} is gone and was not archived",
-                    reference = crate::error::quote(reference)
-                )));
-            }
-        };
-        let mut messages = messages;
-        if inline.is_none() {
-            self.insert_superseded(&source, &mut messages)?;
-        }
+        let (mut messages, from_archive) =
+            self.read_messages(&source, &episode, inline.as_deref(), &history, reference)?;
         persisted_results(&source.path, &source.session_id, &mut messages);
         // Served text is scrubbed like everything ingest keeps.
         let mut ignored = RedactionCounts::default();
@@ -288,6 +213,96 @@ impl Library<'_> {
         })
     }
 
+    /// The messages of `source` as read: its live file while it is the one ingested, else
+    /// its archive (`sessions-index.json`'s first prompt when it has neither), with the
+    /// messages earlier versions held marked superseded; `inline` picks one inline
+    /// subagent run's lines. Not yet redacted. True when read from the archive.
+    pub(super) fn read_messages(
+        &self,
+        source: &SourceRecord,
+        episode: &Node,
+        inline: Option<&str>,
+        history: &dyn crate::claude::History,
+        reference: &str,
+    ) -> Result<(Vec<Message>, bool)> {
+        // Lines of earlier versions are in the archive only.
+        let live = std::fs::metadata(&source.path)
+            .ok()
+            .filter(|m| crate::archive::Stamp::of(m).matches(source) && source.shift == 0);
+        let session = source.session_id.as_str();
+        // Every line of a subagent's own transcript is a sidechain line: its messages.
+        let mode = if source.agent {
+            Mode::Agent
+        } else {
+            Mode::Main
+        };
+        let read = |reader: Box<dyn std::io::Read>| match inline {
+            Some(run) => {
+                let lines = crate::claude::inline_run_lines(reader, run)?;
+                read_messages_with(std::io::Cursor::new(lines), session, Mode::Agent, history)
+            }
+            None => read_messages_with(reader, session, mode, history),
+        };
+        let (messages, from_archive) = match (live, &source.archive) {
+            (Some(_), _) => {
+                let file = std::fs::File::open(&source.path).map_err(Error::io(&source.path))?;
+                (
+                    read(Box::new(file)).map_err(Error::io(&source.path))?,
+                    false,
+                )
+            }
+            (None, Some(_)) => {
+                let reader = Archive::new(self.graph)
+                    .archive_reader(source)?
+                    .ok_or_else(|| {
+                        Error::NotFound(format!(
+                            "the archive of session {reference} is missing",
+                            reference = crate::error::quote(reference)
+                        ))
+                    })?;
+                (read(reader).map_err(Error::io(&source.path))?, true)
+            }
+            (None, None) if episode.properties.contains_key(crate::extract::INDEX_ONLY) => {
+                // Known from `sessions-index.json` only: its first prompt is all there is.
+                let prompt = episode.properties.get(crate::extract::FIRST_PROMPT);
+                let start = episode.episode().map(|e| e.start);
+                let messages = prompt
+                    .map(|text| crate::claude::Message {
+                        uuid: None,
+                        role: crate::claude::Role::User,
+                        kind: crate::claude::MessageKind::Prompt,
+                        timestamp: start,
+                        text: text.clone(),
+                        tool_calls: Vec::new(),
+                        superseded: false,
+                        parent_uuid: None,
+                        cwd: episode.episode().map(|e| e.cwd.clone()),
+                        git_branch: episode.episode().and_then(|e| e.git_branch.clone()),
+                        is_sidechain: false,
+                        model: None,
+                        usage: None,
+                        stop_reason: None,
+                        thinking: None,
+                        tracked_files: Vec::new(),
+                    })
+                    .into_iter()
+                    .collect();
+                (messages, false)
+            }
+            (None, None) => {
+                return Err(Error::NotFound(format!(
+                    "the transcript of session {reference} is gone and was not archived",
+                    reference = crate::error::quote(reference)
+                )));
+            }
+        };
+        let mut messages = messages;
+        if inline.is_none() {
+            self.insert_superseded(source, &mut messages)?;
+        }
+        Ok((messages, from_archive))
+    }
+
     /// Puts the messages earlier versions of the file said and the file now contradicts
     /// (its lines with the same uuid differ) before what it says now, marked superseded,
     /// oldest first.
@@ -326,6 +341,15 @@ impl Library<'_> {
         }
         Ok(())
     }
+}
+
+/// Of two sources of one session, the one it is served from first: the one still on
+/// disk, else the latest.
+pub(super) fn served_first(a: &SourceRecord, b: &SourceRecord) -> std::cmp::Ordering {
+    let live = |s: &SourceRecord| std::path::Path::new(&s.path).is_file();
+    live(b)
+        .cmp(&live(a))
+        .then_with(|| b.modified_ms.cmp(&a.modified_ms))
 }
 
 /// Results Claude Code moved to `<session>/tool-results/<call id>.txt` (the transcript

@@ -1,0 +1,438 @@
+//! `SearchSessions`: every line of every session's messages that matches a substring or a
+//! regular expression. The trigram index (`crate::index::GramIndex`) names the sessions
+//! that can hold a match of the pattern's literal parts, and only those are read and
+//! grepped; patterns without a literal run of three characters grep every session. The
+//! index narrows and the grep decides, so both give the same page.
+
+use std::cell::Cell;
+use std::collections::{HashMap, HashSet};
+
+use rayon::prelude::*;
+use sha2::{Digest, Sha256};
+
+use super::{
+    Library, MAX_CONTEXT_LINES, MAX_MATCH_LINE_BYTES, MAX_MATCH_PAGE_BYTES, MAX_MATCHES,
+    MAX_PATTERN_CHARS, MatchPage, SearchMatch, SessionSearch, in_workspace,
+};
+use crate::claude::{History, Message, NoHistory};
+use crate::extract::{RedactionCounts, redact_in_place};
+use crate::graph::SourceRecord;
+use crate::index::{GramDoc, GramIndex, Need};
+use crate::model::NodeId;
+use crate::{Error, Result};
+
+/// Changed when what the index keeps of a session changes: every entry is then stale.
+const GRAMS_VERSION: u32 = 1;
+/// Sessions a refresh reads (on every core) before it hands them to the index.
+const REFRESH_BATCH: usize = 256;
+/// The key of a session whose text could not be read when it was indexed: every search
+/// reads it again (no trigram is this: they take 63 bits).
+const UNREAD: u64 = u64::MAX;
+
+impl Library<'_> {
+    /// Every line of every message (prompts, responses, compact summaries; redacted as
+    /// served) that matches a substring or a regular expression, sessions newest first.
+    pub(crate) fn search_sessions(&self, search: &SessionSearch) -> Result<MatchPage> {
+        if search.pattern.is_empty() {
+            return Err(Error::InvalidArgument(
+                "give a pattern to search for".into(),
+            ));
+        }
+        let chars = search.pattern.chars().count();
+        if chars > MAX_PATTERN_CHARS {
+            return Err(Error::InvalidArgument(format!(
+                "the pattern has {chars} characters; at most {MAX_PATTERN_CHARS}"
+            )));
+        }
+        if search.limit == 0 || search.limit > MAX_MATCHES {
+            return Err(Error::InvalidArgument(format!(
+                "limit must be between 1 and {MAX_MATCHES}, got {}",
+                search.limit
+            )));
+        }
+        if search.context > MAX_CONTEXT_LINES {
+            return Err(Error::InvalidArgument(format!(
+                "context must be at most {MAX_CONTEXT_LINES} lines, got {}",
+                search.context
+            )));
+        }
+        let source = if search.regex {
+            search.pattern.clone()
+        } else {
+            regex::escape(&search.pattern)
+        };
+        let matcher = regex::RegexBuilder::new(&source)
+            .case_insensitive(!search.case_sensitive)
+            .size_limit(1 << 20)
+            .build()
+            .map_err(|e| {
+                Error::InvalidArgument(format!(
+                    "bad pattern {}: {}",
+                    crate::error::quote(&search.pattern),
+                    pattern_error(&e)
+                ))
+            })?;
+        let need = match self.grams {
+            Some(_) => crate::index::need_of(&search.pattern, search.regex),
+            None => Need::Any,
+        };
+        let plan = self.grep_plan(search.workspace.as_deref(), &need)?;
+        let mut total = 0u64;
+        let mut out = Vec::new();
+        let mut bytes = 0;
+        for source in plan {
+            // Reads of transcripts: a caller that stops waiting stops them.
+            crate::cancel::checkpoint()?;
+            let messages = match self.grep_messages(&source) {
+                Ok(m) => m,
+                // Gone and never archived: nothing to grep.
+                Err(Error::NotFound(_)) => continue,
+                Err(e) => return Err(e),
+            };
+            for m in &messages {
+                let lines: Vec<&str> = m.text.lines().collect();
+                for (i, line) in lines.iter().enumerate() {
+                    if !matcher.is_match(line) {
+                        continue;
+                    }
+                    total += 1;
+                    let full = out.len() >= search.limit || bytes >= MAX_MATCH_PAGE_BYTES;
+                    if total as usize <= search.offset || full {
+                        continue;
+                    }
+                    let from = i.saturating_sub(search.context);
+                    let to = (i + search.context + 1).min(lines.len());
+                    let at = matcher.find(line).map_or(0, |m| m.start());
+                    let found = SearchMatch {
+                        session_id: source.session_id.clone(),
+                        message_uuid: m.uuid.clone().unwrap_or_default(),
+                        message_type: m.role.as_str().to_owned(),
+                        line: around(line, at),
+                        context: (from..to)
+                            .filter(|&j| j != i)
+                            .map(|j| around(lines[j], 0))
+                            .collect(),
+                        line_number: u32::try_from(i + 1).unwrap_or(u32::MAX),
+                    };
+                    bytes +=
+                        found.line.len() + found.context.iter().map(String::len).sum::<usize>();
+                    out.push(found);
+                }
+            }
+        }
+        Ok(MatchPage {
+            has_more: (search.offset + out.len()) < total as usize,
+            matches: out,
+            total,
+            limit: search.limit,
+            offset: search.offset,
+        })
+    }
+
+    /// The sessions to grep, most recently active first (the library's order), each as
+    /// the source it is served from: those the trigram index says can hold what `need`
+    /// asks, with those it has not caught up with; every session when it cannot tell.
+    fn grep_plan(&self, workspace: Option<&str>, need: &Need) -> Result<Vec<SourceRecord>> {
+        let workspace = workspace
+            .map(|w| w.trim().trim_end_matches(['/', '\\']))
+            .filter(|w| !w.is_empty());
+        let narrowed = match (self.grams, need) {
+            (Some(grams), need) if *need != Need::Any => Some(grams),
+            _ => None,
+        };
+        let Some(grams) = narrowed else {
+            // Every session, as the library lists them.
+            let mut by_session = main_sources(self.graph.sources()?);
+            let mut plan = Vec::new();
+            let mut any = false;
+            for node in self.graph.sessions_newest_first()? {
+                let node = node?;
+                let Some(e) = node.episode() else { continue };
+                if let Some(w) = workspace
+                    && !in_workspace(&e.project_path, &e.project, w)
+                {
+                    continue;
+                }
+                any = true;
+                if let Some(source) = by_session.remove(&e.session_id).and_then(served) {
+                    plan.push(source);
+                }
+            }
+            if !any && let Some(w) = workspace {
+                return Err(no_workspace(w));
+            }
+            return Ok(plan);
+        };
+        let found = grams
+            .sessions(&Need::Either(vec![need.clone(), Need::Gram(UNREAD)]))?
+            .unwrap_or_default();
+        let synced = grams.synced()? == Some(self.graph.sources_generation()?);
+        let mut candidates: Vec<SourceRecord> = Vec::new();
+        if synced {
+            for session in found {
+                let mut records = Vec::new();
+                for path in grams.paths_of(&session)? {
+                    records.extend(
+                        self.graph
+                            .source(&path)?
+                            .filter(|s| s.session_id == session && is_main(s)),
+                    );
+                }
+                candidates.extend(served(records));
+            }
+        } else {
+            // Sessions written since the index last caught up are grepped whatever it
+            // says of them.
+            let entries = grams.entries()?;
+            let mut stale: HashSet<String> = HashSet::new();
+            let sources = self.graph.sources()?;
+            for s in sources.iter().filter(|s| is_main(s)) {
+                if entries.get(&s.path) != Some(&fingerprint(s)) {
+                    stale.insert(s.session_id.clone());
+                }
+            }
+            for (session, records) in main_sources(sources) {
+                if found.contains(&session) || stale.contains(&session) {
+                    candidates.extend(served(records));
+                }
+            }
+        }
+        // In the library's order: by last activity, then node id, newest first.
+        let mut keyed = Vec::with_capacity(candidates.len());
+        for source in candidates {
+            let Some(node) = self.graph.node(episode_of(&source))? else {
+                continue;
+            };
+            let Some(e) = node.episode() else { continue };
+            if e.agent.is_some() || e.session_id != source.session_id {
+                continue;
+            }
+            if let Some(w) = workspace
+                && !in_workspace(&e.project_path, &e.project, w)
+            {
+                continue;
+            }
+            keyed.push(((e.end.0, node.id), source));
+        }
+        if keyed.is_empty()
+            && let Some(w) = workspace
+        {
+            // No match in it, or no such workspace: the listing tells which.
+            self.list_sessions(Some(w), 1, 0)?;
+        }
+        keyed.sort_by(|a, b| {
+            b.0.0
+                .cmp(&a.0.0)
+                .then_with(|| b.0.1.as_bytes().cmp(a.0.1.as_bytes()))
+        });
+        Ok(keyed.into_iter().map(|(_, s)| s).collect())
+    }
+
+    /// A session's messages as `SearchSessions` greps them: as [`Library::session`]
+    /// serves them, their text redacted.
+    fn grep_messages(&self, source: &SourceRecord) -> Result<Vec<Message>> {
+        self.authors.load(self.graph)?;
+        let no_labels = HashMap::new();
+        let history = self.authors.history(&no_labels);
+        self.served_texts(source, &history)
+    }
+
+    /// The messages of `source` read with `history`, text redacted.
+    fn served_texts(&self, source: &SourceRecord, history: &dyn History) -> Result<Vec<Message>> {
+        let episode = self.graph.node(episode_of(source))?.ok_or_else(|| {
+            Error::NotFound(format!("no episode for session `{}`", source.session_id))
+        })?;
+        let (mut messages, _) =
+            self.read_messages(source, &episode, None, history, &source.session_id)?;
+        let mut ignored = RedactionCounts::default();
+        for m in &mut messages {
+            redact_in_place(&mut m.text, &mut ignored);
+        }
+        Ok(messages)
+    }
+
+    /// The index entry of `source`: the trigrams of every message text it serves, and of
+    /// the lines another session is taken to have written (a later ingest can give them
+    /// back to it); [`UNREAD`] when it cannot be read.
+    fn gram_doc(&self, source: &SourceRecord, fingerprint: u64) -> GramDoc {
+        let no_labels = HashMap::new();
+        let history = Watched {
+            inner: self.authors.history(&no_labels),
+            replayed: Cell::new(false),
+        };
+        let mut grams = Vec::new();
+        let mut add = |messages: Vec<Message>| {
+            for m in messages {
+                crate::index::grams_of(&m.text, &mut grams);
+            }
+        };
+        let read = self.served_texts(source, &history).and_then(|messages| {
+            add(messages);
+            if history.replayed.get() {
+                add(self.served_texts(source, &NoHistory)?);
+            }
+            Ok(())
+        });
+        if let Err(e) = read {
+            if !matches!(e, Error::NotFound(_)) {
+                tracing::warn!(session = %source.session_id, error = %e, "could not read a session to index its text");
+            }
+            grams = vec![UNREAD];
+        }
+        grams.sort_unstable();
+        grams.dedup();
+        GramDoc {
+            path: source.path.clone(),
+            session: source.session_id.clone(),
+            fingerprint,
+            grams,
+        }
+    }
+
+    /// Brings the trigram index up to the store: every main session's source written
+    /// since is read again, and sources no longer in the store are dropped. Returns the
+    /// sessions read. Cancelled between batches, it keeps what it read, not marked as
+    /// caught up.
+    pub(crate) fn refresh_grams(&self, grams: &GramIndex) -> Result<usize> {
+        let generation = self.graph.sources_generation()?;
+        if grams.synced()? == Some(generation) {
+            return Ok(0);
+        }
+        let entries = grams.entries()?;
+        let sources: Vec<SourceRecord> =
+            self.graph.sources()?.into_iter().filter(is_main).collect();
+        let paths: HashSet<&str> = sources.iter().map(|s| s.path.as_str()).collect();
+        let removed: Vec<String> = entries
+            .keys()
+            .filter(|p| !paths.contains(p.as_str()))
+            .cloned()
+            .collect();
+        let stale: Vec<(&SourceRecord, u64)> = sources
+            .iter()
+            .map(|s| (s, fingerprint(s)))
+            .filter(|(s, f)| entries.get(&s.path) != Some(f))
+            .collect();
+        self.authors.load(self.graph)?;
+        grams.remove(&removed);
+        for batch in stale.chunks(REFRESH_BATCH) {
+            if let Err(e) = crate::cancel::checkpoint() {
+                grams.commit(None)?;
+                return Err(e);
+            }
+            let docs: Vec<GramDoc> = batch
+                .par_iter()
+                .map(|(s, f)| self.gram_doc(s, *f))
+                .collect();
+            grams.put(&docs)?;
+        }
+        grams.commit(Some(generation))?;
+        Ok(stale.len())
+    }
+}
+
+/// A history that notes whether it took any line for another session's.
+struct Watched<H> {
+    inner: H,
+    replayed: Cell<bool>,
+}
+
+impl<H: History> History for Watched<H> {
+    fn owner(&self, uuid: u128, reading: &str) -> Option<String> {
+        let owner = self.inner.owner(uuid, reading);
+        if owner.is_some() {
+            self.replayed.set(true);
+        }
+        owner
+    }
+
+    fn label(&self, uuid: u128) -> Option<String> {
+        self.inner.label(uuid)
+    }
+}
+
+/// A main session's own transcript (not a subagent's), with an episode.
+fn is_main(source: &SourceRecord) -> bool {
+    source.episode.is_some() && !source.agent
+}
+
+fn episode_of(source: &SourceRecord) -> NodeId {
+    source
+        .episode
+        .unwrap_or_else(|| NodeId::episode(&source.session_id))
+}
+
+/// Main sources by session id.
+fn main_sources(sources: Vec<SourceRecord>) -> HashMap<String, Vec<SourceRecord>> {
+    let mut by_session: HashMap<String, Vec<SourceRecord>> = HashMap::new();
+    for s in sources.into_iter().filter(is_main) {
+        by_session.entry(s.session_id.clone()).or_default().push(s);
+    }
+    by_session
+}
+
+/// Of one session's sources, the one it is served from: the one still on disk, else the
+/// latest (as [`Library::session`] picks).
+fn served(records: Vec<SourceRecord>) -> Option<SourceRecord> {
+    records.into_iter().min_by(super::session::served_first)
+}
+
+/// What a source's served text depends on, hashed: its record (stamp, archive, versions)
+/// and path, and the index's version.
+pub(crate) fn fingerprint(source: &SourceRecord) -> u64 {
+    let mut hash = Sha256::new();
+    hash.update(GRAMS_VERSION.to_le_bytes());
+    hash.update(source.path.as_bytes());
+    hash.update([0]);
+    hash.update(serde_json::to_vec(source).unwrap_or_default());
+    let digest = hash.finalize();
+    u64::from_le_bytes(digest[..8].try_into().expect("a sha256 has 8 bytes"))
+}
+
+fn no_workspace(w: &str) -> Error {
+    Error::NotFound(format!(
+        "no workspace {w}: no session worked in a project of that path or name",
+        w = crate::error::quote(w)
+    ))
+}
+
+/// `line` whole, or the [`MAX_MATCH_LINE_BYTES`] around byte `at`, cut at char
+/// boundaries and marked `…`.
+fn around(line: &str, at: usize) -> String {
+    if line.len() <= MAX_MATCH_LINE_BYTES {
+        return line.to_owned();
+    }
+    let half = MAX_MATCH_LINE_BYTES / 2;
+    let mut start = at.saturating_sub(half);
+    while !line.is_char_boundary(start) {
+        start -= 1;
+    }
+    let mut end = (start + MAX_MATCH_LINE_BYTES).min(line.len());
+    while !line.is_char_boundary(end) {
+        end -= 1;
+    }
+    let mut out = String::with_capacity(end - start + 8);
+    if start > 0 {
+        out.push('…');
+    }
+    out.push_str(&line[start..end]);
+    if end < line.len() {
+        out.push('…');
+    }
+    out
+}
+/// What is wrong with a pattern, without the pattern: the regex crate's message repeats it
+/// whole (with a caret under the fault), which an error must not.
+fn pattern_error(e: &regex::Error) -> String {
+    match e {
+        regex::Error::Syntax(message) => message
+            .lines()
+            .rev()
+            .find_map(|l| l.trim().strip_prefix("error: "))
+            .unwrap_or("not a valid regular expression")
+            .to_owned(),
+        regex::Error::CompiledTooBig(limit) => {
+            format!("it compiles to more than {limit} bytes; make it simpler")
+        }
+        _ => "not a valid regular expression".to_owned(),
+    }
+}
