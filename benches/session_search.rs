@@ -1,9 +1,11 @@
 //! `SearchSessions` for words on a store of ~100k sessions shaped like LongMemEval's
 //! (`../shared/eval/lme-dev55.tar.xz` copied 39 times with new uuids: 101,517 sessions of
-//! ~10 messages), ingested once with `eywa ingest`. Words are drawn from the messages of
-//! 60 sessions picked at random (seeded), five letters or more: common and rare words as
-//! the text has them. Each is asked through a real `eywa serve` (gRPC, one client, a page
-//! of 20) and in-process; prints p50, p95 and max, with the matches found.
+//! ~10 messages), ingested once with `eywa ingest`. Two sets of 200 words of five letters
+//! or more, seeded: "by use", each from a random message (common words as often as the
+//! text uses them), and "by vocabulary", drawn evenly from the distinct words of 300
+//! random sessions (mostly rarer words, as a person looks a session up). Each is asked
+//! through a real `eywa serve` (gRPC, one client, a page of 20) and in-process; prints
+//! p50, p95 and max, with the matches found.
 //!
 //! ```sh
 //! cargo bench --bench session_search            # 39 copies: 101,517 sessions
@@ -51,8 +53,8 @@ fn message_texts(path: &std::path::Path) -> Vec<String> {
     out
 }
 
-/// `n` words of five letters or more, each from a random message of a random session.
-fn words(tree: &std::path::Path, n: usize) -> Vec<String> {
+/// Every session transcript of the tree, sorted.
+fn transcripts(tree: &std::path::Path) -> Vec<std::path::PathBuf> {
     let mut files = Vec::new();
     for project in std::fs::read_dir(tree.join("projects")).unwrap() {
         for file in std::fs::read_dir(project.unwrap().path()).unwrap() {
@@ -63,6 +65,19 @@ fn words(tree: &std::path::Path, n: usize) -> Vec<String> {
         }
     }
     files.sort();
+    files
+}
+
+/// Words of five letters or more in `text`, lowercased.
+fn long_words(text: &str) -> Vec<String> {
+    text.split(|c: char| !c.is_alphabetic())
+        .filter(|w| w.chars().count() >= 5)
+        .map(str::to_lowercase)
+        .collect()
+}
+
+/// `n` words as the text has them: each from a random message of a random session.
+fn words_by_use(files: &[std::path::PathBuf], n: usize) -> Vec<String> {
     let mut rng = Lcg(0x5eed);
     let mut out = Vec::new();
     while out.len() < n {
@@ -71,16 +86,29 @@ fn words(tree: &std::path::Path, n: usize) -> Vec<String> {
             continue;
         }
         let text = &texts[rng.next(texts.len())];
-        let candidates: Vec<&str> = text
-            .split(|c: char| !c.is_alphabetic())
-            .filter(|w| w.chars().count() >= 5)
-            .collect();
+        let candidates = long_words(text);
         if candidates.is_empty() {
             continue;
         }
-        out.push(candidates[rng.next(candidates.len())].to_lowercase());
+        out.push(candidates[rng.next(candidates.len())].clone());
     }
     out
+}
+
+/// `n` words drawn evenly from the distinct words of 300 random sessions: mostly the
+/// rarer words a person looks a session up by (a name, a term they remember).
+fn words_by_vocabulary(files: &[std::path::PathBuf], n: usize) -> Vec<String> {
+    let mut rng = Lcg(0x70ca);
+    let mut vocabulary = std::collections::BTreeSet::new();
+    for _ in 0..300 {
+        for text in message_texts(&files[rng.next(files.len())]) {
+            vocabulary.extend(long_words(&text));
+        }
+    }
+    let vocabulary: Vec<String> = vocabulary.into_iter().collect();
+    (0..n)
+        .map(|_| vocabulary[rng.next(vocabulary.len())].clone())
+        .collect()
 }
 
 fn report(name: &str, mut rows: Vec<(Duration, u64, String)>) {
@@ -128,7 +156,11 @@ fn main() {
         data.display(),
         started.elapsed().as_secs_f64()
     );
-    let words = words(&tree, 200);
+    let files = transcripts(&tree);
+    let sets = [
+        ("words by use", words_by_use(&files, 200)),
+        ("words by vocabulary", words_by_vocabulary(&files, 200)),
+    ];
 
     {
         let server = scale::Serve::start(&data);
@@ -138,7 +170,7 @@ fn main() {
             .enable_all()
             .build()
             .unwrap();
-        let rows = runtime.block_on(async {
+        runtime.block_on(async {
             let mut client = pb::sessions_client::SessionsClient::connect(url)
                 .await
                 .unwrap();
@@ -150,34 +182,38 @@ fn main() {
                 .await
                 .unwrap()
                 .into_inner()
-                .total;
+                .pagination
+                .map_or(0, |p| p.total);
             println!("serve: {sessions} sessions");
+            let ask = |word: String| {
+                let mut client = client.clone();
+                async move {
+                    let at = Instant::now();
+                    let page = client
+                        .search_sessions(pb::SearchSessionsRequest {
+                            pattern: word.clone(),
+                            limit: Some(20),
+                            ..Default::default()
+                        })
+                        .await
+                        .unwrap()
+                        .into_inner();
+                    (at.elapsed(), page.pagination.map_or(0, |p| p.total), word)
+                }
+            };
             // Once, unmeasured: the first search loads who wrote each message.
-            client
-                .search_sessions(pb::SearchSessionsRequest {
-                    pattern: words[0].clone(),
-                    limit: Some(20),
-                    ..Default::default()
-                })
-                .await
-                .unwrap();
-            let mut rows = Vec::new();
-            for word in &words {
-                let at = Instant::now();
-                let page = client
-                    .search_sessions(pb::SearchSessionsRequest {
-                        pattern: word.clone(),
-                        limit: Some(20),
-                        ..Default::default()
-                    })
-                    .await
-                    .unwrap()
-                    .into_inner();
-                rows.push((at.elapsed(), page.total, word.clone()));
+            ask(sets[0].1[0].clone()).await;
+            for (name, words) in &sets {
+                let mut rows = Vec::new();
+                for word in words {
+                    rows.push(ask(word.clone()).await);
+                }
+                report(
+                    &format!("serve, {name} (gRPC SearchSessions, limit 20)"),
+                    rows,
+                );
             }
-            rows
         });
-        report("serve (gRPC SearchSessions, limit 20)", rows);
     }
 
     let engine = Engine::open(EngineConfig::new(&data, &tree)).unwrap();
@@ -190,14 +226,19 @@ fn main() {
         limit: 20,
         offset: 0,
     };
-    engine.search_sessions(&search(&words[0])).unwrap();
-    let rows = words
-        .iter()
-        .map(|word| {
-            let at = Instant::now();
-            let page = engine.search_sessions(&search(word)).unwrap();
-            (at.elapsed(), page.total, word.clone())
-        })
-        .collect();
-    report("in-process (Engine::search_sessions, limit 20)", rows);
+    engine.search_sessions(&search(&sets[0].1[0])).unwrap();
+    for (name, words) in &sets {
+        let rows = words
+            .iter()
+            .map(|word| {
+                let at = Instant::now();
+                let page = engine.search_sessions(&search(word)).unwrap();
+                (at.elapsed(), page.total, word.clone())
+            })
+            .collect();
+        report(
+            &format!("in-process, {name} (Engine::search_sessions, limit 20)"),
+            rows,
+        );
+    }
 }

@@ -11,7 +11,7 @@ use std::sync::Mutex;
 
 use regex_syntax::hir::{Class, Hir, HirKind};
 use tantivy::collector::DocSetCollector;
-use tantivy::query::{AllQuery, BooleanQuery, Occur, Query, TermQuery};
+use tantivy::query::{BooleanQuery, Occur, Query, TermQuery};
 use tantivy::schema::{FAST, Field, INDEXED, IndexRecordOption, STRING, Schema, TantivyDocument};
 use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Term};
 
@@ -20,7 +20,8 @@ use crate::{Error, Result};
 /// Memory the writer may use before it flushes a segment.
 const WRITER_HEAP: usize = 48 * 1024 * 1024;
 
-/// One session's entry: which transcript, its fingerprint when indexed, and its trigrams.
+/// One source's entry: which transcript, its fingerprint when indexed, and the trigrams
+/// of each of its messages.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct GramDoc {
     /// The source file (its key in the store): one entry each.
@@ -28,9 +29,17 @@ pub struct GramDoc {
     pub session: String,
     /// What the source record said when its text was read: a different one means stale.
     pub fingerprint: u64,
-    /// Distinct folded trigrams ([`grams_of`]), sorted.
-    pub grams: Vec<u64>,
+    /// Keys the source itself is found by, whatever a pattern needs (a source that could
+    /// not be read).
+    pub always: Vec<u64>,
+    /// Each message's distinct folded trigrams ([`grams_of`]): a session can hold a
+    /// match only where one message holds every trigram a line of it needs.
+    pub messages: Vec<Vec<u64>>,
 }
+
+/// What a document of the index is: a source's own, or one of its messages'.
+const SOURCE_DOC: u64 = 0;
+const MESSAGE_DOC: u64 = 1;
 
 /// What a pattern needs of a line's text, in trigrams: every one of `All`, one of
 /// `Either`, or nothing the index can tell (`Any`).
@@ -47,6 +56,7 @@ struct Fields {
     path: Field,
     session: Field,
     fingerprint: Field,
+    kind: Field,
     gram: Field,
 }
 
@@ -57,6 +67,7 @@ impl Fields {
             path: b.add_text_field("path", STRING | FAST),
             session: b.add_text_field("session", STRING | FAST),
             fingerprint: b.add_u64_field("fingerprint", FAST),
+            kind: b.add_u64_field("kind", INDEXED | FAST),
             gram: b.add_u64_field("gram", INDEXED),
         };
         (b.build(), fields)
@@ -135,9 +146,10 @@ impl GramIndex {
                 continue;
             };
             let prints = fast.u64("fingerprint").map_err(tantivy_error)?;
+            let kinds = fast.u64("kind").map_err(tantivy_error)?;
             let mut path = String::new();
             for doc in 0..segment.max_doc() {
-                if segment.is_deleted(doc) {
+                if segment.is_deleted(doc) || kinds.first(doc) != Some(SOURCE_DOC) {
                     continue;
                 }
                 let Some(ord) = paths.term_ords(doc).next() else {
@@ -159,14 +171,25 @@ impl GramIndex {
         let writer = self.writer();
         for d in docs {
             writer.delete_term(Term::from_field_text(f.path, &d.path));
-            let mut doc = TantivyDocument::new();
-            doc.add_text(f.path, &d.path);
-            doc.add_text(f.session, &d.session);
-            doc.add_u64(f.fingerprint, d.fingerprint);
-            for &g in &d.grams {
-                doc.add_u64(f.gram, g);
+            let entry = |kind: u64, grams: &[u64]| {
+                let mut doc = TantivyDocument::new();
+                doc.add_text(f.path, &d.path);
+                doc.add_text(f.session, &d.session);
+                doc.add_u64(f.fingerprint, d.fingerprint);
+                doc.add_u64(f.kind, kind);
+                for &g in grams {
+                    doc.add_u64(f.gram, g);
+                }
+                doc
+            };
+            writer
+                .add_document(entry(SOURCE_DOC, &d.always))
+                .map_err(tantivy_error)?;
+            for grams in d.messages.iter().filter(|g| !g.is_empty()) {
+                writer
+                    .add_document(entry(MESSAGE_DOC, grams))
+                    .map_err(tantivy_error)?;
             }
-            writer.add_document(doc).map_err(tantivy_error)?;
         }
         Ok(())
     }
@@ -204,14 +227,27 @@ impl GramIndex {
 
     /// The source paths indexed for `session`.
     pub fn paths_of(&self, session: &str) -> Result<Vec<String>> {
-        let term = Term::from_field_text(self.fields.session, session);
-        let query = TermQuery::new(term, IndexRecordOption::Basic);
+        let term = |t| Box::new(TermQuery::new(t, IndexRecordOption::Basic)) as Box<dyn Query>;
+        let query = BooleanQuery::new(vec![
+            (
+                Occur::Must,
+                term(Term::from_field_text(self.fields.session, session)),
+            ),
+            (
+                Occur::Must,
+                term(Term::from_field_u64(self.fields.kind, SOURCE_DOC)),
+            ),
+        ]);
         self.column_of(&query, "path")
     }
 
     /// Every indexed session.
     pub fn all_sessions(&self) -> Result<HashSet<String>> {
-        self.sessions_for(&AllQuery)
+        let query = TermQuery::new(
+            Term::from_field_u64(self.fields.kind, SOURCE_DOC),
+            IndexRecordOption::Basic,
+        );
+        self.sessions_for(&query)
     }
 
     fn sessions_for(&self, query: &dyn Query) -> Result<HashSet<String>> {
@@ -502,17 +538,21 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let index = GramIndex::open(dir.path()).unwrap();
         assert_eq!(index.synced().unwrap(), None);
-        let doc = |path: &str, session: &str, text: &str| {
-            let mut grams = Vec::new();
-            grams_of(text, &mut grams);
-            grams.sort_unstable();
-            grams.dedup();
-            GramDoc {
-                path: path.into(),
-                session: session.into(),
-                fingerprint: text.len() as u64,
-                grams,
-            }
+        let doc = |path: &str, session: &str, text: &str| GramDoc {
+            path: path.into(),
+            session: session.into(),
+            fingerprint: text.len() as u64,
+            always: Vec::new(),
+            messages: text
+                .split('|')
+                .map(|message| {
+                    let mut grams = Vec::new();
+                    grams_of(message, &mut grams);
+                    grams.sort_unstable();
+                    grams.dedup();
+                    grams
+                })
+                .collect(),
         };
         index
             .put(&[
@@ -533,6 +573,12 @@ mod tests {
             Some(HashSet::from(["a".to_owned(), "b".to_owned()]))
         );
         assert_eq!(found("nowhere", false), Some(HashSet::new()));
+        // Every trigram in one message: `bread` is split over two of b's.
+        index
+            .put(&[doc("/c.jsonl", "c", "a loaf of br|ead")])
+            .unwrap();
+        index.commit(Some(7)).unwrap();
+        assert_eq!(found("bread", false), Some(HashSet::from(["a".to_owned()])));
         assert_eq!(found(".*", true), None);
         let mut paths = index.paths_of("b").unwrap();
         paths.sort();
@@ -547,7 +593,11 @@ mod tests {
         let entries = index.entries().unwrap();
         assert_eq!(
             entries,
-            HashMap::from([("/a.jsonl".to_owned(), 8), ("/b2.jsonl".to_owned(), 10)])
+            HashMap::from([
+                ("/a.jsonl".to_owned(), 8),
+                ("/b2.jsonl".to_owned(), 10),
+                ("/c.jsonl".to_owned(), 16)
+            ])
         );
         drop(index);
         // What was committed is there after a reopen; a commit not known to hold every
@@ -556,6 +606,6 @@ mod tests {
         assert_eq!(index.synced().unwrap(), Some(8));
         index.commit(None).unwrap();
         assert_eq!(index.synced().unwrap(), None);
-        assert_eq!(index.all_sessions().unwrap().len(), 2);
+        assert_eq!(index.all_sessions().unwrap().len(), 3);
     }
 }

@@ -22,7 +22,7 @@ use crate::model::NodeId;
 use crate::{Error, Result};
 
 /// Changed when what the index keeps of a session changes: every entry is then stale.
-const GRAMS_VERSION: u32 = 1;
+const GRAMS_VERSION: u32 = 2;
 /// Sessions a refresh reads (on every core) before it hands them to the index.
 const REFRESH_BATCH: usize = 256;
 /// The key of a session whose text could not be read when it was indexed: every search
@@ -251,41 +251,46 @@ impl Library<'_> {
         Ok(messages)
     }
 
-    /// The index entry of `source`: the trigrams of every message text it serves, and of
+    /// The index entry of `source`: the trigrams of each message text it serves, and of
     /// the lines another session is taken to have written (a later ingest can give them
-    /// back to it); [`UNREAD`] when it cannot be read.
+    /// back to it); found by [`UNREAD`] whatever is asked when it cannot be read.
     fn gram_doc(&self, source: &SourceRecord, fingerprint: u64) -> GramDoc {
         let no_labels = HashMap::new();
         let history = Watched {
             inner: self.authors.history(&no_labels),
             replayed: Cell::new(false),
         };
-        let mut grams = Vec::new();
-        let mut add = |messages: Vec<Message>| {
-            for m in messages {
+        let mut messages: Vec<Vec<u64>> = Vec::new();
+        let mut add = |read: Vec<Message>| {
+            for m in read {
+                let mut grams = Vec::new();
                 crate::index::grams_of(&m.text, &mut grams);
+                grams.sort_unstable();
+                grams.dedup();
+                messages.push(grams);
             }
         };
-        let read = self.served_texts(source, &history).and_then(|messages| {
-            add(messages);
+        let read = self.served_texts(source, &history).and_then(|read| {
+            add(read);
             if history.replayed.get() {
                 add(self.served_texts(source, &NoHistory)?);
             }
             Ok(())
         });
+        let mut always = Vec::new();
         if let Err(e) = read {
             if !matches!(e, Error::NotFound(_)) {
                 tracing::warn!(session = %source.session_id, error = %e, "could not read a session to index its text");
             }
-            grams = vec![UNREAD];
+            always.push(UNREAD);
+            messages.clear();
         }
-        grams.sort_unstable();
-        grams.dedup();
         GramDoc {
             path: source.path.clone(),
             session: source.session_id.clone(),
             fingerprint,
-            grams,
+            always,
+            messages,
         }
     }
 
