@@ -97,23 +97,44 @@ impl Engine {
         job: impl for<'w> FnOnce(&'w Writer<'w>) -> Result<T>,
     ) -> Result<T> {
         let _guard = self.ingest_lock.lock()?;
+        // Caught up before the job: only what the job writes needs reading.
+        let caught_up = self.grams_caught_up();
+        self.graph.take_sources_written();
         let result = job(&self.writer());
         if result.is_err() {
             self.handoffs_lost();
         }
         if result.is_ok() {
-            self.refresh_grams();
+            self.refresh_grams(caught_up);
         }
         result
     }
 
-    /// Brings the trigram index up to what the job wrote. A failure leaves it behind,
-    /// which costs searches time, never results: what it lacks is read whole.
-    fn refresh_grams(&self) {
+    /// Whether the trigram index holds every session the store does.
+    fn grams_caught_up(&self) -> bool {
+        let Ok(grams) = self.grams() else {
+            return false;
+        };
+        match (grams.synced(), self.graph.sources_generation()) {
+            (Ok(Some(synced)), Ok(generation)) => synced == generation,
+            _ => false,
+        }
+    }
+
+    /// Brings the trigram index up to what the job wrote: the sources it wrote when the
+    /// index was caught up before, else every source that changed. A failure leaves it
+    /// behind, which costs searches time, never results: what it lacks is read whole.
+    fn refresh_grams(&self, caught_up: bool) {
         let library = self.library();
         let Some(grams) = library.grams else { return };
         let started = std::time::Instant::now();
-        match library.refresh_grams(grams) {
+        let written = self.graph.take_sources_written();
+        let refreshed = if caught_up {
+            library.refresh_grams_at(grams, &written)
+        } else {
+            library.refresh_grams(grams)
+        };
+        match refreshed {
             Ok(0) => {}
             Ok(read) => tracing::info!(
                 sessions = read,

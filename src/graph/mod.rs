@@ -189,6 +189,8 @@ pub struct Graph {
     counters: Mutex<Option<counts::Counters>>,
     /// Projects with a sequence-pass marker in the store, as this process wrote them.
     queued: Mutex<std::collections::HashSet<NodeId>>,
+    /// Source records written through this graph since they were last taken, by path.
+    sources_written: Mutex<std::collections::HashSet<String>>,
     /// Whether the view came from a current snapshot (set once it is loaded).
     from_snapshot: std::sync::atomic::AtomicBool,
 }
@@ -224,6 +226,7 @@ impl Graph {
             saved: Mutex::new(None),
             counters: Mutex::new(None),
             queued: Mutex::new(std::collections::HashSet::new()),
+            sources_written: Mutex::new(std::collections::HashSet::new()),
             from_snapshot: std::sync::atomic::AtomicBool::new(false),
         })
     }
@@ -310,6 +313,15 @@ impl Graph {
     /// serves can have changed since an index built at an earlier one.
     pub fn sources_generation(&self) -> Result<u64> {
         snapshot::sources_generation(&self.store)
+    }
+
+    /// The paths of the source records written through this graph since the last call.
+    pub fn take_sources_written(&self) -> Vec<String> {
+        self.sources_written
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .drain()
+            .collect()
     }
 
     fn view(&self) -> Result<RwLockReadGuard<'_, View>> {

@@ -349,7 +349,8 @@ impl Graph {
         if !stale_docs.is_empty() {
             snapshot::bump_handoffs(&mut batch, *generation + 1)?;
         }
-        if !sources.is_empty() {
+        let wrote_sources = !sources.is_empty();
+        if wrote_sources {
             snapshot::bump_sources(&mut batch, *generation + 1)?;
         }
         self.store.apply(batch)?;
@@ -362,6 +363,12 @@ impl Graph {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .extend(queued);
+        if wrote_sources {
+            self.sources_written
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+                .extend(sources);
+        }
         for id in &delta.expired {
             self.edges.remove(id);
         }

@@ -312,13 +312,43 @@ impl Library<'_> {
             .filter(|p| !paths.contains(p.as_str()))
             .cloned()
             .collect();
-        let stale: Vec<(&SourceRecord, u64)> = sources
+        let stale: Vec<&SourceRecord> = sources
             .iter()
-            .map(|s| (s, fingerprint(s)))
-            .filter(|(s, f)| entries.get(&s.path) != Some(f))
+            .filter(|s| entries.get(&s.path) != Some(&fingerprint(s)))
             .collect();
+        self.index_sources(grams, &stale, &removed, generation)
+    }
+
+    /// [`Library::refresh_grams`] for an index that was caught up before the sources at
+    /// `paths` (and only they) were written: only those are read again.
+    pub(crate) fn refresh_grams_at(&self, grams: &GramIndex, paths: &[String]) -> Result<usize> {
+        let generation = self.graph.sources_generation()?;
+        if grams.synced()? == Some(generation) {
+            return Ok(0);
+        }
+        let mut stale = Vec::new();
+        let mut removed = Vec::new();
+        for path in paths {
+            match self.graph.source(path)? {
+                Some(source) if is_main(&source) => stale.push(source),
+                _ => removed.push(path.clone()),
+            }
+        }
+        let stale: Vec<&SourceRecord> = stale.iter().collect();
+        self.index_sources(grams, &stale, &removed, generation)
+    }
+
+    /// Reads `stale` into the index on every core, a batch at a time, drops `removed`, and
+    /// commits as caught up with `generation`.
+    fn index_sources(
+        &self,
+        grams: &GramIndex,
+        stale: &[&SourceRecord],
+        removed: &[String],
+        generation: u64,
+    ) -> Result<usize> {
         self.authors.load(self.graph)?;
-        grams.remove(&removed);
+        grams.remove(removed);
         for batch in stale.chunks(REFRESH_BATCH) {
             if let Err(e) = crate::cancel::checkpoint() {
                 grams.commit(None)?;
@@ -326,7 +356,7 @@ impl Library<'_> {
             }
             let docs: Vec<GramDoc> = batch
                 .par_iter()
-                .map(|(s, f)| self.gram_doc(s, *f))
+                .map(|s| self.gram_doc(s, fingerprint(s)))
                 .collect();
             grams.put(&docs)?;
         }
