@@ -1,6 +1,6 @@
 //! `SearchSessions` for words on a store of ~100k sessions shaped like LongMemEval's
 //! (`../shared/eval/lme-dev55.tar.xz` copied 39 times with new uuids: 101,517 sessions of
-//! ~10 messages), ingested once with `eywa ingest`. Two sets of 200 words of five letters
+//! ~10 messages), ingested once with `eywa ingest`. Two sets of 200 words (or as asked) of five letters
 //! or more, seeded: "by use", each from a random message (common words as often as the
 //! text uses them), and "by vocabulary", drawn evenly from the distinct words of 300
 //! random sessions (mostly rarer words, as a person looks a session up). Each is asked
@@ -10,6 +10,7 @@
 //! ```sh
 //! cargo bench --bench session_search            # 39 copies: 101,517 sessions
 //! cargo bench --bench session_search -- 3       # 3 copies: 7,809 sessions
+//! cargo bench --bench session_search -- 39 40   # 40 words a set, not 200
 //! ```
 
 mod scale;
@@ -138,6 +139,7 @@ fn main() {
         .filter(|a| a != "--bench")
         .collect();
     let copies: u32 = args.first().and_then(|a| a.parse().ok()).unwrap_or(39);
+    let per_set: usize = args.get(1).and_then(|a| a.parse().ok()).unwrap_or(200);
     let Some(lme) = scale::lme_tree() else {
         println!("skipped: ../shared/eval/lme-dev55.tar.xz is missing");
         return;
@@ -158,8 +160,8 @@ fn main() {
     );
     let files = transcripts(&tree);
     let sets = [
-        ("words by use", words_by_use(&files, 200)),
-        ("words by vocabulary", words_by_vocabulary(&files, 200)),
+        ("words by use", words_by_use(&files, per_set)),
+        ("words by vocabulary", words_by_vocabulary(&files, per_set)),
     ];
 
     {
