@@ -364,7 +364,7 @@ fn search_through_the_index_gives_what_a_grep_of_every_session_gives() {
     // grepped whatever it says.
     let grams = data.path().join("store/index/grams");
     let saved = tempfile::tempdir().unwrap();
-    copy_dir(&grams, saved.path());
+    crate::support::copy_tree(&grams, saved.path());
     home.session(
         "5e000000-0000-4000-8000-000000000006",
         "/w/late",
@@ -390,7 +390,7 @@ fn search_through_the_index_gives_what_a_grep_of_every_session_gives() {
     engine.ingest().unwrap();
     drop(engine);
     std::fs::remove_dir_all(&grams).unwrap();
-    copy_dir(saved.path(), &grams);
+    crate::support::copy_tree(saved.path(), &grams);
     let engine = Engine::open(config()).unwrap();
     assert_eq!(found(&engine, "ocelot").total, 2);
     assert_eq!(found(&engine, "capybara").total, 1);
@@ -403,17 +403,4 @@ fn search_through_the_index_gives_what_a_grep_of_every_session_gives() {
     check_all(&engine, false);
     engine.ingest().unwrap();
     check_all(&engine, true);
-}
-
-fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.path().is_dir() {
-            copy_dir(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-        }
-    }
 }

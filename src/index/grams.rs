@@ -13,7 +13,9 @@ use regex_syntax::hir::{Class, Hir, HirKind};
 use tantivy::collector::DocSetCollector;
 use tantivy::query::{BooleanQuery, Occur, Query, TermQuery};
 use tantivy::schema::{FAST, Field, INDEXED, IndexRecordOption, STRING, Schema, TantivyDocument};
-use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Term};
+use tantivy::{Index, IndexReader, IndexWriter, Term};
+
+use super::tantivy_error;
 
 use crate::{Error, Result};
 
@@ -89,33 +91,13 @@ impl std::fmt::Debug for GramIndex {
     }
 }
 
-fn tantivy_error(e: tantivy::TantivyError) -> Error {
-    Error::Index(e.to_string())
-}
-
 impl GramIndex {
     /// Opens the index in `dir`, creating it if missing; one of another schema is removed
     /// and created empty (every session reads as stale, and is indexed again).
     pub fn open(dir: &Path) -> Result<GramIndex> {
-        std::fs::create_dir_all(dir).map_err(Error::io(dir))?;
         let (schema, fields) = Fields::schema();
-        let index = match Index::open_in_dir(dir).ok() {
-            Some(index) if index.schema() == schema => index,
-            other => {
-                drop(other);
-                std::fs::remove_dir_all(dir).map_err(Error::io(dir))?;
-                std::fs::create_dir_all(dir).map_err(Error::io(dir))?;
-                Index::create_in_dir(dir, schema).map_err(tantivy_error)?
-            }
-        };
-        let writer = index
-            .writer_with_num_threads(1, WRITER_HEAP)
-            .map_err(tantivy_error)?;
-        let reader = index
-            .reader_builder()
-            .reload_policy(ReloadPolicy::Manual)
-            .try_into()
-            .map_err(tantivy_error)?;
+        let (index, _) = super::open_or_create(dir, schema, "trigram index")?;
+        let (writer, reader) = super::writer_and_reader(&index, WRITER_HEAP)?;
         Ok(GramIndex {
             index,
             fields,

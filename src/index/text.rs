@@ -17,7 +17,9 @@ use tantivy::snippet::SnippetGenerator;
 use tantivy::tokenizer::{
     Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer, StopWordFilter, TextAnalyzer,
 };
-use tantivy::{Index, IndexReader, IndexWriter, ReloadPolicy, Term, doc};
+use tantivy::{Index, IndexReader, IndexWriter, Term, doc};
+
+use super::tantivy_error;
 
 use crate::model::SearchFilter;
 use crate::{Error, Result};
@@ -126,41 +128,14 @@ impl std::fmt::Debug for TextIndex {
     }
 }
 
-fn tantivy_error(e: tantivy::TantivyError) -> Error {
-    Error::Index(e.to_string())
-}
-
 impl TextIndex {
     /// Opens the index in `dir`, creating it if missing. An index of another schema (an
     /// older eywa) is removed and created empty; `created` tells the caller to refill it.
     pub fn open(dir: &Path) -> Result<(TextIndex, bool)> {
-        std::fs::create_dir_all(dir).map_err(Error::io(dir))?;
         let (schema, fields) = Fields::schema();
-        let existing = Index::open_in_dir(dir).ok();
-        let (index, created) = match existing {
-            Some(index) if index.schema() == schema => (index, false),
-            other => {
-                if other.is_some() {
-                    tracing::info!(dir = %dir.display(), "text index of another schema: rebuilding");
-                }
-                drop(other);
-                std::fs::remove_dir_all(dir).map_err(Error::io(dir))?;
-                std::fs::create_dir_all(dir).map_err(Error::io(dir))?;
-                (
-                    Index::create_in_dir(dir, schema).map_err(tantivy_error)?,
-                    true,
-                )
-            }
-        };
+        let (index, created) = super::open_or_create(dir, schema, "text index")?;
         Self::register_analyzer(&index);
-        let writer = index
-            .writer_with_num_threads(1, WRITER_HEAP)
-            .map_err(tantivy_error)?;
-        let reader = index
-            .reader_builder()
-            .reload_policy(ReloadPolicy::Manual)
-            .try_into()
-            .map_err(tantivy_error)?;
+        let (writer, reader) = super::writer_and_reader(&index, WRITER_HEAP)?;
         Ok((
             TextIndex {
                 index,

@@ -413,7 +413,7 @@ fn served(records: Vec<SourceRecord>) -> Option<SourceRecord> {
 
 /// What a source's served text depends on, hashed: its record (stamp, archive, versions)
 /// and path, and the index's version.
-pub(crate) fn fingerprint(source: &SourceRecord) -> u64 {
+fn fingerprint(source: &SourceRecord) -> u64 {
     let mut hash = Sha256::new();
     hash.update(GRAMS_VERSION.to_le_bytes());
     hash.update(source.path.as_bytes());

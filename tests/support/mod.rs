@@ -93,31 +93,34 @@ pub(crate) fn eywa_cli(
     )
 }
 
+/// Copies the tree `from` to `to`, each file with its mtime (ingest orders files by
+/// them).
+pub(crate) fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        let target = to.join(entry.file_name());
+        if entry.path().is_dir() {
+            copy_tree(&entry.path(), &target);
+        } else {
+            std::fs::copy(entry.path(), &target).unwrap();
+            // Keep mtimes: ingest orders files by them.
+            let modified = entry.metadata().unwrap().modified().unwrap();
+            std::fs::File::options()
+                .write(true)
+                .open(&target)
+                .unwrap()
+                .set_modified(modified)
+                .unwrap();
+        }
+    }
+}
+
 /// A Claude home whose `projects/` is a copy of `real_projects` (the shared corpus stays
 /// untouched, and eywa does not follow a symlink out of the Claude dir).
 pub(crate) fn corpus_home(real_projects: &std::path::Path) -> tempfile::TempDir {
-    fn copy(from: &std::path::Path, to: &std::path::Path) {
-        std::fs::create_dir_all(to).unwrap();
-        for entry in std::fs::read_dir(from).unwrap() {
-            let entry = entry.unwrap();
-            let target = to.join(entry.file_name());
-            if entry.path().is_dir() {
-                copy(&entry.path(), &target);
-            } else {
-                std::fs::copy(entry.path(), &target).unwrap();
-                // Keep mtimes: ingest orders files by them.
-                let modified = entry.metadata().unwrap().modified().unwrap();
-                std::fs::File::options()
-                    .write(true)
-                    .open(&target)
-                    .unwrap()
-                    .set_modified(modified)
-                    .unwrap();
-            }
-        }
-    }
     let home = tempfile::tempdir().unwrap();
-    copy(real_projects, &home.path().join("projects"));
+    copy_tree(real_projects, &home.path().join("projects"));
     home
 }
 
