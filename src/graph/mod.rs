@@ -435,21 +435,27 @@ impl Graph {
 
     /// Every main session's node, most recently active first.
     pub fn sessions_newest_first(&self) -> Result<impl Iterator<Item = Result<Arc<Node>>> + '_> {
+        Ok(self
+            .session_ids_newest_first()?
+            .filter_map(move |id| id.and_then(|id| self.node(id)).transpose()))
+    }
+
+    /// Every main session's node id, most recently active first (by last activity, then
+    /// node id): the activity index's keys, no node read.
+    pub fn session_ids_newest_first(&self) -> Result<impl Iterator<Item = Result<NodeId>> + '_> {
         self.ensure_activity_index()?;
         Ok(self
             .store
             .keys(Keyspace::SessionsByActivity, &[])
             .rev()
-            .filter_map(move |key| {
-                let id = key.map_err(crate::Error::from).and_then(|key| {
-                    let (_, id) =
-                        keys::parse_episode_time(&key).ok_or(eywa_storage::Error::BadKey {
-                            keyspace: Keyspace::SessionsByActivity.name(),
-                            reason: "unexpected key layout",
-                        })?;
-                    Ok(id)
-                });
-                id.and_then(|id| self.node(id)).transpose()
+            .map(|key| {
+                let key = key.map_err(crate::Error::from)?;
+                let (_, id) =
+                    keys::parse_episode_time(&key).ok_or(eywa_storage::Error::BadKey {
+                        keyspace: Keyspace::SessionsByActivity.name(),
+                        reason: "unexpected key layout",
+                    })?;
+                Ok(id)
             }))
     }
 

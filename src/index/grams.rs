@@ -7,13 +7,19 @@
 
 use std::collections::{HashMap, HashSet};
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use regex_syntax::hir::{Class, Hir, HirKind};
 use tantivy::collector::DocSetCollector;
+use tantivy::index::SegmentId;
+use tantivy::postings::{Postings, TermInfo};
 use tantivy::query::{BooleanQuery, Occur, Query, TermQuery};
-use tantivy::schema::{FAST, Field, INDEXED, IndexRecordOption, STRING, Schema, TantivyDocument};
-use tantivy::{Index, IndexReader, IndexWriter, Term};
+use tantivy::schema::{
+    FAST, Field, INDEXED, IndexRecordOption, STRING, Schema, TantivyDocument, TextFieldIndexing,
+    TextOptions,
+};
+use tantivy::tokenizer::{PreTokenizedString, Token};
+use tantivy::{DocSet, Index, IndexReader, IndexWriter, TERMINATED, Term};
 
 use super::tantivy_error;
 
@@ -21,6 +27,12 @@ use crate::{Error, Result};
 
 /// Memory the writer may use before it flushes a segment.
 const WRITER_HEAP: usize = 48 * 1024 * 1024;
+/// Words longer than this (bytes) are not kept: their message is marked [`INEXACT`].
+const MAX_WORD_BYTES: usize = 1024;
+/// The key of a message whose words do not tell its served lines exactly (a word too
+/// long to keep, a read another session's lines were taken from): a word search reads
+/// its session when its trigrams hold the word's. No trigram is this: they take 63 bits.
+pub const INEXACT: u64 = u64::MAX - 1;
 
 /// One source's entry: which transcript, its fingerprint when indexed, and the trigrams
 /// of each of its messages.
@@ -34,9 +46,124 @@ pub struct GramDoc {
     /// Keys the source itself is found by, whatever a pattern needs (a source that could
     /// not be read).
     pub always: Vec<u64>,
-    /// Each message's distinct folded trigrams ([`grams_of`]): a session can hold a
-    /// match only where one message holds every trigram a line of it needs.
-    pub messages: Vec<Vec<u64>>,
+    /// Each message's trigrams and words: a session can hold a match only where one
+    /// message holds every trigram a line of it needs.
+    pub messages: Vec<GramMessage>,
+}
+
+/// What the index keeps of one message.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct GramMessage {
+    /// Its uuid key ([`uuid_key`](crate::model::uuid_key)), when it has one: a search
+    /// asks who owns it before it counts its lines.
+    pub uuid: Option<u128>,
+    /// Its distinct folded trigrams ([`grams_of`]), with [`INEXACT`] when its words do
+    /// not tell its lines exactly.
+    pub grams: Vec<u64>,
+    /// The distinct words ([`is_word`] runs, as written) of each line, by line number
+    /// from 0, in line order.
+    pub words: Vec<(String, u32)>,
+}
+
+impl GramMessage {
+    /// The entry of a message with `uuid` whose served text is `text`.
+    pub fn of(uuid: Option<u128>, text: &str) -> GramMessage {
+        let mut grams = Vec::new();
+        grams_of(text, &mut grams);
+        let mut words = Vec::new();
+        let mut line_words: Vec<&str> = Vec::new();
+        let mut inexact = false;
+        // Lines as the grep splits them.
+        for (n, line) in text.lines().enumerate() {
+            let Ok(n) = u32::try_from(n) else {
+                inexact = true;
+                break;
+            };
+            line_words.clear();
+            for word in words_of(line) {
+                if word.len() > MAX_WORD_BYTES {
+                    inexact = true;
+                } else {
+                    line_words.push(word);
+                }
+            }
+            line_words.sort_unstable();
+            line_words.dedup();
+            words.extend(line_words.iter().map(|w| ((*w).to_owned(), n)));
+        }
+        if inexact {
+            grams.push(INEXACT);
+        }
+        grams.sort_unstable();
+        grams.dedup();
+        GramMessage { uuid, grams, words }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.grams.is_empty() && self.words.is_empty()
+    }
+}
+
+/// Lines of one session's messages that hold a word, as its index entry counts them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct WordLines {
+    pub session: String,
+    /// Lines holding the word, over all its sources' messages.
+    pub lines: u64,
+    /// The uuid keys of the messages those lines are in.
+    pub uuids: Vec<u128>,
+}
+
+/// A segment's words, each once and sorted, as written and folded: a word search finds
+/// the words holding it with one substring search over all of them.
+#[derive(Debug, Default)]
+struct Vocabulary {
+    /// Every word, each followed by a 0 byte (no word holds one).
+    raw: Vec<u8>,
+    /// Where each word starts in `raw`, by term ordinal.
+    raw_at: Vec<usize>,
+    folded: Vec<u8>,
+    folded_at: Vec<usize>,
+    /// Where each word's postings are, by term ordinal.
+    infos: Vec<TermInfo>,
+}
+
+impl Vocabulary {
+    fn read(terms: &tantivy::termdict::TermDictionary) -> Result<Vocabulary> {
+        let mut v = Vocabulary::default();
+        let mut stream = terms.stream().map_err(|e| Error::Index(e.to_string()))?;
+        let mut folded = String::new();
+        while stream.advance() {
+            let key = stream.key();
+            v.raw_at.push(v.raw.len());
+            v.raw.extend_from_slice(key);
+            v.raw.push(0);
+            v.folded_at.push(v.folded.len());
+            folded.clear();
+            folded.extend(String::from_utf8_lossy(key).chars().map(fold));
+            v.folded.extend_from_slice(folded.as_bytes());
+            v.folded.push(0);
+            v.infos.push(stream.value().clone());
+        }
+        Ok(v)
+    }
+
+    /// The postings of the words holding `needle` (folded first when `folded`).
+    fn holding(&self, needle: &str, folded: bool) -> Vec<&TermInfo> {
+        let (text, at) = if folded {
+            (&self.folded, &self.folded_at)
+        } else {
+            (&self.raw, &self.raw_at)
+        };
+        let mut ords: Vec<usize> = Vec::new();
+        for found in memchr::memmem::find_iter(text, needle.as_bytes()) {
+            let ord = at.partition_point(|&start| start <= found) - 1;
+            if ords.last() != Some(&ord) {
+                ords.push(ord);
+            }
+        }
+        ords.into_iter().map(|ord| &self.infos[ord]).collect()
+    }
 }
 
 /// What a document of the index is: a source's own, or one of its messages'.
@@ -60,6 +187,9 @@ struct Fields {
     fingerprint: Field,
     kind: Field,
     gram: Field,
+    words: Field,
+    uuid_high: Field,
+    uuid_low: Field,
 }
 
 impl Fields {
@@ -71,6 +201,17 @@ impl Fields {
             fingerprint: b.add_u64_field("fingerprint", FAST),
             kind: b.add_u64_field("kind", INDEXED | FAST),
             gram: b.add_u64_field("gram", INDEXED),
+            // Pre-tokenized: each word at the position of its line.
+            words: b.add_text_field(
+                "words",
+                TextOptions::default().set_indexing_options(
+                    TextFieldIndexing::default()
+                        .set_tokenizer("raw")
+                        .set_index_option(IndexRecordOption::WithFreqsAndPositions),
+                ),
+            ),
+            uuid_high: b.add_u64_field("uuid_high", FAST),
+            uuid_low: b.add_u64_field("uuid_low", FAST),
         };
         (b.build(), fields)
     }
@@ -83,6 +224,10 @@ pub struct GramIndex {
     fields: Fields,
     writer: Mutex<IndexWriter>,
     reader: IndexReader,
+    /// Each segment's words, read on first use (segments never change).
+    vocabularies: Mutex<HashMap<SegmentId, Arc<Vocabulary>>>,
+    /// The sessions with more than one source, as of a searcher generation.
+    shared: Mutex<Option<(u64, Arc<HashSet<String>>)>>,
 }
 
 impl std::fmt::Debug for GramIndex {
@@ -103,6 +248,8 @@ impl GramIndex {
             fields,
             writer: Mutex::new(writer),
             reader,
+            vocabularies: Mutex::new(HashMap::new()),
+            shared: Mutex::new(None),
         })
     }
 
@@ -167,10 +314,32 @@ impl GramIndex {
             writer
                 .add_document(entry(SOURCE_DOC, &d.always))
                 .map_err(tantivy_error)?;
-            for grams in d.messages.iter().filter(|g| !g.is_empty()) {
-                writer
-                    .add_document(entry(MESSAGE_DOC, grams))
-                    .map_err(tantivy_error)?;
+            for m in d.messages.iter().filter(|m| !m.is_empty()) {
+                let mut doc = entry(MESSAGE_DOC, &m.grams);
+                let uuid = m.uuid.unwrap_or(0);
+                doc.add_u64(f.uuid_high, (uuid >> 64) as u64);
+                doc.add_u64(f.uuid_low, uuid as u64);
+                if !m.words.is_empty() {
+                    let tokens = m
+                        .words
+                        .iter()
+                        .map(|(word, line)| Token {
+                            offset_from: 0,
+                            offset_to: 0,
+                            position: *line as usize,
+                            text: word.clone(),
+                            position_length: 1,
+                        })
+                        .collect();
+                    doc.add_pre_tokenized_text(
+                        f.words,
+                        PreTokenizedString {
+                            text: String::new(),
+                            tokens,
+                        },
+                    );
+                }
+                writer.add_document(doc).map_err(tantivy_error)?;
             }
         }
         Ok(())
@@ -205,6 +374,154 @@ impl GramIndex {
             return Ok(None);
         };
         self.sessions_for(query.as_ref()).map(Some)
+    }
+
+    /// For each session with a message line that holds `word` (every character of it
+    /// [`is_word`]; case-folded unless `case_sensitive`), how many such lines its entries
+    /// count, and the messages they are in. Messages marked [`INEXACT`] may hold more
+    /// (their sessions are found by the word's trigrams with [`INEXACT`]).
+    pub fn word_lines(&self, word: &str, case_sensitive: bool) -> Result<Vec<WordLines>> {
+        let needle: String = if case_sensitive {
+            word.to_owned()
+        } else {
+            word.chars().map(fold).collect()
+        };
+        let searcher = self.reader.searcher();
+        let mut by_session: HashMap<String, WordLines> = HashMap::new();
+        let mut positions = Vec::new();
+        let mut value = String::new();
+        for segment in searcher.segment_readers() {
+            let inverted = segment
+                .inverted_index(self.fields.words)
+                .map_err(tantivy_error)?;
+            let vocabulary = self.vocabulary(segment.segment_id(), inverted.terms())?;
+            // (doc, line) of every word holding the needle, then each line once.
+            let mut hits: Vec<(u32, u32)> = Vec::new();
+            for info in vocabulary.holding(&needle, !case_sensitive) {
+                let mut postings = inverted
+                    .read_postings_from_terminfo(info, IndexRecordOption::WithFreqsAndPositions)
+                    .map_err(|e| Error::Index(e.to_string()))?;
+                let mut doc = postings.doc();
+                while doc != TERMINATED {
+                    if !segment.is_deleted(doc) {
+                        postings.positions(&mut positions);
+                        hits.extend(positions.iter().map(|&line| (doc, line)));
+                    }
+                    doc = postings.advance();
+                }
+            }
+            if hits.is_empty() {
+                continue;
+            }
+            hits.sort_unstable();
+            hits.dedup();
+            let fast = segment.fast_fields();
+            let Some(sessions) = fast.str("session").map_err(tantivy_error)? else {
+                continue;
+            };
+            let high = fast.u64("uuid_high").map_err(tantivy_error)?;
+            let low = fast.u64("uuid_low").map_err(tantivy_error)?;
+            // Lines and messages by session ordinal, then by session.
+            let mut by_ord: HashMap<u64, (u64, Vec<u128>)> = HashMap::new();
+            let mut last_doc = None;
+            for &(doc, _) in &hits {
+                let Some(ord) = sessions.term_ords(doc).next() else {
+                    continue;
+                };
+                let entry = by_ord.entry(ord).or_default();
+                entry.0 += 1;
+                if last_doc != Some(doc) {
+                    last_doc = Some(doc);
+                    let uuid = (u128::from(high.first(doc).unwrap_or(0)) << 64)
+                        | u128::from(low.first(doc).unwrap_or(0));
+                    entry.1.push(uuid);
+                }
+            }
+            for (ord, (lines, uuids)) in by_ord {
+                value.clear();
+                sessions
+                    .ord_to_str(ord, &mut value)
+                    .map_err(|e| Error::Index(e.to_string()))?;
+                let entry = by_session
+                    .entry(value.clone())
+                    .or_insert_with(|| WordLines {
+                        session: value.clone(),
+                        ..WordLines::default()
+                    });
+                entry.lines += lines;
+                entry.uuids.extend(uuids);
+            }
+        }
+        Ok(by_session.into_values().collect())
+    }
+
+    /// The words of a segment, read once.
+    fn vocabulary(
+        &self,
+        segment: SegmentId,
+        terms: &tantivy::termdict::TermDictionary,
+    ) -> Result<Arc<Vocabulary>> {
+        let mut cache = self
+            .vocabularies
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some(v) = cache.get(&segment) {
+            return Ok(v.clone());
+        }
+        let v = Arc::new(Vocabulary::read(terms)?);
+        // Segments merged away are not asked for again.
+        if cache.len() > 256 {
+            cache.clear();
+        }
+        cache.insert(segment, v.clone());
+        Ok(v)
+    }
+
+    /// The sessions indexed from more than one source (a copy in another workspace, a
+    /// file moved): which one is served is for the store to say.
+    pub fn shared_sessions(&self) -> Result<Arc<HashSet<String>>> {
+        let searcher = self.reader.searcher();
+        let generation = searcher.generation().generation_id();
+        let mut cache = self
+            .shared
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((g, shared)) = cache.as_ref()
+            && *g == generation
+        {
+            return Ok(shared.clone());
+        }
+        let mut sources: HashMap<String, u32> = HashMap::new();
+        let mut value = String::new();
+        for segment in searcher.segment_readers() {
+            let fast = segment.fast_fields();
+            let Some(sessions) = fast.str("session").map_err(tantivy_error)? else {
+                continue;
+            };
+            let kinds = fast.u64("kind").map_err(tantivy_error)?;
+            for doc in 0..segment.max_doc() {
+                if segment.is_deleted(doc) || kinds.first(doc) != Some(SOURCE_DOC) {
+                    continue;
+                }
+                let Some(ord) = sessions.term_ords(doc).next() else {
+                    continue;
+                };
+                value.clear();
+                sessions
+                    .ord_to_str(ord, &mut value)
+                    .map_err(|e| Error::Index(e.to_string()))?;
+                *sources.entry(value.clone()).or_default() += 1;
+            }
+        }
+        let shared: Arc<HashSet<String>> = Arc::new(
+            sources
+                .into_iter()
+                .filter(|(_, n)| *n > 1)
+                .map(|(s, _)| s)
+                .collect(),
+        );
+        *cache = Some((generation, shared.clone()));
+        Ok(shared)
     }
 
     /// The source paths indexed for `session`.
@@ -319,6 +636,27 @@ pub fn fold(c: char) -> char {
                 .map_or(c, |r| r.start().to_ascii_lowercase())
         })
     })
+}
+
+/// Whether `c` is a word character: its fold is alphanumeric or `_`. Every character a
+/// case-insensitive pattern takes for a word character is one, so a match of a pattern of
+/// word characters lies inside one run of them.
+fn is_word(c: char) -> bool {
+    if c.is_ascii() {
+        return c.is_ascii_alphanumeric() || c == '_';
+    }
+    let f = fold(c);
+    f.is_alphanumeric() || f == '_'
+}
+
+/// Whether a literal pattern is a word the index counts: three or more word characters.
+pub fn is_word_pattern(pattern: &str) -> bool {
+    pattern.chars().count() >= 3 && pattern.chars().all(is_word)
+}
+
+/// The runs of word characters of `line`, as written.
+fn words_of(line: &str) -> impl Iterator<Item = &str> {
+    line.split(|c: char| !is_word(c)).filter(|w| !w.is_empty())
 }
 
 /// Three folded characters as one key: 21 bits each.
@@ -527,13 +865,7 @@ mod tests {
             always: Vec::new(),
             messages: text
                 .split('|')
-                .map(|message| {
-                    let mut grams = Vec::new();
-                    grams_of(message, &mut grams);
-                    grams.sort_unstable();
-                    grams.dedup();
-                    grams
-                })
+                .map(|message| GramMessage::of(None, message))
                 .collect(),
         };
         index
@@ -589,5 +921,99 @@ mod tests {
         index.commit(None).unwrap();
         assert_eq!(index.synced().unwrap(), None);
         assert_eq!(index.all_sessions().unwrap().len(), 3);
+    }
+
+    #[test]
+    fn word_lines_count_each_line_holding_the_word_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = GramIndex::open(dir.path()).unwrap();
+        let doc = |path: &str, session: &str, messages: &[(u128, &str)]| GramDoc {
+            path: path.into(),
+            session: session.into(),
+            fingerprint: 1,
+            always: Vec::new(),
+            messages: messages
+                .iter()
+                .map(|(uuid, text)| GramMessage::of(Some(*uuid), text))
+                .collect(),
+        };
+        index
+            .put(&[
+                doc(
+                    "/a.jsonl",
+                    "a",
+                    &[
+                        (1, "Recipe recipes\nno match here\nthe RECIPE_BOOK"),
+                        (2, "pre-recipe, \u{212A}elvin"),
+                    ],
+                ),
+                doc("/b.jsonl", "b", &[(3, "a recipe\r\nrecipe again")]),
+            ])
+            .unwrap();
+        index.commit(Some(1)).unwrap();
+        // A second segment.
+        index
+            .put(&[doc("/c.jsonl", "c", &[(4, "one recipe")])])
+            .unwrap();
+        index.commit(Some(2)).unwrap();
+        let lines = |word: &str, case_sensitive| {
+            let mut found: Vec<(String, u64, Vec<u128>)> = index
+                .word_lines(word, case_sensitive)
+                .unwrap()
+                .into_iter()
+                .map(|mut w| {
+                    w.uuids.sort_unstable();
+                    (w.session, w.lines, w.uuids)
+                })
+                .collect();
+            found.sort();
+            found
+        };
+        assert_eq!(
+            lines("recipe", false),
+            [
+                ("a".to_owned(), 3, vec![1, 2]),
+                ("b".to_owned(), 2, vec![3]),
+                ("c".to_owned(), 1, vec![4]),
+            ]
+        );
+        assert_eq!(
+            lines("Recipe", true),
+            [("a".to_owned(), 1, vec![1])],
+            "as written when case counts"
+        );
+        assert_eq!(lines("kelvin", false), [("a".to_owned(), 1, vec![2])]);
+        assert_eq!(lines("kelvin", true), []);
+        assert_eq!(lines("cipe_bo", false), [("a".to_owned(), 1, vec![1])]);
+        assert!(lines("nowhere", false).is_empty());
+
+        // Replaced and removed entries count no more.
+        index.put(&[doc("/a.jsonl", "a", &[(1, "bread")])]).unwrap();
+        index.remove(&["/c.jsonl".into()]);
+        index.commit(Some(3)).unwrap();
+        assert_eq!(lines("recipe", false), [("b".to_owned(), 2, vec![3])]);
+        assert!(index.shared_sessions().unwrap().is_empty());
+        index.put(&[doc("/b2.jsonl", "b", &[(5, "copy")])]).unwrap();
+        index.commit(Some(4)).unwrap();
+        assert_eq!(
+            *index.shared_sessions().unwrap(),
+            HashSet::from(["b".to_owned()])
+        );
+    }
+
+    #[test]
+    fn a_word_too_long_to_keep_marks_its_message_inexact() {
+        let long = "x".repeat(MAX_WORD_BYTES + 1);
+        let m = GramMessage::of(None, &format!("short words\n{long}"));
+        assert!(m.grams.contains(&INEXACT));
+        assert_eq!(m.words, [("short".to_owned(), 0), ("words".to_owned(), 0)]);
+        assert!(
+            !GramMessage::of(None, "short words")
+                .grams
+                .contains(&INEXACT)
+        );
+        assert!(is_word_pattern("été_1"));
+        assert!(!is_word_pattern("ab"));
+        assert!(!is_word_pattern("two words"));
     }
 }

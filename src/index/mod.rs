@@ -7,7 +7,10 @@ mod hnsw;
 mod text;
 mod vector;
 
-pub use self::grams::{GramDoc, GramIndex, Need, fold, grams_of, need_of};
+pub use self::grams::{
+    GramDoc, GramIndex, GramMessage, INEXACT, Need, WordLines, fold, grams_of, is_word_pattern,
+    need_of,
+};
 pub use self::handoffs::HandoffFiles;
 pub use self::hnsw::HnswIndex;
 pub use self::text::{Snippets, TextDoc, TextHit, TextIndex, TextQuery};

@@ -17,12 +17,12 @@ use super::{
 use crate::claude::{History, Message, NoHistory};
 use crate::extract::{RedactionCounts, redact_in_place};
 use crate::graph::SourceRecord;
-use crate::index::{GramDoc, GramIndex, Need};
-use crate::model::NodeId;
+use crate::index::{GramDoc, GramIndex, GramMessage, INEXACT, Need};
+use crate::model::{NodeId, uuid_key};
 use crate::{Error, Result};
 
 /// Changed when what the index keeps of a session changes: every entry is then stale.
-const GRAMS_VERSION: u32 = 2;
+const GRAMS_VERSION: u32 = 3;
 /// Sessions a refresh reads (on every core) before it hands them to the index.
 const REFRESH_BATCH: usize = 256;
 /// The key of a session whose text could not be read when it was indexed: every search
@@ -72,14 +72,25 @@ impl Library<'_> {
                     pattern_error(&e)
                 ))
             })?;
+        let workspace = search
+            .workspace
+            .as_deref()
+            .map(|w| w.trim().trim_end_matches(['/', '\\']))
+            .filter(|w| !w.is_empty());
+        if let Some(grams) = self.grams
+            && workspace.is_none()
+            && !search.regex
+            && crate::index::is_word_pattern(&search.pattern)
+            && grams.synced()? == Some(self.graph.sources_generation()?)
+        {
+            return self.search_word(grams, search, &matcher);
+        }
         let need = match self.grams {
             Some(_) => crate::index::need_of(&search.pattern, search.regex),
             None => Need::Any,
         };
-        let plan = self.grep_plan(search.workspace.as_deref(), &need)?;
-        let mut total = 0u64;
-        let mut out = Vec::new();
-        let mut bytes = 0;
+        let plan = self.grep_plan(workspace, &need)?;
+        let mut page = Page::new(search, &matcher);
         for source in plan {
             // Reads of transcripts: a caller that stops waiting stops them.
             crate::cancel::checkpoint()?;
@@ -89,53 +100,123 @@ impl Library<'_> {
                 Err(Error::NotFound(_)) => continue,
                 Err(e) => return Err(e),
             };
-            for m in &messages {
-                let lines: Vec<&str> = m.text.lines().collect();
-                for (i, line) in lines.iter().enumerate() {
-                    if !matcher.is_match(line) {
-                        continue;
-                    }
-                    total += 1;
-                    let full = out.len() >= search.limit || bytes >= MAX_MATCH_PAGE_BYTES;
-                    if total as usize <= search.offset || full {
-                        continue;
-                    }
-                    let from = i.saturating_sub(search.context);
-                    let to = (i + search.context + 1).min(lines.len());
-                    let at = matcher.find(line).map_or(0, |m| m.start());
-                    let found = SearchMatch {
-                        session_id: source.session_id.clone(),
-                        message_uuid: m.uuid.clone().unwrap_or_default(),
-                        message_type: m.role.as_str().to_owned(),
-                        line: around(line, at),
-                        context: (from..to)
-                            .filter(|&j| j != i)
-                            .map(|j| around(lines[j], 0))
-                            .collect(),
-                        line_number: u32::try_from(i + 1).unwrap_or(u32::MAX),
-                    };
-                    bytes +=
-                        found.line.len() + found.context.iter().map(String::len).sum::<usize>();
-                    out.push(found);
-                }
+            page.grep(&source.session_id, &messages);
+        }
+        let total = page.seen;
+        Ok(page.finish(total))
+    }
+
+    /// [`Library::search_sessions`] for a word on a caught-up index: the lines holding it
+    /// are counted from the index's postings, and only the sessions on the page are read,
+    /// with those whose entries cannot say exactly (an [`INEXACT`] message holding the
+    /// word's trigrams, a message another session now owns, a session of several sources,
+    /// an unread one), which are grepped whole.
+    fn search_word(
+        &self,
+        grams: &GramIndex,
+        search: &SessionSearch,
+        matcher: &regex::Regex,
+    ) -> Result<MatchPage> {
+        self.authors.load(self.graph)?;
+        let no_labels = HashMap::new();
+        let history = self.authors.history(&no_labels);
+        let shared = grams.shared_sessions()?;
+        let inexact = Need::All(vec![
+            crate::index::need_of(&search.pattern, false),
+            Need::Gram(INEXACT),
+        ]);
+        let mut whole: HashSet<String> = grams
+            .sessions(&Need::Either(vec![inexact, Need::Gram(UNREAD)]))?
+            .unwrap_or_default();
+        // Lines by the session's episode: the order below walks episode ids.
+        let mut lines: HashMap<NodeId, (String, u64)> = HashMap::new();
+        for hit in grams.word_lines(&search.pattern, search.case_sensitive)? {
+            let owned_elsewhere = hit
+                .uuids
+                .iter()
+                .any(|&u| u != 0 && history.owner(u, &hit.session).is_some());
+            if owned_elsewhere || shared.contains(&hit.session) {
+                whole.insert(hit.session);
+            } else if !whole.contains(&hit.session) {
+                lines.insert(NodeId::episode(&hit.session), (hit.session, hit.lines));
             }
         }
-        Ok(MatchPage {
-            has_more: (search.offset + out.len()) < total as usize,
-            matches: out,
-            total,
-            limit: search.limit,
-            offset: search.offset,
-        })
+        // Sessions grepped whole, kept for the page.
+        let mut grepped: HashMap<NodeId, (String, Vec<Message>, u64)> = HashMap::new();
+        for session in whole {
+            crate::cancel::checkpoint()?;
+            lines.remove(&NodeId::episode(&session));
+            let Some(source) = self.served_source(grams, &session)? else {
+                continue;
+            };
+            let messages = match self.grep_messages(&source) {
+                Ok(m) => m,
+                Err(Error::NotFound(_)) => continue,
+                Err(e) => return Err(e),
+            };
+            let n = count_lines(&messages, matcher);
+            if n > 0 {
+                grepped.insert(episode_of(&source), (session, messages, n));
+            }
+        }
+        let total = lines.values().map(|(_, n)| n).sum::<u64>()
+            + grepped.values().map(|(_, _, n)| n).sum::<u64>();
+        // The page: sessions in the library's order, read only from the one it starts in.
+        let mut page = Page::new(search, matcher);
+        let mut left = lines.len() + grepped.len();
+        for id in self.graph.session_ids_newest_first()? {
+            if left == 0 || page.full() {
+                break;
+            }
+            let id = id?;
+            if let Some((session, messages, n)) = grepped.get(&id) {
+                left -= 1;
+                if page.seen + n <= search.offset as u64 {
+                    page.seen += n;
+                } else {
+                    page.grep(session, messages);
+                }
+                continue;
+            }
+            let Some((session, n)) = lines.get(&id) else {
+                continue;
+            };
+            left -= 1;
+            if page.seen + n <= search.offset as u64 {
+                page.seen += n;
+                continue;
+            }
+            crate::cancel::checkpoint()?;
+            let Some(source) = self.served_source(grams, session)? else {
+                continue;
+            };
+            match self.grep_messages(&source) {
+                Ok(messages) => page.grep(session, &messages),
+                Err(Error::NotFound(_)) => {}
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(page.finish(total))
+    }
+
+    /// The source `session` is served from, of those the index holds for it; `None` when
+    /// none is a main session's in the store.
+    fn served_source(&self, grams: &GramIndex, session: &str) -> Result<Option<SourceRecord>> {
+        let mut records = Vec::new();
+        for path in grams.paths_of(session)? {
+            records.extend(
+                self.graph
+                    .source(&path)?
+                    .filter(|s| s.session_id == session && is_main(s)),
+            );
+        }
+        Ok(served(records))
     }
 
     /// The sessions to grep, most recently active first (the library's order), each as
     /// the source it is served from: those the trigram index says can hold what `need`
     /// asks, with those it has not caught up with; every session when it cannot tell.
     fn grep_plan(&self, workspace: Option<&str>, need: &Need) -> Result<Vec<SourceRecord>> {
-        let workspace = workspace
-            .map(|w| w.trim().trim_end_matches(['/', '\\']))
-            .filter(|w| !w.is_empty());
         let narrowed = match (self.grams, need) {
             (Some(grams), need) if *need != Need::Any => Some(grams),
             _ => None,
@@ -170,15 +251,7 @@ impl Library<'_> {
         let mut candidates: Vec<SourceRecord> = Vec::new();
         if synced {
             for session in found {
-                let mut records = Vec::new();
-                for path in grams.paths_of(&session)? {
-                    records.extend(
-                        self.graph
-                            .source(&path)?
-                            .filter(|s| s.session_id == session && is_main(s)),
-                    );
-                }
-                candidates.extend(served(records));
+                candidates.extend(self.served_source(grams, &session)?);
             }
         } else {
             // Sessions written since the index last caught up are grepped whatever it
@@ -260,15 +333,12 @@ impl Library<'_> {
             inner: self.authors.history(&no_labels),
             replayed: Cell::new(false),
         };
-        let mut messages: Vec<Vec<u64>> = Vec::new();
+        let mut messages: Vec<GramMessage> = Vec::new();
         let mut add = |read: Vec<Message>| {
-            for m in read {
-                let mut grams = Vec::new();
-                crate::index::grams_of(&m.text, &mut grams);
-                grams.sort_unstable();
-                grams.dedup();
-                messages.push(grams);
-            }
+            messages.extend(
+                read.iter()
+                    .map(|m| GramMessage::of(m.uuid.as_deref().map(uuid_key), &m.text)),
+            );
         };
         let read = self.served_texts(source, &history).and_then(|read| {
             add(read);
@@ -284,6 +354,17 @@ impl Library<'_> {
             }
             always.push(UNREAD);
             messages.clear();
+        }
+        // Words count a session's lines only when they are what it serves: read with no
+        // line taken for another session's, from an archive that stays, as its own
+        // episode.
+        let exact = !history.replayed.get()
+            && source.archive.is_some()
+            && source.episode == Some(NodeId::episode(&source.session_id));
+        if !exact {
+            for m in &mut messages {
+                m.grams.push(INEXACT);
+            }
         }
         GramDoc {
             path: source.path.clone(),
@@ -363,6 +444,84 @@ impl Library<'_> {
         grams.commit(Some(generation))?;
         Ok(stale.len())
     }
+}
+
+/// A page of matches being gathered: `seen` counts every match before it and in it.
+struct Page<'a> {
+    search: &'a SessionSearch,
+    matcher: &'a regex::Regex,
+    seen: u64,
+    out: Vec<SearchMatch>,
+    bytes: usize,
+}
+
+impl<'a> Page<'a> {
+    fn new(search: &'a SessionSearch, matcher: &'a regex::Regex) -> Page<'a> {
+        Page {
+            search,
+            matcher,
+            seen: 0,
+            out: Vec::new(),
+            bytes: 0,
+        }
+    }
+
+    fn full(&self) -> bool {
+        self.out.len() >= self.search.limit || self.bytes >= MAX_MATCH_PAGE_BYTES
+    }
+
+    /// Counts the matching lines of `session`'s `messages`, keeping those on the page.
+    fn grep(&mut self, session: &str, messages: &[Message]) {
+        let search = self.search;
+        for m in messages {
+            let lines: Vec<&str> = m.text.lines().collect();
+            for (i, line) in lines.iter().enumerate() {
+                if !self.matcher.is_match(line) {
+                    continue;
+                }
+                self.seen += 1;
+                if self.seen as usize <= search.offset || self.full() {
+                    continue;
+                }
+                let from = i.saturating_sub(search.context);
+                let to = (i + search.context + 1).min(lines.len());
+                let at = self.matcher.find(line).map_or(0, |m| m.start());
+                let found = SearchMatch {
+                    session_id: session.to_owned(),
+                    message_uuid: m.uuid.clone().unwrap_or_default(),
+                    message_type: m.role.as_str().to_owned(),
+                    line: around(line, at),
+                    context: (from..to)
+                        .filter(|&j| j != i)
+                        .map(|j| around(lines[j], 0))
+                        .collect(),
+                    line_number: u32::try_from(i + 1).unwrap_or(u32::MAX),
+                };
+                self.bytes +=
+                    found.line.len() + found.context.iter().map(String::len).sum::<usize>();
+                self.out.push(found);
+            }
+        }
+    }
+
+    fn finish(self, total: u64) -> MatchPage {
+        MatchPage {
+            has_more: (self.search.offset + self.out.len()) < total as usize,
+            matches: self.out,
+            total,
+            limit: self.search.limit,
+            offset: self.search.offset,
+        }
+    }
+}
+
+/// The lines of `messages` that `matcher` matches.
+fn count_lines(messages: &[Message], matcher: &regex::Regex) -> u64 {
+    messages
+        .iter()
+        .flat_map(|m| m.text.lines())
+        .filter(|line| matcher.is_match(line))
+        .count() as u64
 }
 
 /// A history that notes whether it took any line for another session's.
