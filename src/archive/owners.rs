@@ -2,7 +2,10 @@
 //! predecessor's lines under the same uuids (Q9), so every line read is looked up here.
 
 use std::collections::HashMap;
+use std::collections::hash_map::Entry;
 use std::sync::RwLock;
+
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use crate::Result;
 use crate::claude::{History, claude_id};
@@ -101,7 +104,9 @@ impl History for Known<'_> {
 pub(crate) struct Owners {
     sessions: Vec<String>,
     index: HashMap<String, u32>,
-    owner: HashMap<u128, u32>,
+    owner: FxHashMap<u128, u32>,
+    /// The messages more than one session wrote (a resumed session's replay, a copy).
+    shared: FxHashSet<u128>,
 }
 
 impl Owners {
@@ -120,6 +125,17 @@ impl Owners {
             .map(|&i| self.sessions[i as usize].as_str())
     }
 
+    /// Whether more than one session wrote `uuid`: only then can its owner be another
+    /// session than the one a transcript holding it is read as.
+    pub(crate) fn is_shared(&self, uuid: u128) -> bool {
+        self.shared.contains(&uuid)
+    }
+
+    /// Whether any message was written by more than one session.
+    pub(crate) fn any_shared(&self) -> bool {
+        !self.shared.is_empty()
+    }
+
     /// Records the messages `session` wrote; a uuid already owned keeps its owner.
     fn record(&mut self, session: &str, uuids: &[u128]) {
         let next = u32::try_from(self.sessions.len()).expect("fewer than 2^32 sessions");
@@ -129,7 +145,15 @@ impl Owners {
         }
         self.owner.reserve(uuids.len());
         for &uuid in uuids {
-            self.owner.entry(uuid).or_insert(i);
+            match self.owner.entry(uuid) {
+                Entry::Vacant(e) => {
+                    e.insert(i);
+                }
+                Entry::Occupied(e) if *e.get() != i => {
+                    self.shared.insert(uuid);
+                }
+                Entry::Occupied(_) => {}
+            }
         }
     }
 }
@@ -150,5 +174,9 @@ mod tests {
         assert_eq!(owners.owner(4), Some("a"));
         assert_eq!(owners.owner(5), None);
         assert_eq!(owners.sessions.len(), 2);
+        assert!(owners.is_shared(2) && !owners.is_shared(1) && !owners.is_shared(3));
+        owners.record("a", &[1]);
+        assert!(!owners.is_shared(1), "written again by its owner");
+        assert!(owners.any_shared());
     }
 }

@@ -10,6 +10,7 @@ use std::path::Path;
 use std::sync::{Arc, Mutex};
 
 use regex_syntax::hir::{Class, Hir, HirKind};
+use rustc_hash::FxHashMap;
 use tantivy::collector::DocSetCollector;
 use tantivy::index::SegmentId;
 use tantivy::postings::{Postings, TermInfo};
@@ -41,6 +42,9 @@ pub struct GramDoc {
     /// The source file (its key in the store): one entry each.
     pub path: String,
     pub session: String,
+    /// The session's episode id ([`NodeId::episode`](crate::model::NodeId::episode)), as
+    /// a number: a word search counts lines by it.
+    pub episode: u128,
     /// What the source record said when its text was read: a different one means stale.
     pub fingerprint: u64,
     /// Keys the source itself is found by, whatever a pattern needs (a source that could
@@ -107,10 +111,11 @@ impl GramMessage {
 /// Lines of one session's messages that hold a word, as its index entry counts them.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct WordLines {
-    pub session: String,
+    /// The session's episode id.
+    pub episode: u128,
     /// Lines holding the word, over all its sources' messages.
     pub lines: u64,
-    /// The uuid keys of the messages those lines are in.
+    /// The uuid keys of the messages those lines are in, when asked for.
     pub uuids: Vec<u128>,
 }
 
@@ -166,6 +171,9 @@ impl Vocabulary {
     }
 }
 
+/// Sessions by episode id.
+pub type Shared = FxHashMap<u128, String>;
+
 /// What a document of the index is: a source's own, or one of its messages'.
 const SOURCE_DOC: u64 = 0;
 const MESSAGE_DOC: u64 = 1;
@@ -190,6 +198,8 @@ struct Fields {
     words: Field,
     uuid_high: Field,
     uuid_low: Field,
+    episode_high: Field,
+    episode_low: Field,
 }
 
 impl Fields {
@@ -212,6 +222,8 @@ impl Fields {
             ),
             uuid_high: b.add_u64_field("uuid_high", FAST),
             uuid_low: b.add_u64_field("uuid_low", FAST),
+            episode_high: b.add_u64_field("episode_high", FAST),
+            episode_low: b.add_u64_field("episode_low", FAST),
         };
         (b.build(), fields)
     }
@@ -227,7 +239,7 @@ pub struct GramIndex {
     /// Each segment's words, read on first use (segments never change).
     vocabularies: Mutex<HashMap<SegmentId, Arc<Vocabulary>>>,
     /// The sessions with more than one source, as of a searcher generation.
-    shared: Mutex<Option<(u64, Arc<HashSet<String>>)>>,
+    shared: Mutex<Option<(u64, Arc<Shared>)>>,
 }
 
 impl std::fmt::Debug for GramIndex {
@@ -306,6 +318,8 @@ impl GramIndex {
                 doc.add_text(f.session, &d.session);
                 doc.add_u64(f.fingerprint, d.fingerprint);
                 doc.add_u64(f.kind, kind);
+                doc.add_u64(f.episode_high, (d.episode >> 64) as u64);
+                doc.add_u64(f.episode_low, d.episode as u64);
                 for &g in grams {
                     doc.add_u64(f.gram, g);
                 }
@@ -378,25 +392,30 @@ impl GramIndex {
 
     /// For each session with a message line that holds `word` (every character of it
     /// [`is_word`]; case-folded unless `case_sensitive`), how many such lines its entries
-    /// count, and the messages they are in. Messages marked [`INEXACT`] may hold more
-    /// (their sessions are found by the word's trigrams with [`INEXACT`]).
-    pub fn word_lines(&self, word: &str, case_sensitive: bool) -> Result<Vec<WordLines>> {
+    /// count, and (`with_uuids`) the messages they are in. Messages marked [`INEXACT`] may
+    /// hold more (their sessions are found by the word's trigrams with [`INEXACT`]).
+    pub fn word_lines(
+        &self,
+        word: &str,
+        case_sensitive: bool,
+        with_uuids: bool,
+    ) -> Result<Vec<WordLines>> {
         let needle: String = if case_sensitive {
             word.to_owned()
         } else {
             word.chars().map(fold).collect()
         };
         let searcher = self.reader.searcher();
-        let mut by_session: HashMap<String, WordLines> = HashMap::new();
+        let mut by_episode: FxHashMap<u128, WordLines> = FxHashMap::default();
         let mut positions = Vec::new();
-        let mut value = String::new();
+        let mut hits: Vec<(u32, u32)> = Vec::new();
         for segment in searcher.segment_readers() {
             let inverted = segment
                 .inverted_index(self.fields.words)
                 .map_err(tantivy_error)?;
             let vocabulary = self.vocabulary(segment.segment_id(), inverted.terms())?;
             // (doc, line) of every word holding the needle, then each line once.
-            let mut hits: Vec<(u32, u32)> = Vec::new();
+            hits.clear();
             for info in vocabulary.holding(&needle, !case_sensitive) {
                 let mut postings = inverted
                     .read_postings_from_terminfo(info, IndexRecordOption::WithFreqsAndPositions)
@@ -416,43 +435,32 @@ impl GramIndex {
             hits.sort_unstable();
             hits.dedup();
             let fast = segment.fast_fields();
-            let Some(sessions) = fast.str("session").map_err(tantivy_error)? else {
-                continue;
+            let column = |name: &str| fast.u64(name).map_err(tantivy_error);
+            let (episode_high, episode_low) = (column("episode_high")?, column("episode_low")?);
+            let (uuid_high, uuid_low) = (column("uuid_high")?, column("uuid_low")?);
+            let pair = |high: &tantivy::columnar::Column<u64>,
+                        low: &tantivy::columnar::Column<u64>,
+                        doc| {
+                (u128::from(high.first(doc).unwrap_or(0)) << 64)
+                    | u128::from(low.first(doc).unwrap_or(0))
             };
-            let high = fast.u64("uuid_high").map_err(tantivy_error)?;
-            let low = fast.u64("uuid_low").map_err(tantivy_error)?;
-            // Lines and messages by session ordinal, then by session.
-            let mut by_ord: HashMap<u64, (u64, Vec<u128>)> = HashMap::new();
-            let mut last_doc = None;
-            for &(doc, _) in &hits {
-                let Some(ord) = sessions.term_ords(doc).next() else {
-                    continue;
-                };
-                let entry = by_ord.entry(ord).or_default();
-                entry.0 += 1;
-                if last_doc != Some(doc) {
-                    last_doc = Some(doc);
-                    let uuid = (u128::from(high.first(doc).unwrap_or(0)) << 64)
-                        | u128::from(low.first(doc).unwrap_or(0));
-                    entry.1.push(uuid);
+            let mut at = 0;
+            while at < hits.len() {
+                let doc = hits[at].0;
+                let lines = hits[at..].iter().take_while(|h| h.0 == doc).count();
+                at += lines;
+                let episode = pair(&episode_high, &episode_low, doc);
+                let entry = by_episode.entry(episode).or_insert_with(|| WordLines {
+                    episode,
+                    ..WordLines::default()
+                });
+                entry.lines += lines as u64;
+                if with_uuids {
+                    entry.uuids.push(pair(&uuid_high, &uuid_low, doc));
                 }
             }
-            for (ord, (lines, uuids)) in by_ord {
-                value.clear();
-                sessions
-                    .ord_to_str(ord, &mut value)
-                    .map_err(|e| Error::Index(e.to_string()))?;
-                let entry = by_session
-                    .entry(value.clone())
-                    .or_insert_with(|| WordLines {
-                        session: value.clone(),
-                        ..WordLines::default()
-                    });
-                entry.lines += lines;
-                entry.uuids.extend(uuids);
-            }
         }
-        Ok(by_session.into_values().collect())
+        Ok(by_episode.into_values().collect())
     }
 
     /// The words of a segment, read once.
@@ -478,8 +486,8 @@ impl GramIndex {
     }
 
     /// The sessions indexed from more than one source (a copy in another workspace, a
-    /// file moved): which one is served is for the store to say.
-    pub fn shared_sessions(&self) -> Result<Arc<HashSet<String>>> {
+    /// file moved), by episode id: which one is served is for the store to say.
+    pub fn shared_sessions(&self) -> Result<Arc<Shared>> {
         let searcher = self.reader.searcher();
         let generation = searcher.generation().generation_id();
         let mut cache = self
@@ -491,33 +499,38 @@ impl GramIndex {
         {
             return Ok(shared.clone());
         }
-        let mut sources: HashMap<String, u32> = HashMap::new();
-        let mut value = String::new();
+        let mut sources: FxHashMap<u128, (u32, String)> = FxHashMap::default();
         for segment in searcher.segment_readers() {
             let fast = segment.fast_fields();
             let Some(sessions) = fast.str("session").map_err(tantivy_error)? else {
                 continue;
             };
             let kinds = fast.u64("kind").map_err(tantivy_error)?;
+            let high = fast.u64("episode_high").map_err(tantivy_error)?;
+            let low = fast.u64("episode_low").map_err(tantivy_error)?;
             for doc in 0..segment.max_doc() {
                 if segment.is_deleted(doc) || kinds.first(doc) != Some(SOURCE_DOC) {
                     continue;
                 }
-                let Some(ord) = sessions.term_ords(doc).next() else {
-                    continue;
-                };
-                value.clear();
-                sessions
-                    .ord_to_str(ord, &mut value)
-                    .map_err(|e| Error::Index(e.to_string()))?;
-                *sources.entry(value.clone()).or_default() += 1;
+                let episode = (u128::from(high.first(doc).unwrap_or(0)) << 64)
+                    | u128::from(low.first(doc).unwrap_or(0));
+                let entry = sources.entry(episode).or_default();
+                entry.0 += 1;
+                if entry.0 == 2 {
+                    let Some(ord) = sessions.term_ords(doc).next() else {
+                        continue;
+                    };
+                    sessions
+                        .ord_to_str(ord, &mut entry.1)
+                        .map_err(|e| Error::Index(e.to_string()))?;
+                }
             }
         }
-        let shared: Arc<HashSet<String>> = Arc::new(
+        let shared: Arc<Shared> = Arc::new(
             sources
                 .into_iter()
-                .filter(|(_, n)| *n > 1)
-                .map(|(s, _)| s)
+                .filter(|(_, (n, _))| *n > 1)
+                .map(|(episode, (_, session))| (episode, session))
                 .collect(),
         );
         *cache = Some((generation, shared.clone()));
@@ -861,6 +874,7 @@ mod tests {
         let doc = |path: &str, session: &str, text: &str| GramDoc {
             path: path.into(),
             session: session.into(),
+            episode: u128::from(session.as_bytes()[0]),
             fingerprint: text.len() as u64,
             always: Vec::new(),
             messages: text
@@ -930,6 +944,7 @@ mod tests {
         let doc = |path: &str, session: &str, messages: &[(u128, &str)]| GramDoc {
             path: path.into(),
             session: session.into(),
+            episode: u128::from(session.as_bytes()[0]),
             fingerprint: 1,
             always: Vec::new(),
             messages: messages
@@ -958,12 +973,13 @@ mod tests {
         index.commit(Some(2)).unwrap();
         let lines = |word: &str, case_sensitive| {
             let mut found: Vec<(String, u64, Vec<u128>)> = index
-                .word_lines(word, case_sensitive)
+                .word_lines(word, case_sensitive, true)
                 .unwrap()
                 .into_iter()
                 .map(|mut w| {
                     w.uuids.sort_unstable();
-                    (w.session, w.lines, w.uuids)
+                    let session = char::from(u8::try_from(w.episode).unwrap()).to_string();
+                    (session, w.lines, w.uuids)
                 })
                 .collect();
             found.sort();
@@ -997,7 +1013,7 @@ mod tests {
         index.commit(Some(4)).unwrap();
         assert_eq!(
             *index.shared_sessions().unwrap(),
-            HashSet::from(["b".to_owned()])
+            Shared::from_iter([(u128::from(b'b'), "b".to_owned())])
         );
     }
 

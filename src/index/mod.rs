@@ -8,8 +8,8 @@ mod text;
 mod vector;
 
 pub use self::grams::{
-    GramDoc, GramIndex, GramMessage, INEXACT, Need, WordLines, fold, grams_of, is_word_pattern,
-    need_of,
+    GramDoc, GramIndex, GramMessage, INEXACT, Need, Shared, WordLines, fold, grams_of,
+    is_word_pattern, need_of,
 };
 pub use self::handoffs::HandoffFiles;
 pub use self::hnsw::HnswIndex;

@@ -8,6 +8,7 @@ use std::cell::Cell;
 use std::collections::{HashMap, HashSet};
 
 use rayon::prelude::*;
+use rustc_hash::FxHashMap;
 use sha2::{Digest, Sha256};
 
 use super::{
@@ -109,8 +110,8 @@ impl Library<'_> {
     /// [`Library::search_sessions`] for a word on a caught-up index: the lines holding it
     /// are counted from the index's postings, and only the sessions on the page are read,
     /// with those whose entries cannot say exactly (an [`INEXACT`] message holding the
-    /// word's trigrams, a message another session now owns, a session of several sources,
-    /// an unread one), which are grepped whole.
+    /// word's trigrams, a message more than one session wrote, a session of several
+    /// sources, an unread one), which are grepped whole.
     fn search_word(
         &self,
         grams: &GramIndex,
@@ -118,34 +119,48 @@ impl Library<'_> {
         matcher: &regex::Regex,
     ) -> Result<MatchPage> {
         self.authors.load(self.graph)?;
-        let no_labels = HashMap::new();
-        let history = self.authors.history(&no_labels);
-        let shared = grams.shared_sessions()?;
         let inexact = Need::All(vec![
             crate::index::need_of(&search.pattern, false),
             Need::Gram(INEXACT),
         ]);
-        let mut whole: HashSet<String> = grams
+        // Sessions grepped whole, by episode id.
+        let mut whole: FxHashMap<u128, String> = grams
             .sessions(&Need::Either(vec![inexact, Need::Gram(UNREAD)]))?
-            .unwrap_or_default();
-        // Lines by the session's episode: the order below walks episode ids.
-        let mut lines: HashMap<NodeId, (String, u64)> = HashMap::new();
-        for hit in grams.word_lines(&search.pattern, search.case_sensitive)? {
-            let owned_elsewhere = hit
-                .uuids
-                .iter()
-                .any(|&u| u != 0 && history.owner(u, &hit.session).is_some());
-            if owned_elsewhere || shared.contains(&hit.session) {
-                whole.insert(hit.session);
-            } else if !whole.contains(&hit.session) {
-                lines.insert(NodeId::episode(&hit.session), (hit.session, hit.lines));
+            .unwrap_or_default()
+            .into_iter()
+            .map(|s| (episode_key(&s), s))
+            .collect();
+        let shared = grams.shared_sessions()?;
+        let mut lines: FxHashMap<u128, u64> = FxHashMap::default();
+        let mut written_twice = Vec::new();
+        {
+            let guard = self.authors.owners();
+            let owners = guard.as_ref().filter(|o| o.any_shared());
+            let hits =
+                grams.word_lines(&search.pattern, search.case_sensitive, owners.is_some())?;
+            for hit in hits {
+                if whole.contains_key(&hit.episode) {
+                    continue;
+                }
+                if let Some(session) = shared.get(&hit.episode) {
+                    whole.insert(hit.episode, session.clone());
+                } else if owners.is_some_and(|o| hit.uuids.iter().any(|&u| o.is_shared(u))) {
+                    written_twice.push(hit.episode);
+                } else {
+                    lines.insert(hit.episode, hit.lines);
+                }
+            }
+        }
+        for episode in written_twice {
+            if let Some(e) = self.episode_by_key(episode)? {
+                whole.insert(episode, e.session_id.clone());
             }
         }
         // Sessions grepped whole, kept for the page.
-        let mut grepped: HashMap<NodeId, (String, Vec<Message>, u64)> = HashMap::new();
-        for session in whole {
+        let mut grepped: FxHashMap<u128, (String, Vec<Message>, u64)> = FxHashMap::default();
+        for (episode, session) in whole {
             crate::cancel::checkpoint()?;
-            lines.remove(&NodeId::episode(&session));
+            lines.remove(&episode);
             let Some(source) = self.served_source(grams, &session)? else {
                 continue;
             };
@@ -156,20 +171,20 @@ impl Library<'_> {
             };
             let n = count_lines(&messages, matcher);
             if n > 0 {
-                grepped.insert(episode_of(&source), (session, messages, n));
+                grepped.insert(episode, (session, messages, n));
             }
         }
-        let total = lines.values().map(|(_, n)| n).sum::<u64>()
-            + grepped.values().map(|(_, _, n)| n).sum::<u64>();
+        let total = lines.values().sum::<u64>() + grepped.values().map(|(_, _, n)| n).sum::<u64>();
         // The page: sessions in the library's order, read only from the one it starts in.
         let mut page = Page::new(search, matcher);
         let mut left = lines.len() + grepped.len();
-        for id in self.graph.session_ids_newest_first()? {
+        let order = self.word_order(&lines, &grepped, search.offset + search.limit)?;
+        for id in order {
             if left == 0 || page.full() {
                 break;
             }
-            let id = id?;
-            if let Some((session, messages, n)) = grepped.get(&id) {
+            let key = u128::from_be_bytes(*id?.as_bytes());
+            if let Some((session, messages, n)) = grepped.get(&key) {
                 left -= 1;
                 if page.seen + n <= search.offset as u64 {
                     page.seen += n;
@@ -178,7 +193,7 @@ impl Library<'_> {
                 }
                 continue;
             }
-            let Some((session, n)) = lines.get(&id) else {
+            let Some(&n) = lines.get(&key) else {
                 continue;
             };
             left -= 1;
@@ -187,16 +202,60 @@ impl Library<'_> {
                 continue;
             }
             crate::cancel::checkpoint()?;
-            let Some(source) = self.served_source(grams, session)? else {
+            let Some(e) = self.episode_by_key(key)? else {
+                continue;
+            };
+            let Some(source) = self.served_source(grams, &e.session_id)? else {
                 continue;
             };
             match self.grep_messages(&source) {
-                Ok(messages) => page.grep(session, &messages),
+                Ok(messages) => page.grep(&e.session_id, &messages),
                 Err(Error::NotFound(_)) => {}
                 Err(e) => return Err(e),
             }
         }
         Ok(page.finish(total))
+    }
+
+    /// The sessions of a word search in the library's order: found by walking every
+    /// session newest first, or (when they are few against the sessions a walk would pass
+    /// to gather `wanted` lines) by reading each one's episode and sorting them.
+    fn word_order(
+        &self,
+        lines: &FxHashMap<u128, u64>,
+        grepped: &FxHashMap<u128, (String, Vec<Message>, u64)>,
+        wanted: usize,
+    ) -> Result<Box<dyn Iterator<Item = Result<NodeId>> + '_>> {
+        // Per session, measured on 101,517 sessions: ~0.4 µs a step of the walk, a few µs
+        // an episode read.
+        const WALK_STEP: f64 = 0.4;
+        const EPISODE_READ: f64 = 3.0;
+        let found = (lines.len() + grepped.len()).max(1) as f64;
+        let sessions = self.graph.counts()?.sessions as f64;
+        let walk = WALK_STEP * (sessions / found * wanted as f64).min(sessions);
+        if EPISODE_READ * found >= walk {
+            return Ok(Box::new(self.graph.session_ids_newest_first()?));
+        }
+        let mut keyed = Vec::with_capacity(found as usize);
+        for &key in lines.keys().chain(grepped.keys()) {
+            if let Some(e) = self.episode_by_key(key)? {
+                keyed.push((e.end.0, key));
+            }
+        }
+        keyed.sort_unstable_by(|a, b| b.cmp(a));
+        Ok(Box::new(keyed.into_iter().map(|(_, key)| {
+            Ok(NodeId::from_slice(&key.to_be_bytes()).expect("16 bytes"))
+        })))
+    }
+
+    /// The episode of a main session, by its id as a number.
+    fn episode_by_key(&self, key: u128) -> Result<Option<crate::model::Episode>> {
+        let id = NodeId::from_slice(&key.to_be_bytes()).expect("16 bytes");
+        Ok(self
+            .graph
+            .node(id)?
+            .and_then(|n| n.episode().cloned())
+            .filter(|e| e.agent.is_none()))
     }
 
     /// The source `session` is served from, of those the index holds for it; `None` when
@@ -369,6 +428,7 @@ impl Library<'_> {
         GramDoc {
             path: source.path.clone(),
             session: source.session_id.clone(),
+            episode: episode_key(&source.session_id),
             fingerprint,
             always,
             messages,
@@ -547,6 +607,11 @@ impl<H: History> History for Watched<H> {
 /// A main session's own transcript (not a subagent's), with an episode.
 fn is_main(source: &SourceRecord) -> bool {
     source.episode.is_some() && !source.agent
+}
+
+/// A session's episode id, as a number (as the index keeps it).
+fn episode_key(session: &str) -> u128 {
+    u128::from_be_bytes(*NodeId::episode(session).as_bytes())
 }
 
 fn episode_of(source: &SourceRecord) -> NodeId {
