@@ -27,7 +27,7 @@ use super::tantivy_error;
 use crate::{Error, Result};
 
 /// Memory the writer may use before it flushes a segment.
-const WRITER_HEAP: usize = 48 * 1024 * 1024;
+const WRITER_HEAP: usize = 32 * 1024 * 1024;
 /// Words longer than this (bytes) are not kept: their message is marked [`INEXACT`].
 const MAX_WORD_BYTES: usize = 1024;
 /// The key of a message whose words do not tell its served lines exactly (a word too

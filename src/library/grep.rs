@@ -26,6 +26,8 @@ use crate::{Error, Result};
 const GRAMS_VERSION: u32 = 3;
 /// Sessions a refresh reads (on every core) before it hands them to the index.
 const REFRESH_BATCH: usize = 256;
+/// Batches a refresh hands the index between commits.
+const REFRESH_COMMIT_BATCHES: usize = 2;
 /// The key of a session whose text could not be read when it was indexed: every search
 /// reads it again (no trigram is this: they take 63 bits).
 const UNREAD: u64 = u64::MAX;
@@ -490,7 +492,7 @@ impl Library<'_> {
     ) -> Result<usize> {
         self.authors.load(self.graph)?;
         grams.remove(removed);
-        for batch in stale.chunks(REFRESH_BATCH) {
+        for (n, batch) in stale.chunks(REFRESH_BATCH).enumerate() {
             if let Err(e) = crate::cancel::checkpoint() {
                 grams.commit(None)?;
                 return Err(e);
@@ -500,6 +502,11 @@ impl Library<'_> {
                 .map(|s| self.gram_doc(s, fingerprint(s)))
                 .collect();
             grams.put(&docs)?;
+            // The writer queues what it is handed faster than it indexes it: a commit
+            // now and then waits for it, and holds the memory of a long refresh down.
+            if (n + 1) % REFRESH_COMMIT_BATCHES == 0 {
+                grams.commit(None)?;
+            }
         }
         grams.commit(Some(generation))?;
         Ok(stale.len())
