@@ -20,7 +20,7 @@ use tantivy::schema::{
     TextOptions,
 };
 use tantivy::tokenizer::{PreTokenizedString, Token};
-use tantivy::{DocSet, Index, IndexReader, IndexWriter, TERMINATED, Term};
+use tantivy::{DocSet, IndexReader, IndexWriter, TERMINATED, Term};
 
 use super::tantivy_error;
 
@@ -232,7 +232,6 @@ impl Fields {
 /// The trigram index: one writer, searched through a reader refreshed on commit. The
 /// commit's payload is the store's sources generation it holds every session of.
 pub struct GramIndex {
-    index: Index,
     fields: Fields,
     writer: Mutex<IndexWriter>,
     reader: IndexReader,
@@ -240,6 +239,9 @@ pub struct GramIndex {
     vocabularies: Mutex<HashMap<SegmentId, Arc<Vocabulary>>>,
     /// The sessions with more than one source, as of a searcher generation.
     shared: Mutex<Option<(u64, Arc<Shared>)>>,
+    /// The last commit's payload, as [`GramIndex::synced`] answers it: this process is
+    /// the index's one writer, so it needs no read of the index's metadata.
+    synced: Mutex<Option<u64>>,
 }
 
 impl std::fmt::Debug for GramIndex {
@@ -255,13 +257,15 @@ impl GramIndex {
         let (schema, fields) = Fields::schema();
         let (index, _) = super::open_or_create(dir, schema, "trigram index")?;
         let (writer, reader) = super::writer_and_reader(&index, WRITER_HEAP)?;
+        let metas = index.load_metas().map_err(tantivy_error)?;
+        let synced = metas.payload.and_then(|p| p.parse().ok());
         Ok(GramIndex {
-            index,
             fields,
             writer: Mutex::new(writer),
             reader,
             vocabularies: Mutex::new(HashMap::new()),
             shared: Mutex::new(None),
+            synced: Mutex::new(synced),
         })
     }
 
@@ -273,8 +277,10 @@ impl GramIndex {
 
     /// The sources generation the last commit brought the index up to; `None` before one.
     pub fn synced(&self) -> Result<Option<u64>> {
-        let metas = self.index.load_metas().map_err(tantivy_error)?;
-        Ok(metas.payload.and_then(|p| p.parse().ok()))
+        Ok(*self
+            .synced
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner))
     }
 
     /// Every entry's source path and fingerprint.
@@ -375,9 +381,18 @@ impl GramIndex {
         if let Some(generation) = synced {
             prepared.set_payload(&generation.to_string());
         }
+        let payload = || {
+            self.synced
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner)
+        };
+        // Not known to hold anything while a commit is under way; what it holds once its
+        // searcher is the one every search gets.
+        *payload() = None;
         prepared.commit().map_err(tantivy_error)?;
         drop(writer);
         self.reader.reload().map_err(tantivy_error)?;
+        *payload() = synced;
         Ok(())
     }
 
