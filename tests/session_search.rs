@@ -266,16 +266,18 @@ fn check_all(engine: &Engine, all: bool) {
     for p in &patterns {
         check(engine, &served, p);
     }
-    // In a workspace, and a page further on.
+    // In a workspace (words found outside it too), and a page further on.
     let served = Served::of(engine, Some("/w/resume"));
-    check(
-        engine,
-        &served,
-        &SessionSearch {
-            workspace: Some("/w/resume".into()),
-            ..search("zeppelin", false)
-        },
-    );
+    for word in ["zeppelin", "the", "answer", "prompt"] {
+        check(
+            engine,
+            &served,
+            &SessionSearch {
+                workspace: Some("/w/resume".into()),
+                ..search(word, false)
+            },
+        );
+    }
     let all = Served::of(engine, None);
     let expected = all.grep(&search("the", false));
     let page = engine

@@ -81,12 +81,11 @@ impl Library<'_> {
             .map(|w| w.trim().trim_end_matches(['/', '\\']))
             .filter(|w| !w.is_empty());
         if let Some(grams) = self.grams
-            && workspace.is_none()
             && !search.regex
             && crate::index::is_word_pattern(&search.pattern)
             && grams.synced()? == Some(self.graph.sources_generation()?)
         {
-            return self.search_word(grams, search, &matcher);
+            return self.search_word(grams, search, workspace, &matcher);
         }
         let need = match self.grams {
             Some(_) => crate::index::need_of(&search.pattern, search.regex),
@@ -110,7 +109,8 @@ impl Library<'_> {
     }
 
     /// [`Library::search_sessions`] for a word on a caught-up index: the lines holding it
-    /// are counted from the index's postings, and only the sessions on the page are read,
+    /// are counted from the index's postings (in `workspace`, of the sessions whose
+    /// episodes are in it), and only the sessions on the page are read,
     /// with those whose entries cannot say exactly (an [`INEXACT`] message holding the
     /// word's trigrams, a message more than one session wrote, a session of several
     /// sources, an unread one), which are grepped whole.
@@ -118,6 +118,7 @@ impl Library<'_> {
         &self,
         grams: &GramIndex,
         search: &SessionSearch,
+        workspace: Option<&str>,
         matcher: &regex::Regex,
     ) -> Result<MatchPage> {
         self.authors.load(self.graph)?;
@@ -158,6 +159,22 @@ impl Library<'_> {
                 whole.insert(episode, e.session_id.clone());
             }
         }
+        if let Some(w) = workspace {
+            // Only the sessions of the workspace: each one's episode says.
+            let mut outside = Vec::new();
+            for &key in lines.keys().chain(whole.keys()) {
+                let inside = self
+                    .episode_by_key(key)?
+                    .is_some_and(|e| in_workspace(&e.project_path, &e.project, w));
+                if !inside {
+                    outside.push(key);
+                }
+            }
+            for key in outside {
+                lines.remove(&key);
+                whole.remove(&key);
+            }
+        }
         // Sessions grepped whole, kept for the page.
         let mut grepped: FxHashMap<u128, (String, Vec<Message>, u64)> = FxHashMap::default();
         for (episode, session) in whole {
@@ -175,6 +192,13 @@ impl Library<'_> {
             if n > 0 {
                 grepped.insert(episode, (session, messages, n));
             }
+        }
+        if lines.is_empty()
+            && grepped.is_empty()
+            && let Some(w) = workspace
+        {
+            // No match in it, or no such workspace: the listing tells which.
+            self.list_sessions(Some(w), 1, 0)?;
         }
         let total = lines.values().sum::<u64>() + grepped.values().map(|(_, _, n)| n).sum::<u64>();
         // The page: sessions in the library's order, read only from the one it starts in.
