@@ -287,18 +287,14 @@ impl GramIndex {
     pub fn entries(&self) -> Result<HashMap<String, u64>> {
         let searcher = self.reader.searcher();
         let mut out = HashMap::new();
-        for segment in searcher.segment_readers() {
+        for (segment, docs) in source_docs(&searcher)? {
             let fast = segment.fast_fields();
             let Some(paths) = fast.str("path").map_err(tantivy_error)? else {
                 continue;
             };
             let prints = fast.u64("fingerprint").map_err(tantivy_error)?;
-            let kinds = fast.u64("kind").map_err(tantivy_error)?;
             let mut path = String::new();
-            for doc in 0..segment.max_doc() {
-                if segment.is_deleted(doc) || kinds.first(doc) != Some(SOURCE_DOC) {
-                    continue;
-                }
+            for doc in docs {
                 let Some(ord) = paths.term_ords(doc).next() else {
                     continue;
                 };
@@ -453,25 +449,19 @@ impl GramIndex {
             let column = |name: &str| fast.u64(name).map_err(tantivy_error);
             let (episode_high, episode_low) = (column("episode_high")?, column("episode_low")?);
             let (uuid_high, uuid_low) = (column("uuid_high")?, column("uuid_low")?);
-            let pair = |high: &tantivy::columnar::Column<u64>,
-                        low: &tantivy::columnar::Column<u64>,
-                        doc| {
-                (u128::from(high.first(doc).unwrap_or(0)) << 64)
-                    | u128::from(low.first(doc).unwrap_or(0))
-            };
             let mut at = 0;
             while at < hits.len() {
                 let doc = hits[at].0;
                 let lines = hits[at..].iter().take_while(|h| h.0 == doc).count();
                 at += lines;
-                let episode = pair(&episode_high, &episode_low, doc);
+                let episode = wide(&episode_high, &episode_low, doc);
                 let entry = by_episode.entry(episode).or_insert_with(|| WordLines {
                     episode,
                     ..WordLines::default()
                 });
                 entry.lines += lines as u64;
                 if with_uuids {
-                    entry.uuids.push(pair(&uuid_high, &uuid_low, doc));
+                    entry.uuids.push(wide(&uuid_high, &uuid_low, doc));
                 }
             }
         }
@@ -515,20 +505,15 @@ impl GramIndex {
             return Ok(shared.clone());
         }
         let mut sources: FxHashMap<u128, (u32, String)> = FxHashMap::default();
-        for segment in searcher.segment_readers() {
+        for (segment, docs) in source_docs(&searcher)? {
             let fast = segment.fast_fields();
             let Some(sessions) = fast.str("session").map_err(tantivy_error)? else {
                 continue;
             };
-            let kinds = fast.u64("kind").map_err(tantivy_error)?;
             let high = fast.u64("episode_high").map_err(tantivy_error)?;
             let low = fast.u64("episode_low").map_err(tantivy_error)?;
-            for doc in 0..segment.max_doc() {
-                if segment.is_deleted(doc) || kinds.first(doc) != Some(SOURCE_DOC) {
-                    continue;
-                }
-                let episode = (u128::from(high.first(doc).unwrap_or(0)) << 64)
-                    | u128::from(low.first(doc).unwrap_or(0));
+            for doc in docs {
+                let episode = wide(&high, &low, doc);
                 let entry = sources.entry(episode).or_default();
                 entry.0 += 1;
                 if entry.0 == 2 {
@@ -638,6 +623,28 @@ impl GramIndex {
             }
         }
     }
+}
+
+/// Each segment of `searcher` with its live source documents.
+fn source_docs(searcher: &tantivy::Searcher) -> Result<Vec<(&tantivy::SegmentReader, Vec<u32>)>> {
+    let mut out = Vec::new();
+    for segment in searcher.segment_readers() {
+        let kinds = segment.fast_fields().u64("kind").map_err(tantivy_error)?;
+        let docs = (0..segment.max_doc())
+            .filter(|&doc| !segment.is_deleted(doc) && kinds.first(doc) == Some(SOURCE_DOC))
+            .collect();
+        out.push((segment, docs));
+    }
+    Ok(out)
+}
+
+/// A 128-bit value kept as two u64 columns, at `doc` (0 when missing).
+fn wide(
+    high: &tantivy::columnar::Column<u64>,
+    low: &tantivy::columnar::Column<u64>,
+    doc: u32,
+) -> u128 {
+    (u128::from(high.first(doc).unwrap_or(0)) << 64) | u128::from(low.first(doc).unwrap_or(0))
 }
 
 /// `c` as the index keeps it: the least character of its simple case-folding orbit
