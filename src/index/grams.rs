@@ -13,7 +13,7 @@ use regex_syntax::hir::{Class, Hir, HirKind};
 use rustc_hash::FxHashMap;
 use tantivy::collector::DocSetCollector;
 use tantivy::index::SegmentId;
-use tantivy::postings::{Postings, TermInfo};
+use tantivy::postings::Postings;
 use tantivy::query::{BooleanQuery, Occur, Query, TermQuery};
 use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, STRING, Schema, TantivyDocument, TextFieldIndexing,
@@ -120,41 +120,43 @@ pub struct WordLines {
 }
 
 /// A segment's words, each once and sorted, as written and folded: a word search finds
-/// the words holding it with one substring search over all of them.
+/// the words holding it with one substring search over all of them. About twice the
+/// words' bytes, and 10 bytes a word; where their postings are is asked of the segment
+/// for the words found.
 #[derive(Debug, Default)]
 struct Vocabulary {
     /// Every word, each followed by a 0 byte (no word holds one).
     raw: Vec<u8>,
     /// Where each word starts in `raw`, by term ordinal.
-    raw_at: Vec<usize>,
+    raw_at: Vec<u32>,
     folded: Vec<u8>,
-    folded_at: Vec<usize>,
-    /// Where each word's postings are, by term ordinal.
-    infos: Vec<TermInfo>,
+    folded_at: Vec<u32>,
 }
 
 impl Vocabulary {
     fn read(terms: &tantivy::termdict::TermDictionary) -> Result<Vocabulary> {
+        let too_large = || Error::Index("a segment's words pass 4 GiB".into());
         let mut v = Vocabulary::default();
         let mut stream = terms.stream().map_err(|e| Error::Index(e.to_string()))?;
         let mut folded = String::new();
         while stream.advance() {
             let key = stream.key();
-            v.raw_at.push(v.raw.len());
+            v.raw_at
+                .push(u32::try_from(v.raw.len()).map_err(|_| too_large())?);
             v.raw.extend_from_slice(key);
             v.raw.push(0);
-            v.folded_at.push(v.folded.len());
+            v.folded_at
+                .push(u32::try_from(v.folded.len()).map_err(|_| too_large())?);
             folded.clear();
             folded.extend(String::from_utf8_lossy(key).chars().map(fold));
             v.folded.extend_from_slice(folded.as_bytes());
             v.folded.push(0);
-            v.infos.push(stream.value().clone());
         }
         Ok(v)
     }
 
-    /// The postings of the words holding `needle` (folded first when `folded`).
-    fn holding(&self, needle: &str, folded: bool) -> Vec<&TermInfo> {
+    /// The words holding `needle` (folded first when `folded`), as written.
+    fn holding(&self, needle: &str, folded: bool) -> Vec<&[u8]> {
         let (text, at) = if folded {
             (&self.folded, &self.folded_at)
         } else {
@@ -162,12 +164,22 @@ impl Vocabulary {
         };
         let mut ords: Vec<usize> = Vec::new();
         for found in memchr::memmem::find_iter(text, needle.as_bytes()) {
-            let ord = at.partition_point(|&start| start <= found) - 1;
+            let ord = at.partition_point(|&start| start as usize <= found) - 1;
             if ords.last() != Some(&ord) {
                 ords.push(ord);
             }
         }
-        ords.into_iter().map(|ord| &self.infos[ord]).collect()
+        ords.into_iter()
+            .map(|ord| {
+                let start = self.raw_at[ord] as usize;
+                let end = self
+                    .raw_at
+                    .get(ord + 1)
+                    .map_or(self.raw.len(), |&next| next as usize)
+                    - 1;
+                &self.raw[start..end]
+            })
+            .collect()
     }
 }
 
@@ -427,9 +439,16 @@ impl GramIndex {
             let vocabulary = self.vocabulary(segment.segment_id(), inverted.terms())?;
             // (doc, line) of every word holding the needle, then each line once.
             hits.clear();
-            for info in vocabulary.holding(&needle, !case_sensitive) {
+            for word in vocabulary.holding(&needle, !case_sensitive) {
+                let Some(info) = inverted
+                    .terms()
+                    .get(word)
+                    .map_err(|e| Error::Index(e.to_string()))?
+                else {
+                    continue;
+                };
                 let mut postings = inverted
-                    .read_postings_from_terminfo(info, IndexRecordOption::WithFreqsAndPositions)
+                    .read_postings_from_terminfo(&info, IndexRecordOption::WithFreqsAndPositions)
                     .map_err(|e| Error::Index(e.to_string()))?;
                 let mut doc = postings.doc();
                 while doc != TERMINATED {
@@ -1053,5 +1072,47 @@ mod tests {
         assert!(is_word_pattern("été_1"));
         assert!(!is_word_pattern("ab"));
         assert!(!is_word_pattern("two words"));
+    }
+
+    #[test]
+    fn the_vocabulary_finds_every_word_holding_a_needle_once() {
+        let dir = tempfile::tempdir().unwrap();
+        let index = GramIndex::open(dir.path()).unwrap();
+        index
+            .put(&[GramDoc {
+                path: "/a.jsonl".into(),
+                session: "a".into(),
+                episode: 1,
+                fingerprint: 1,
+                always: Vec::new(),
+                messages: vec![GramMessage::of(
+                    None,
+                    "Banana bandana BAND zebra\nÉtude étude",
+                )],
+            }])
+            .unwrap();
+        index.commit(Some(1)).unwrap();
+        let searcher = index.reader.searcher();
+        let segment = &searcher.segment_readers()[0];
+        let inverted = segment.inverted_index(index.fields.words).unwrap();
+        let vocabulary = Vocabulary::read(inverted.terms()).unwrap();
+        let found = |needle: &str, folded| -> Vec<String> {
+            let needle: String = if folded {
+                needle.chars().map(fold).collect()
+            } else {
+                needle.to_owned()
+            };
+            vocabulary
+                .holding(&needle, folded)
+                .into_iter()
+                .map(|w| String::from_utf8(w.to_vec()).unwrap())
+                .collect()
+        };
+        assert_eq!(found("ban", true), ["BAND", "Banana", "bandana"]);
+        assert_eq!(found("ana", true), ["Banana", "bandana"], "each word once");
+        assert_eq!(found("Ban", false), ["Banana"]);
+        assert_eq!(found("zebra", true), ["zebra"], "the last word");
+        assert_eq!(found("étude", true), ["Étude", "étude"]);
+        assert!(found("nowhere", true).is_empty());
     }
 }
