@@ -145,23 +145,6 @@ fn real_projects_ingest_into_one_episode_per_session_with_projects_from_cwd() {
     }
 }
 
-fn copy_tree(from: &Path, to: &Path) {
-    std::fs::create_dir_all(to).unwrap();
-    for entry in std::fs::read_dir(from).unwrap() {
-        let entry = entry.unwrap();
-        let target = to.join(entry.file_name());
-        if entry.path().is_dir() {
-            copy_tree(&entry.path(), &target);
-        } else {
-            std::fs::copy(entry.path(), &target).unwrap();
-            let mut perms = std::fs::metadata(&target).unwrap().permissions();
-            #[allow(clippy::permissions_set_readonly_false)]
-            perms.set_readonly(false);
-            std::fs::set_permissions(&target, perms).unwrap();
-        }
-    }
-}
-
 fn files(dir: &Path) -> Vec<PathBuf> {
     let mut out = Vec::new();
     for entry in std::fs::read_dir(dir).unwrap() {
@@ -214,7 +197,7 @@ fn re_ingesting_the_same_tree_changes_no_count_and_no_id() {
         return;
     };
     let home = tempfile::tempdir().unwrap();
-    copy_tree(&real, &home.path().join("projects"));
+    support::copy_tree(&real, &home.path().join("projects"));
     let engine = Engine::open(EngineConfig::temporary(home.path())).unwrap();
     let first = engine.ingest().unwrap();
     let before = snapshot(&engine);

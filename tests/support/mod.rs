@@ -93,8 +93,8 @@ pub(crate) fn eywa_cli(
     )
 }
 
-/// Copies the tree `from` to `to`, each file with its mtime (ingest orders files by
-/// them).
+/// Copies the tree `from` to `to`, each file writable and with its mtime (ingest orders
+/// files by them).
 pub(crate) fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
     std::fs::create_dir_all(to).unwrap();
     for entry in std::fs::read_dir(from).unwrap() {
@@ -104,6 +104,11 @@ pub(crate) fn copy_tree(from: &std::path::Path, to: &std::path::Path) {
             copy_tree(&entry.path(), &target);
         } else {
             std::fs::copy(entry.path(), &target).unwrap();
+            // A read-only source (the shared corpus may be) gives a copy tests can write.
+            let mut perms = std::fs::metadata(&target).unwrap().permissions();
+            #[allow(clippy::permissions_set_readonly_false)]
+            perms.set_readonly(false);
+            std::fs::set_permissions(&target, perms).unwrap();
             // Keep mtimes: ingest orders files by them.
             let modified = entry.metadata().unwrap().modified().unwrap();
             std::fs::File::options()
