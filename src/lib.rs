@@ -54,6 +54,7 @@ pub mod tools;
 mod archive;
 mod ingest;
 mod library;
+mod priority;
 mod semantic;
 
 pub use self::error::{Error, Result};

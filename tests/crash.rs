@@ -491,3 +491,59 @@ fn killed_document_adds_leave_the_text_index_in_step() {
         "most kills must land while adding"
     );
 }
+
+/// Issue 32: beside `serve`, a memory answers once searchable and the text index is
+/// committed after it, in the background. A server killed before that commit loses
+/// nothing: the next process to open the store indexes the memories again from their
+/// pending marks. Several memories in a row leave the last ones in that window (commits
+/// come at most once a second).
+#[test]
+fn memories_remembered_beside_a_killed_server_are_found_after_it() {
+    const MEMORIES: usize = 6;
+    let home = ClaudeHome::new();
+    std::fs::create_dir_all(home.root().join("projects")).unwrap();
+    let data = tempfile::tempdir().unwrap();
+    let dir = data.path().join("eywa");
+    let eywa = |args: &[&str]| {
+        let out = crate::support::eywa_command(&dir, home.root())
+            .args(args)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "eywa {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).into_owned()
+    };
+    let serve = crate::support::serve::Serve::spawn({
+        let mut cmd = crate::support::eywa_command(&dir, home.root());
+        cmd.args(["serve", "--addr", "127.0.0.1:0", "--no-ingest"]);
+        cmd
+    });
+    for i in 0..MEMORIES {
+        let word = format!("vortellic{i}");
+        eywa(&[
+            "memory",
+            "add",
+            &format!("The {word} cache warms at start"),
+            "--json",
+        ]);
+        // Through the server, at once.
+        assert!(eywa(&["memory", "recall", &word, "--json"]).contains(&word));
+    }
+    let killed = Command::new("kill")
+        .args(["-KILL", &serve.pid().to_string()])
+        .status()
+        .unwrap();
+    assert!(killed.success());
+    drop(serve);
+    for i in 0..MEMORIES {
+        let word = format!("vortellic{i}");
+        assert!(
+            eywa(&["memory", "recall", &word, "--json"]).contains(&word),
+            "{word} is lost with the server"
+        );
+    }
+    eywa(&["check"]);
+}

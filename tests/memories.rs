@@ -588,3 +588,88 @@ fn a_handoffs_insights_become_short_term_memories_of_its_session() {
     );
     assert_eq!(engine.ingest().unwrap().memories_written, 0);
 }
+
+/// Issue 32: while a committer runs (as in `serve`), a write answers once searchable,
+/// without a commit of its own: recall finds a memory, its new version and its forgetting
+/// at once, and the committer's last commit leaves nothing pending.
+#[test]
+fn memories_are_found_at_once_while_commits_run_behind_them() {
+    let home = home();
+    let clock = Clock::manual(Timestamp::now());
+    let engine = open(&home, &clock, None);
+    let stop = std::sync::atomic::AtomicBool::new(false);
+    let committer = engine.defer_text_commits();
+    let texts = |engine: &Engine| {
+        engine
+            .text_index()
+            .unwrap()
+            .texts(10_000)
+            .unwrap()
+            .join("\n")
+    };
+    std::thread::scope(|scope| {
+        let running = scope.spawn(|| engine.run_text_committer(committer, &stop));
+        let mut ids = Vec::new();
+        for i in 0..5 {
+            let m = engine
+                .remember(NewMemory {
+                    project: Some("shop".into()),
+                    ..NewMemory::new(format!("Refunds of order zephyrine{i} go to the wallet"))
+                })
+                .unwrap();
+            let found = recall(&engine, &format!("zephyrine{i} refunds"));
+            assert!(
+                found
+                    .first()
+                    .is_some_and(|(c, _)| c.contains(&format!("zephyrine{i}"))),
+                "memory {i} is found as soon as it is remembered: {found:?}"
+            );
+            ids.push(m.id);
+        }
+        engine
+            .update_memory(
+                &ids[0],
+                &MemoryUpdate {
+                    content: Some("Refunds of order quillmarsh go to the card".into()),
+                    ..MemoryUpdate::default()
+                },
+            )
+            .unwrap();
+        assert!(
+            recall(&engine, "quillmarsh")
+                .iter()
+                .any(|(c, _)| c.contains("quillmarsh"))
+        );
+        assert!(
+            recall(&engine, "zephyrine0")
+                .iter()
+                .all(|(c, _)| !c.contains("zephyrine0"))
+        );
+        engine.forget_memory(&ids[1], None).unwrap();
+        assert!(
+            recall(&engine, "zephyrine1")
+                .iter()
+                .all(|(c, _)| !c.contains("zephyrine1"))
+        );
+        stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        running.join().unwrap();
+    });
+    // The last commit covered every write: the index itself holds them, nothing waits.
+    assert_eq!(engine.text_index().unwrap().uncommitted(), 0);
+    let committed = texts(&engine);
+    for word in ["quillmarsh", "zephyrine2", "zephyrine3", "zephyrine4"] {
+        assert!(committed.contains(word), "{word} is committed");
+    }
+    for word in ["zephyrine0", "zephyrine1"] {
+        assert!(
+            !committed.contains(word),
+            "{word} was replaced or forgotten"
+        );
+    }
+    // And after the committer, writes commit themselves again.
+    engine
+        .remember(NewMemory::new("Invoices are numbered per year: larkspire"))
+        .unwrap();
+    assert_eq!(engine.text_index().unwrap().uncommitted(), 0);
+    assert!(texts(&engine).contains("larkspire"));
+}

@@ -51,8 +51,19 @@ struct Services(Arc<Engine>, Cancel, Arc<tokio::sync::Semaphore>);
 /// find a core.
 const SCANS: [&str; 1] = ["search_sessions"];
 
+/// Calls that write what a client gives: they go ahead of reads and of background work
+/// (see [`crate::priority`]), each on a thread of its own at the normal priority.
+const WRITES: [&str; 5] = [
+    "remember",
+    "update",
+    "forget",
+    "add_document",
+    "ingest_session",
+];
+
 /// Runs a synchronous engine call (file I/O, CPU work) off the async workers, its result
-/// as the wire answer; scans take turns (see `SCANS`). The call is cancelled (at its
+/// as the wire answer: a write on a thread of its own, a read on the blocking pool a step
+/// below it in priority; scans take turns (see `SCANS`). The call is cancelled (at its
 /// next checkpoint) when the server stops, or when this answer is no longer awaited: the
 /// caller's deadline passed, or it hung up.
 async fn answer<T, R, E, F>(services: &Services, method: &str, f: F) -> Answer<R>
@@ -70,6 +81,7 @@ where
         }
     }
     let Services(engine, stopping, readers) = services.clone();
+    let write = WRITES.contains(&method);
     let _turn = if !SCANS.contains(&method) {
         None
     } else {
@@ -82,13 +94,53 @@ where
     };
     let request = GiveUp(Cancel::new());
     let cancel = request.0.clone();
-    let reply =
-        tokio::task::spawn_blocking(move || stopping.within(|| cancel.within(|| f(&engine))))
-            .await
-            .map_err(failed_task)?
-            .map_err(Into::into)?;
+    let work = move || stopping.within(|| cancel.within(|| f(&engine)));
+    let reply = if write {
+        on_write_thread(work).await?
+    } else {
+        tokio::task::spawn_blocking(move || {
+            crate::priority::lower_to(crate::priority::READS);
+            work()
+        })
+        .await
+        .map_err(failed_task)?
+    }
+    .map_err(Into::into)?;
     drop(request);
     Ok(Response::new(reply.into()))
+}
+
+/// Runs a client's write on a thread of its own, at the priority the server started with:
+/// the blocking pool's threads may have been lowered by the reads they ran.
+async fn on_write_thread<T: Send + 'static>(
+    work: impl FnOnce() -> T + Send + 'static,
+) -> Result<T, Status> {
+    let (done, answer) = tokio::sync::oneshot::channel();
+    std::thread::Builder::new()
+        .name("eywa-write".into())
+        .spawn(move || {
+            let ran = std::panic::catch_unwind(std::panic::AssertUnwindSafe(work));
+            // The caller may have gone (its deadline passed): the write stands all the same.
+            let _ = done.send(ran);
+        })
+        .map_err(|e| Status::unavailable(format!("cannot start a thread for the write: {e}")))?;
+    match answer.await {
+        Ok(Ok(reply)) => Ok(reply),
+        Ok(Err(panic)) => Err(failed_write(&panic)),
+        Err(_) => Err(failed_write(&"the write's thread ended without an answer")),
+    }
+}
+
+/// A write whose thread panicked: as [`failed_task`] says of a pool task.
+fn failed_write(panic: &(dyn std::any::Any + Send)) -> Status {
+    let what = panic
+        .downcast_ref::<&str>()
+        .map(|s| (*s).to_owned())
+        .or_else(|| panic.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "a panic".to_owned());
+    let why = crate::error::status_message(&what);
+    tracing::error!(error = %why, "an engine write failed");
+    Status::internal("the server failed on this request (a bug: its log says where)")
 }
 
 /// An engine task that panicked: a bug, never the caller's input. The status says so and
@@ -171,7 +223,7 @@ serve!(pb::ingest_server::Ingest {
     ingest_session(IngestSessionRequest) -> IngestSessionResponse: within ingest_session_within;
 });
 
-/// `IngestSession`: the read runs off the async workers; a caller that gave `wait_ms` gets
+/// `IngestSession`: the read runs on a write's thread (see `WRITES`); a caller that gave `wait_ms` gets
 /// `pending` once that passed, and the read goes on (a hook never waits behind a long
 /// ingest).
 async fn ingest_session_within(
@@ -182,8 +234,7 @@ async fn ingest_session_within(
     let Services(engine, stopping, _) = services.clone();
     // Not the caller's to cancel: the read goes on after a `pending` answer, until done
     // or until the server stops.
-    let read =
-        tokio::task::spawn_blocking(move || stopping.within(|| engine.ingest_session(&session)));
+    let read = on_write_thread(move || stopping.within(|| engine.ingest_session(&session)));
     let done = match wait_ms {
         0 => read.await,
         ms => match tokio::time::timeout(Duration::from_millis(u64::from(ms)), read).await {
@@ -196,7 +247,7 @@ async fn ingest_session_within(
             }
         },
     };
-    let reply = done.map_err(failed_task)?.map_err(Status::from)?;
+    let reply = done?.map_err(Status::from)?;
     Ok(Response::new(reply.into()))
 }
 

@@ -152,6 +152,12 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         let (engine, stop) = (engine.clone(), stop.clone());
         std::thread::spawn(move || engine.run_embedder(&stop))
     };
+    // Client writes answer once searchable; this commits them to the text index soon after.
+    let committer = {
+        let (engine, stop) = (engine.clone(), stop.clone());
+        let deferred = engine.defer_text_commits();
+        std::thread::spawn(move || engine.run_text_committer(deferred, &stop))
+    };
     // Memories fade and are promoted: at start, then hourly.
     let consolidator = {
         let (engine, stop) = (engine.clone(), stop.clone());
@@ -235,6 +241,7 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     }
     let _ = embedder.join();
     let _ = consolidator.join();
+    let _ = committer.join();
     served?;
     Ok(ExitCode::SUCCESS)
 }

@@ -10,34 +10,15 @@
 
 use crate::{Error, Result};
 
-/// The nice value of the background threads: the lowest priority there is.
-const NICE: i32 = 19;
-
 /// A thread pool for background embedding: a thread per core, each at the lowest
 /// priority. Run work on it with [`rayon::ThreadPool::install`].
 pub fn background_pool() -> Result<rayon::ThreadPool> {
     rayon::ThreadPoolBuilder::new()
         .num_threads(std::thread::available_parallelism().map_or(1, std::num::NonZero::get))
         .thread_name(|i| format!("eywa-embed-{i}"))
-        .start_handler(|_| lower_priority())
+        .start_handler(|_| crate::priority::lower_to(crate::priority::BACKGROUND))
         .build()
         .map_err(|e| Error::Embedding(format!("cannot start the embedding threads: {e}")))
-}
-
-/// Lowers the calling thread's priority to [`NICE`].
-fn lower_priority() {
-    #[cfg(target_os = "linux")]
-    {
-        // SAFETY: setpriority takes plain integers. On Linux the nice value belongs to a
-        // thread, and `who` 0 names the calling one.
-        let result = unsafe { libc::setpriority(libc::PRIO_PROCESS, 0, NICE) };
-        if result != 0 {
-            tracing::debug!(
-                error = %std::io::Error::last_os_error(),
-                "cannot lower the embedding threads' priority"
-            );
-        }
-    }
 }
 
 #[cfg(test)]
@@ -58,7 +39,7 @@ mod tests {
         assert!(name.is_some_and(|n| n.starts_with("eywa-embed-")));
         #[cfg(target_os = "linux")]
         {
-            assert_eq!(pool.install(nice), NICE);
+            assert_eq!(pool.install(nice), crate::priority::BACKGROUND);
             // Only the pool's threads: the caller keeps its priority.
             assert_eq!(nice(), before);
         }

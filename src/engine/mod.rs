@@ -23,7 +23,7 @@ pub use self::query::{
     GetOutcome, HandoffHit, MAX_DAYS_BACK, MAX_DEPTH, MAX_LIMIT, parse_relations,
 };
 pub use self::stats::Stats;
-pub use self::write::SessionIngest;
+pub use self::write::{SessionIngest, TextCommitter};
 pub use crate::claude::migrate::{MigrateMode, encode_project_dir};
 pub use crate::ingest::{
     ImportReport, IngestReport, Progress, SKIPPED_FILES_LISTED, SkippedFile, Summarizer,
@@ -151,6 +151,9 @@ pub struct Engine {
     pending: Mutex<Vec<crate::ingest::PendingText>>,
     /// Text-index commits of client writes, shared when they come at once.
     text_commits: crate::ingest::GroupCommit,
+    /// Client writes made searchable now and committed soon after, while `serve` runs
+    /// [`Engine::run_text_committer`].
+    deferred: crate::ingest::Deferred,
     /// When this process last moved idle chunks to the cold tier (ms; 0: not yet).
     last_sweep: std::sync::atomic::AtomicI64,
     /// Who wrote each message uuid; loaded on first use.
@@ -278,6 +281,7 @@ impl Engine {
             ingest_lock: crate::cancel::WorkLock::default(),
             pending: Mutex::new(Vec::new()),
             text_commits: crate::ingest::GroupCommit::default(),
+            deferred: crate::ingest::Deferred::default(),
             last_sweep: std::sync::atomic::AtomicI64::new(0),
             authors: crate::archive::Authors::default(),
             text: std::sync::OnceLock::new(),
@@ -302,7 +306,7 @@ impl Engine {
     /// killed between their store writes and the index's commit) are indexed now: this
     /// process holds the store, so no writer is midway.
     fn catch_up_once(&self) -> Result<()> {
-        if crate::ingest::pending_sources(self.graph.store())?.is_empty() {
+        if crate::ingest::pending_marks(self.graph.store())?.is_empty() {
             return Ok(());
         }
         #[allow(clippy::redundant_closure_for_method_calls)]

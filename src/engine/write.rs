@@ -161,6 +161,7 @@ impl Engine {
             summarizer: self.config.summarizer.as_ref(),
             pending: &self.pending,
             text_commits: &self.text_commits,
+            deferred: &self.deferred,
         }
     }
 }
@@ -196,4 +197,65 @@ pub struct SessionIngest {
     pub session_id: String,
     /// Its handoff; `None` for a transcript with nothing to hand off yet.
     pub handoff: Option<Handoff>,
+}
+
+/// The least time between two commits of client writes: what comes meanwhile shares one.
+const COMMIT_GAP: std::time::Duration = std::time::Duration::from_secs(1);
+/// How often the committing thread looks whether the server stops.
+const STOP_POLL: std::time::Duration = std::time::Duration::from_millis(100);
+
+/// The receiving end of [`Engine::defer_text_commits`]: what wakes the thread that
+/// commits client writes.
+#[derive(Debug)]
+pub struct TextCommitter(std::sync::mpsc::Receiver<()>);
+
+impl Engine {
+    /// From now on client writes (memories, documents) answer once searchable, without a
+    /// commit of the text index of their own; [`Engine::run_text_committer`] commits them
+    /// soon after, on a thread of its own (their pending marks hold them until then, see
+    /// `ingest::text`). `serve` does this before it answers.
+    pub fn defer_text_commits(&self) -> TextCommitter {
+        TextCommitter(self.deferred.start())
+    }
+
+    /// Commits the text index within ~[`COMMIT_GAP`] after client writes, until `stop`;
+    /// then hands commits back to the writes, and commits what is left.
+    pub fn run_text_committer(
+        &self,
+        committer: TextCommitter,
+        stop: &std::sync::atomic::AtomicBool,
+    ) {
+        use std::sync::mpsc::RecvTimeoutError;
+        use std::time::Instant;
+        let woken = committer.0;
+        // Behind the writes and the reads it serves, ahead of the embedder.
+        crate::priority::lower_to(crate::priority::READS);
+        let mut last: Option<Instant> = None;
+        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            match woken.recv_timeout(STOP_POLL) {
+                Ok(()) => {}
+                Err(RecvTimeoutError::Timeout) => continue,
+                Err(RecvTimeoutError::Disconnected) => break,
+            }
+            // What comes meanwhile shares the commit.
+            if let Some(next) = last.map(|at| at + COMMIT_GAP) {
+                while let Some(left) = next.checked_duration_since(Instant::now()) {
+                    if let Err(RecvTimeoutError::Disconnected) = woken.recv_timeout(left) {
+                        break;
+                    }
+                }
+            }
+            while woken.try_recv().is_ok() {}
+            last = Some(Instant::now());
+            self.commit_client_writes();
+        }
+        self.deferred.stop();
+        self.commit_client_writes();
+    }
+
+    fn commit_client_writes(&self) {
+        if let Err(e) = self.writer().commit_text_writes() {
+            tracing::warn!(error = %e, "cannot commit the text index now; trying at the next write");
+        }
+    }
 }

@@ -3,12 +3,13 @@
 //! handoffs, plans and memory files. It lives in the index tier (`<store>/index/text`) and
 //! can be rebuilt from the warm and cold tiers.
 
+use std::collections::HashMap;
 use std::ops::Bound;
 use std::path::Path;
-use std::sync::Mutex;
+use std::sync::{Mutex, RwLock};
 
 use tantivy::collector::TopDocs;
-use tantivy::query::{BooleanQuery, Occur, Query, RangeQuery, TermQuery};
+use tantivy::query::{Bm25StatisticsProvider, BooleanQuery, Occur, Query, RangeQuery, TermQuery};
 use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, STORED, STRING, Schema, TantivyDocument,
     TextFieldIndexing, TextOptions, Value,
@@ -17,7 +18,7 @@ use tantivy::snippet::SnippetGenerator;
 use tantivy::tokenizer::{
     Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer, StopWordFilter, TextAnalyzer,
 };
-use tantivy::{Index, IndexReader, IndexWriter, Term, doc};
+use tantivy::{Index, IndexReader, IndexWriter, Searcher, Term, doc};
 
 use super::tantivy_error;
 
@@ -114,12 +115,140 @@ impl Fields {
     }
 }
 
-/// The full-text index: one writer, searched through a reader refreshed on commit.
+/// The full-text index: one writer, searched through a reader refreshed on commit; and
+/// the writes a commit has not covered yet, searchable at once (see [`Recent`]).
 pub struct TextIndex {
     index: Index,
     fields: Fields,
     writer: Mutex<IndexWriter>,
     reader: IndexReader,
+    recent: Recent,
+}
+
+/// Sources written with [`TextIndex::write_now`] that no commit of the index has covered
+/// yet: their documents wait for the next commit, and meanwhile a search scores them here,
+/// in memory, as the index would (BM25 with the statistics of the index and these
+/// documents together), and leaves out what the index holds of these sources (an older
+/// version, or what was forgotten). A write then costs no segment and no sync. Once a
+/// commit covers a source, it leaves the overlay.
+///
+/// A commit reloads the index before it takes its sources out of the overlay, and a
+/// search reads the overlay and takes the index's searcher under one read lock: a search
+/// finds each document once, in the overlay or in the index.
+#[derive(Default)]
+struct Recent {
+    state: RwLock<Overlay>,
+}
+
+#[derive(Default)]
+struct Overlay {
+    /// Each source in the overlay: the number of its last write, and its documents.
+    sources: HashMap<String, (u64, std::sync::Arc<Vec<Analyzed>>)>,
+    /// Writes numbered so far.
+    written: u64,
+    /// The writes the next commit of the index takes in.
+    uncommitted: Vec<(String, Vec<TextDoc>)>,
+}
+
+/// A document of the overlay, with its text's terms as the index's analyzer makes them.
+struct Analyzed {
+    doc: TextDoc,
+    /// Each term, and how often the text holds it.
+    terms: HashMap<String, u32>,
+    /// Tokens of the text (its field norm).
+    tokens: u32,
+}
+
+impl Recent {
+    fn read(&self) -> std::sync::RwLockReadGuard<'_, Overlay> {
+        self.state
+            .read()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn write(&self) -> std::sync::RwLockWriteGuard<'_, Overlay> {
+        self.state
+            .write()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// The statistics of the overlay's documents, field by field as the index keeps them.
+struct OverlayStats {
+    fields: Fields,
+    docs: Vec<std::sync::Arc<Vec<Analyzed>>>,
+}
+
+impl OverlayStats {
+    fn docs(&self) -> impl Iterator<Item = &Analyzed> {
+        self.docs.iter().flat_map(|docs| docs.iter())
+    }
+
+    /// The value a document holds in a one-token field.
+    fn value(&self, doc: &TextDoc, field: Field) -> Option<String> {
+        let f = self.fields;
+        match field {
+            x if x == f.id => Some(doc.id.clone()),
+            x if x == f.source => Some(doc.source.clone()),
+            x if x == f.session => Some(doc.session.clone()),
+            x if x == f.project => Some(doc.project.clone()),
+            x if x == f.kind => Some(doc.kind.clone()),
+            x if x == f.agent => doc.agent.clone(),
+            _ => None,
+        }
+    }
+}
+
+impl Bm25StatisticsProvider for OverlayStats {
+    fn total_num_tokens(&self, field: Field) -> tantivy::Result<u64> {
+        Ok(if field == self.fields.text {
+            self.docs().map(|d| u64::from(d.tokens)).sum()
+        } else {
+            self.docs()
+                .filter(|d| self.value(&d.doc, field).is_some())
+                .count() as u64
+        })
+    }
+
+    fn total_num_docs(&self) -> tantivy::Result<u64> {
+        Ok(self.docs().count() as u64)
+    }
+
+    fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
+        let value = term.value();
+        let Some(text) = value.as_str() else {
+            return Ok(0);
+        };
+        let field = term.field();
+        Ok(self
+            .docs()
+            .filter(|d| {
+                if field == self.fields.text {
+                    d.terms.contains_key(text)
+                } else {
+                    self.value(&d.doc, field).as_deref() == Some(text)
+                }
+            })
+            .count() as u64)
+    }
+}
+
+/// The statistics of the index and its overlay together, so a document scores alike in
+/// either.
+struct Both<'a>(&'a Searcher, &'a OverlayStats);
+
+impl Bm25StatisticsProvider for Both<'_> {
+    fn total_num_tokens(&self, field: Field) -> tantivy::Result<u64> {
+        Ok(self.0.total_num_tokens(field)? + self.1.total_num_tokens(field)?)
+    }
+
+    fn total_num_docs(&self) -> tantivy::Result<u64> {
+        Ok(Bm25StatisticsProvider::total_num_docs(self.0)? + self.1.total_num_docs()?)
+    }
+
+    fn doc_freq(&self, term: &Term) -> tantivy::Result<u64> {
+        Ok(self.0.doc_freq(term)? + self.1.doc_freq(term)?)
+    }
 }
 
 impl std::fmt::Debug for TextIndex {
@@ -142,6 +271,7 @@ impl TextIndex {
                 fields,
                 writer: Mutex::new(writer),
                 reader,
+                recent: Recent::default(),
             },
             created,
         ))
@@ -165,25 +295,35 @@ impl TextIndex {
 
     /// Adds documents, each replacing any earlier one with its id.
     pub fn put(&self, docs: &[TextDoc]) -> Result<()> {
-        let writer = self.writer();
+        self.put_with(&self.writer(), docs)
+    }
+
+    fn put_with(&self, writer: &IndexWriter, docs: &[TextDoc]) -> Result<()> {
         let f = self.fields;
         for d in docs {
             writer.delete_term(Term::from_field_text(f.id, &d.id));
-            let mut document = doc!(
-                f.id => d.id.as_str(),
-                f.source => d.source.as_str(),
-                f.session => d.session.as_str(),
-                f.project => d.project.as_str(),
-                f.kind => d.kind.as_str(),
-                f.timestamp => d.timestamp,
-                f.text => d.text.as_str(),
-            );
-            if let Some(agent) = &d.agent {
-                document.add_text(f.agent, agent);
-            }
-            writer.add_document(document).map_err(tantivy_error)?;
+            writer
+                .add_document(self.document(d))
+                .map_err(tantivy_error)?;
         }
         Ok(())
+    }
+
+    fn document(&self, d: &TextDoc) -> TantivyDocument {
+        let f = self.fields;
+        let mut document = doc!(
+            f.id => d.id.as_str(),
+            f.source => d.source.as_str(),
+            f.session => d.session.as_str(),
+            f.project => d.project.as_str(),
+            f.kind => d.kind.as_str(),
+            f.timestamp => d.timestamp,
+            f.text => d.text.as_str(),
+        );
+        if let Some(agent) = &d.agent {
+            document.add_text(f.agent, agent);
+        }
+        document
     }
 
     /// Drops every document of a source file.
@@ -206,11 +346,75 @@ impl TextIndex {
         Ok(())
     }
 
-    /// Makes what was put and deleted durable and visible to searches.
+    /// Makes what was put and deleted durable and visible to searches, with the writes
+    /// [`TextIndex::write_now`] made before it began, which leave the overlay.
     pub fn commit(&self) -> Result<()> {
-        self.writer().commit().map_err(tantivy_error)?;
-        self.reader.reload().map_err(tantivy_error)?;
+        let (taken, covered) = {
+            let mut overlay = self.recent.write();
+            (std::mem::take(&mut overlay.uncommitted), overlay.written)
+        };
+        let committed = (|| {
+            let mut writer = self.writer();
+            for (source, docs) in &taken {
+                writer.delete_term(Term::from_field_text(self.fields.source, source));
+                self.put_with(&writer, docs)?;
+            }
+            writer.commit().map_err(tantivy_error)?;
+            drop(writer);
+            self.reader.reload().map_err(tantivy_error)
+        })();
+        let mut overlay = self.recent.write();
+        if let Err(e) = committed {
+            // The next commit takes them again (a put again is a replace).
+            let newer = std::mem::replace(&mut overlay.uncommitted, taken);
+            overlay.uncommitted.extend(newer);
+            return Err(e);
+        }
+        overlay.sources.retain(|_, (last, _)| *last > covered);
         Ok(())
+    }
+
+    /// Replaces each source's documents with the ones given (none: the source is
+    /// dropped), searchable when this returns, in the index at the next
+    /// [`TextIndex::commit`] (see [`Recent`]). Waits for no commit.
+    pub fn write_now(&self, writes: Vec<(String, Vec<TextDoc>)>) -> Result<()> {
+        let mut analyzer = self.analyzer();
+        let analyzed: Vec<Vec<Analyzed>> = writes
+            .iter()
+            .map(|(_, docs)| {
+                docs.iter()
+                    .map(|doc| {
+                        let mut terms: HashMap<String, u32> = HashMap::new();
+                        let mut tokens = 0u32;
+                        let mut stream = analyzer.token_stream(&doc.text);
+                        while let Some(token) = stream.next() {
+                            *terms.entry(token.text.clone()).or_default() += 1;
+                            tokens += 1;
+                        }
+                        Analyzed {
+                            doc: doc.clone(),
+                            terms,
+                            tokens,
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        let mut overlay = self.recent.write();
+        for ((source, _), docs) in writes.iter().zip(analyzed) {
+            overlay.written += 1;
+            let number = overlay.written;
+            overlay
+                .sources
+                .insert(source.clone(), (number, std::sync::Arc::new(docs)));
+        }
+        overlay.uncommitted.extend(writes);
+        Ok(())
+    }
+
+    /// Sources written with [`TextIndex::write_now`] that no commit covers yet.
+    pub fn uncommitted(&self) -> usize {
+        self.recent.read().sources.len()
     }
 
     /// Documents in the committed index.
@@ -222,13 +426,17 @@ impl TextIndex {
         self.len() == 0
     }
 
-    /// The distinct terms of a query as the text field's analyzer makes them.
-    fn query_terms(&self, query: &str) -> Vec<String> {
-        let mut analyzer = self
-            .index
+    /// The text field's analyzer.
+    fn analyzer(&self) -> TextAnalyzer {
+        self.index
             .tokenizers()
             .get(ANALYZER)
-            .expect("the analyzer is registered at open");
+            .expect("the analyzer is registered at open")
+    }
+
+    /// The distinct terms of a query as the text field's analyzer makes them.
+    fn query_terms(&self, query: &str) -> Vec<String> {
+        let mut analyzer = self.analyzer();
         let mut stream = analyzer.token_stream(query);
         let mut terms: Vec<String> = Vec::new();
         while let Some(token) = stream.next() {
@@ -337,16 +545,146 @@ impl TextIndex {
                 Box::new(RangeQuery::new(bound(since, true), bound(until, false))),
             ));
         }
+        let top = TopDocs::with_limit(q.limit.max(1)).order_by_score();
+        let (searcher, shadowed, stats) = self.snapshot();
+        if shadowed.is_empty() {
+            let query = BooleanQuery::new(clauses);
+            let found = searcher.search(&query, &top).map_err(tantivy_error)?;
+            return self.hits(&searcher, found);
+        }
+        let both = Both(&searcher, &stats);
+        let from_overlay = self.overlay_hits(q, &stats, &both)?;
+        let shadowed = shadowed
+            .iter()
+            .map(|source| Term::from_field_text(f.source, source));
+        clauses.push((
+            Occur::MustNot,
+            Box::new(tantivy::query::TermSetQuery::new(shadowed)),
+        ));
         let query = BooleanQuery::new(clauses);
-        let searcher = self.reader.searcher();
-        let top = searcher
-            .search(
-                &query,
-                &TopDocs::with_limit(q.limit.max(1)).order_by_score(),
-            )
+        let found = searcher
+            .search_with_statistics_provider(&query, &top, &both)
             .map_err(tantivy_error)?;
-        let mut hits = Vec::with_capacity(top.len());
-        for (score, address) in top {
+        // Ties as the index will break them once these are committed: its own first.
+        let mut hits = self.hits(&searcher, found)?;
+        hits.extend(from_overlay);
+        hits.sort_by(|a, b| b.score.total_cmp(&a.score));
+        hits.truncate(q.limit.max(1));
+        Ok(hits)
+    }
+
+    /// The index's searcher, the sources in the overlay and its documents' statistics,
+    /// taken under the overlay's lock (see `Recent`).
+    fn snapshot(&self) -> (Searcher, Vec<String>, OverlayStats) {
+        let overlay = self.recent.read();
+        // In the order of their writes: as a commit will add them, after what the index
+        // holds, which breaks ties of score.
+        let mut written: Vec<&(u64, std::sync::Arc<Vec<Analyzed>>)> =
+            overlay.sources.values().collect();
+        written.sort_by_key(|(number, _)| *number);
+        let stats = OverlayStats {
+            fields: self.fields,
+            docs: written.into_iter().map(|(_, d)| d.clone()).collect(),
+        };
+        let shadowed: Vec<String> = overlay.sources.keys().cloned().collect();
+        (self.reader.searcher(), shadowed, stats)
+    }
+
+    /// The overlay's documents that `q` finds, scored as [`TextIndex::search_passages`]'
+    /// query scores them in the index: the sum of the BM25 scores of the text's terms and
+    /// of each filter's term (a one-token field: a frequency of 1, a norm of 1), and 1 for
+    /// a time range.
+    fn overlay_hits(
+        &self,
+        q: &TextQuery,
+        stats: &OverlayStats,
+        both: &Both<'_>,
+    ) -> Result<Vec<TextHit>> {
+        let f = self.fields;
+        let filter = &q.filter;
+        let terms = self.query_terms(&q.query);
+        let projects = filter.project_keys();
+        let one = tantivy::fieldnorm::FieldNormReader::fieldnorm_to_id(1);
+        // Each term's weight once: its statistics walk every document of the overlay.
+        let mut weights: HashMap<Term, tantivy::query::Bm25Weight> = HashMap::new();
+        let mut score_of = |field: Field, value: &str, norm: u8, freq: u32| -> Result<f32> {
+            let term = Term::from_field_text(field, value);
+            if !weights.contains_key(&term) {
+                let weight =
+                    tantivy::query::Bm25Weight::for_terms(both, std::slice::from_ref(&term))
+                        .map_err(tantivy_error)?;
+                weights.insert(term.clone(), weight);
+            }
+            let weight = &weights[&term];
+            Ok(weight.score(norm, freq))
+        };
+        let mut hits = Vec::new();
+        for analyzed in stats.docs() {
+            let d = &analyzed.doc;
+            let in_time = filter.since.is_none_or(|t| d.timestamp >= t.0)
+                && filter.until.is_none_or(|t| d.timestamp < t.0);
+            let kept = in_time
+                && (filter.kinds.is_empty() || filter.kinds.contains(&d.kind))
+                && (projects.is_empty() || projects.contains(&d.project))
+                && (filter.agent_types.is_empty()
+                    || d.agent
+                        .as_ref()
+                        .is_some_and(|a| filter.agent_types.contains(a)));
+            if !kept {
+                continue;
+            }
+            let norm = tantivy::fieldnorm::FieldNormReader::fieldnorm_to_id(analyzed.tokens);
+            let mut score = 0.0f32;
+            let mut found = false;
+            for term in &terms {
+                if let Some(&freq) = analyzed.terms.get(term) {
+                    score += score_of(f.text, term, norm, freq)?;
+                    found = true;
+                }
+            }
+            if !found {
+                continue;
+            }
+            if !filter.kinds.is_empty() {
+                score += score_of(f.kind, &d.kind, one, 1)?;
+            }
+            if !projects.is_empty() {
+                score += score_of(f.project, &d.project, one, 1)?;
+            }
+            if let Some(agent) = d
+                .agent
+                .as_deref()
+                .filter(|_| !filter.agent_types.is_empty())
+            {
+                score += score_of(f.agent, agent, one, 1)?;
+            }
+            if filter.since.is_some() || filter.until.is_some() {
+                score += 1.0;
+            }
+            hits.push(TextHit {
+                score,
+                snippet: String::new(),
+                doc: TextDoc {
+                    source: String::new(),
+                    message: None,
+                    lead: 0,
+                    page: None,
+                    ..d.clone()
+                },
+            });
+        }
+        Ok(hits)
+    }
+
+    /// The stored documents of what a search found.
+    fn hits(
+        &self,
+        searcher: &Searcher,
+        found: Vec<(f32, tantivy::DocAddress)>,
+    ) -> Result<Vec<TextHit>> {
+        let f = self.fields;
+        let mut hits = Vec::with_capacity(found.len());
+        for (score, address) in found {
             let stored: TantivyDocument = searcher.doc(address).map_err(tantivy_error)?;
             let text = |field: Field| {
                 stored
@@ -383,12 +721,25 @@ impl TextIndex {
     /// Cuts snippets for `query`: the best fragment of a text, its matched words in
     /// `**bold**`.
     pub fn snippets(&self, query: &str) -> Result<Snippets> {
-        let query = self.text_query(query)?;
-        let searcher = self.reader.searcher();
-        let mut generator =
-            SnippetGenerator::create(&searcher, &query, self.fields.text).map_err(tantivy_error)?;
-        generator.set_max_num_chars(SNIPPET_CHARS);
-        Ok(Snippets(generator))
+        // Refused as a search refuses it.
+        self.text_query(query)?;
+        let (searcher, _, overlay) = self.snapshot();
+        // As Tantivy's own generator weighs a query's terms, over the overlay too.
+        let mut weights = std::collections::BTreeMap::new();
+        for word in self.query_terms(query) {
+            let term = Term::from_field_text(self.fields.text, &word);
+            let found = searcher.doc_freq(&term).map_err(tantivy_error)?
+                + overlay.doc_freq(&term).map_err(tantivy_error)?;
+            if found > 0 {
+                weights.insert(word, 1.0 / (1.0 + found as f32));
+            }
+        }
+        Ok(Snippets(SnippetGenerator::new(
+            weights,
+            self.analyzer(),
+            self.fields.text,
+            SNIPPET_CHARS,
+        )))
     }
 }
 
@@ -521,5 +872,149 @@ mod tests {
         let (again, created) = TextIndex::open(dir.path()).unwrap();
         assert!(!created);
         assert_eq!(again.len(), 2);
+    }
+
+    /// A query's hits as ids and scores, best first.
+    fn ranked(index: &TextIndex, q: &TextQuery) -> Vec<(String, f32)> {
+        index
+            .search_passages(q)
+            .unwrap()
+            .into_iter()
+            .map(|h| (h.doc.id, h.score))
+            .collect()
+    }
+
+    fn assert_same_ranking(overlay: &[(String, f32)], committed: &[(String, f32)], what: &str) {
+        let ids = |r: &[(String, f32)]| r.iter().map(|(id, _)| id.clone()).collect::<Vec<_>>();
+        assert_eq!(
+            ids(overlay),
+            ids(committed),
+            "{what}: the same documents, in order"
+        );
+        for ((id, a), (_, b)) in overlay.iter().zip(committed) {
+            assert!(
+                (a - b).abs() <= 1e-4 * b.abs().max(1.0),
+                "{what}: {id} scores {a} before the commit and {b} after"
+            );
+        }
+    }
+
+    #[test]
+    fn writes_are_found_at_once_and_score_as_they_will_once_committed() {
+        let dir = tempfile::tempdir().unwrap();
+        let (index, _) = TextIndex::open(dir.path()).unwrap();
+        let mut docs = Vec::new();
+        for i in 0..40 {
+            let kind = ["user_message", "assistant_response", "memory"][i % 3];
+            let words = ["checkout", "parser", "deploy", "flaky", "cache", "tests"];
+            let text: Vec<&str> = (0..=(i % 7)).map(|j| words[(i + j * j) % 6]).collect();
+            let mut d = doc(
+                &format!("d{i}"),
+                &format!("s{}", i % 5),
+                kind,
+                i as i64,
+                &text.join(" the "),
+            );
+            d.project = ["shop", "blog"][i % 2].into();
+            d.agent = (i % 4 == 0).then(|| "explorer".to_owned());
+            docs.push(d);
+        }
+        index.put(&docs[..30]).unwrap();
+        index.commit().unwrap();
+        // Memories written now: one new source, and one that replaces a source the index
+        // holds (its old documents must not be found), and one that forgets one.
+        let mut replaced: Vec<TextDoc> = docs[30..35].to_vec();
+        for d in &mut replaced {
+            d.source = "/src/s0".into();
+        }
+        let fresh: Vec<TextDoc> = docs[35..]
+            .iter()
+            .cloned()
+            .map(|mut d| {
+                d.source = "memory:new".into();
+                d
+            })
+            .collect();
+        let writes = vec![
+            ("/src/s0".to_owned(), replaced.clone()),
+            ("memory:new".to_owned(), fresh.clone()),
+            ("/src/s1".to_owned(), Vec::new()),
+        ];
+        index.write_now(writes).unwrap();
+        assert_eq!(index.uncommitted(), 3);
+        let queries: Vec<TextQuery> = {
+            let q = |query: &str, filter: SearchFilter| TextQuery {
+                query: query.into(),
+                filter,
+                limit: 50,
+            };
+            vec![
+                q("checkout parser", SearchFilter::default()),
+                q("flaky tests cache", SearchFilter::default()),
+                q(
+                    "deploy checkout",
+                    SearchFilter {
+                        kinds: vec!["memory".into(), "user_message".into()],
+                        ..SearchFilter::default()
+                    },
+                ),
+                q(
+                    "parser cache",
+                    SearchFilter {
+                        projects: vec!["blog".into()],
+                        agent_types: vec!["explorer".into()],
+                        ..SearchFilter::default()
+                    },
+                ),
+                q(
+                    "tests deploy",
+                    SearchFilter {
+                        since: Some(crate::model::Timestamp(12)),
+                        until: Some(crate::model::Timestamp(38)),
+                        ..SearchFilter::default()
+                    },
+                ),
+            ]
+        };
+        let before: Vec<Vec<(String, f32)>> = queries.iter().map(|q| ranked(&index, q)).collect();
+        let found: Vec<&str> = before.iter().flatten().map(|(id, _)| id.as_str()).collect();
+        assert!(
+            found.contains(&"d36"),
+            "a new source is found before any commit"
+        );
+        assert!(
+            found.contains(&"d31"),
+            "a replaced source's new documents are found"
+        );
+        for gone in ["d0", "d5", "d1", "d6"] {
+            // s0's and s1's documents as the index held them.
+            assert!(!found.contains(&gone), "{gone} was replaced or forgotten");
+        }
+        index.commit().unwrap();
+        assert_eq!(index.uncommitted(), 0);
+        for (q, before) in queries.iter().zip(&before) {
+            assert_same_ranking(before, &ranked(&index, q), &q.query);
+        }
+        // After a commit, the committed index alone answers, and nothing is lost on reopening.
+        drop(index);
+        let (again, _) = TextIndex::open(dir.path()).unwrap();
+        for (q, before) in queries.iter().zip(&before) {
+            assert_same_ranking(before, &ranked(&again, q), &q.query);
+        }
+        // Snippets weigh a term found only in the overlay as they will once committed.
+        let snippet = |index: &TextIndex| {
+            let snippets = index.snippets("zephyr checkout").unwrap();
+            snippets.snippet("A zephyr of checkout words")
+        };
+        again
+            .write_now(vec![(
+                "memory:zephyr".to_owned(),
+                vec![doc("z1", "z", "memory", 50, "The zephyr rule")],
+            )])
+            .unwrap();
+        let snippet_before = snippet(&again);
+        assert!(snippet_before.contains("**zephyr**"), "{snippet_before}");
+        again.commit().unwrap();
+        assert_eq!(snippet(&again), snippet_before);
     }
 }

@@ -256,13 +256,13 @@ impl Writer<'_> {
         self.memories().put(&mut batch, m, last_access)?;
         let docs = memory_docs(m);
         let source = source(&m.id);
-        self.mark_pending(&mut batch, &source);
+        let mark = self.mark_pending(&mut batch, &source);
         let staged = self
             .semantic()?
             .stage(store, &source, &docs, true, &mut batch)?;
         self.graph.write_facts(batch, &memory_facts(m))?;
         self.semantic()?.applied(staged);
-        self.stage_text(&source, docs);
+        self.stage_text(mark, docs);
         if commit {
             self.commit_writes()?;
         }

@@ -28,7 +28,9 @@ pub(crate) use self::group_commit::GroupCommit;
 pub use self::import::ImportReport;
 pub(crate) use self::scrub::{SCRUBBED, ScrubReport};
 pub use self::summarize::Summarizer;
-pub(crate) use self::text::{DIRTY as TEXT_DIRTY, PendingText, mark_text_dirty, pending_sources};
+pub(crate) use self::text::{
+    DIRTY as TEXT_DIRTY, Deferred, PendingText, mark_text_dirty, pending_marks,
+};
 pub(crate) use self::user_documents::{FOLLOWED, failed_documents, followed_folders};
 use crate::archive::{Archive, Authors, Stamp};
 use crate::claude::{AgentFile, ClaudeDir, IndexEntry, SessionFile, Transcript};
@@ -228,6 +230,8 @@ pub(crate) struct Writer<'e> {
     pub(crate) pending: &'e std::sync::Mutex<Vec<PendingText>>,
     /// The text-index commits of this engine's writers, shared when they come at once.
     pub(crate) text_commits: &'e GroupCommit,
+    /// Client writes made searchable now and committed soon after, while `serve` runs.
+    pub(crate) deferred: &'e Deferred,
 }
 
 impl<'e> Writer<'e> {

@@ -1,7 +1,7 @@
 //! What ingest puts in the text index and queues for semantic memory, and how both are
 //! rebuilt from the store.
 
-use super::Writer;
+use super::{GroupCommit, Writer};
 use eywa_storage::{Batch, Keyspace};
 
 use crate::claude::{Mode, read_transcript_with};
@@ -16,23 +16,96 @@ use crate::{Error, Result};
 pub(crate) const DIRTY: &[u8] = b"text_index_dirty";
 
 /// Settings prefix of a document or memory whose store writes landed and whose text-index
-/// entries may not be committed yet: `text_pending/ | source`. Put in the write's own
-/// batch, removed once the index is committed; one found when the store is opened (its
-/// process died in between) has its source indexed again then.
+/// entries may not be committed yet: `text_pending/ | source | 0 | write` (the write a
+/// number of its own, so that a commit clears the marks of the writes it holds, not a
+/// later write's to the same source). Put in the write's own batch, removed once the index
+/// is committed; one found when the store is opened (its process died in between) has its
+/// source indexed again then.
 const PENDING: &[u8] = b"text_pending/";
 
-fn pending_key(source: &str) -> Vec<u8> {
-    let mut key = PENDING.to_vec();
-    key.extend_from_slice(source.as_bytes());
-    key
+/// A write's pending mark (see [`PENDING`]).
+#[derive(Debug, Clone)]
+pub(crate) struct Mark {
+    source: String,
+    key: Vec<u8>,
 }
 
-/// The sources noted pending (see [`mark_pending`]).
-pub(crate) fn pending_sources(store: &eywa_storage::Store) -> Result<Vec<String>> {
+impl Mark {
+    fn new(source: &str) -> Mark {
+        static WRITES: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+        // Unique beside other processes' marks: the clock at the first write, then counted.
+        static FIRST: std::sync::OnceLock<u64> = std::sync::OnceLock::new();
+        let first = *FIRST.get_or_init(|| Timestamp::now().0.unsigned_abs() << 20);
+        let number = first.wrapping_add(WRITES.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
+        let mut key = PENDING.to_vec();
+        key.extend_from_slice(source.as_bytes());
+        key.push(0);
+        key.extend_from_slice(&number.to_be_bytes());
+        Mark {
+            source: source.to_owned(),
+            key,
+        }
+    }
+
+    /// The mark a key holds; marks of an older eywa are the source alone.
+    fn of_key(key: &[u8]) -> Mark {
+        let rest = &key[PENDING.len().min(key.len())..];
+        let source = match rest.len().checked_sub(9) {
+            Some(at) if rest[at] == 0 => &rest[..at],
+            _ => rest,
+        };
+        Mark {
+            source: String::from_utf8_lossy(source).into_owned(),
+            key: key.to_vec(),
+        }
+    }
+}
+
+/// The marks of writes whose text-index entries may not be committed (see [`PENDING`]).
+pub(crate) fn pending_marks(store: &eywa_storage::Store) -> Result<Vec<Mark>> {
     store
         .keys(Keyspace::Settings, PENDING)
-        .map(|k| Ok(String::from_utf8_lossy(&k?[PENDING.len()..]).into_owned()))
+        .map(|k| Ok(Mark::of_key(&k?)))
         .collect()
+}
+
+/// Client writes made searchable at once, and committed to the text index soon after by a
+/// thread of their own (`serve` runs one: [`crate::engine::Engine::run_text_committer`]).
+/// With none running, each write commits the index itself.
+#[derive(Debug, Default)]
+pub(crate) struct Deferred {
+    /// Wakes the committing thread, while it runs.
+    wake: std::sync::Mutex<Option<std::sync::mpsc::Sender<()>>>,
+    /// Writes made searchable at once, shared when they come at once.
+    now: GroupCommit,
+    /// The marks of writes made searchable and not committed yet.
+    shown: std::sync::Mutex<Vec<Mark>>,
+}
+
+impl Deferred {
+    /// Client writes are committed by the thread that `woken` wakes from now on.
+    pub(crate) fn start(&self) -> std::sync::mpsc::Receiver<()> {
+        let (wake, woken) = std::sync::mpsc::channel();
+        *self.lock() = Some(wake);
+        woken
+    }
+
+    /// Client writes commit themselves from now on.
+    pub(crate) fn stop(&self) {
+        *self.lock() = None;
+    }
+
+    fn lock(&self) -> std::sync::MutexGuard<'_, Option<std::sync::mpsc::Sender<()>>> {
+        self.wake
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    fn shown(&self) -> std::sync::MutexGuard<'_, Vec<Mark>> {
+        self.shown
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
 }
 
 impl Writer<'_> {
@@ -110,7 +183,7 @@ impl Writer<'_> {
     /// Commits the text index at the end of an ingest run or a rebuild, which covers every
     /// source: the marks that say it may lag the store are cleared.
     pub(crate) fn commit_text(&self) -> Result<()> {
-        self.commit_writes()?;
+        self.commit_text_writes()?;
         if self.graph.store().contains(Keyspace::Settings, DIRTY)? {
             let mut batch = Batch::new();
             batch.delete(Keyspace::Settings, DIRTY.to_vec());
@@ -120,56 +193,79 @@ impl Writer<'_> {
     }
 
     /// Notes, in the batch that writes `source`, that its text-index entries are not
-    /// committed yet; once they are in the index writer, [`Writer::note_pending`] hands
-    /// the mark to the next commit, which clears it.
-    pub(crate) fn mark_pending(&self, batch: &mut Batch, source: &str) {
-        batch.put_raw(Keyspace::Settings, pending_key(source), Vec::new());
+    /// committed yet; [`Writer::stage_text`] hands the mark to the commit that covers
+    /// them, which clears it.
+    pub(crate) fn mark_pending(&self, batch: &mut Batch, source: &str) -> Mark {
+        let mark = Mark::new(source);
+        batch.put_raw(Keyspace::Settings, mark.key.clone(), Vec::new());
+        mark
     }
 
-    /// `source`'s entries are in the index writer now: the next commit covers them and
-    /// clears its pending mark.
-    pub(crate) fn note_pending(&self, source: &str) {
+    /// `docs` replace the entries of the `mark`ed source in the text index, at the next
+    /// [`Writer::commit_writes`]: a client's write holds no lock while the index writer
+    /// is busy committing.
+    pub(crate) fn stage_text(&self, mark: Mark, docs: Vec<TextDoc>) {
+        self.pending_texts().push(PendingText {
+            mark,
+            docs: Some(docs),
+        });
+    }
+
+    fn pending_texts(&self) -> std::sync::MutexGuard<'_, Vec<PendingText>> {
         self.pending
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .push(PendingText {
-                source: source.to_owned(),
-                docs: None,
-            });
     }
 
-    /// `docs` replace `source`'s entries in the text index at the next commit, which
-    /// clears its pending mark: a client's write holds no lock while the index writer is
-    /// busy committing.
-    pub(crate) fn stage_text(&self, source: &str, docs: Vec<TextDoc>) {
-        self.pending
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .push(PendingText {
-                source: source.to_owned(),
-                docs: Some(docs),
-            });
-    }
-
-    /// Commits what documents and memories this process wrote put in the text index, and
-    /// clears their pending marks; callers at once share one commit (see
-    /// [`GroupCommit`](super::GroupCommit)), so a client write may commit outside the
-    /// ingest lock. Marks another process left (it died before its commit) stay until they
-    /// are caught up ([`Writer::catch_up_pending`]); a mark an ingest run left stays for a
-    /// rebuild.
+    /// Makes what documents and memories this process wrote searchable. While `serve`'s
+    /// committing thread runs, they go into the text index's overlay now (see
+    /// [`TextIndex::write_now`]) and that thread commits them soon after; else the
+    /// index is committed here ([`Writer::commit_text_writes`]). Callers at once share
+    /// one run (see [`GroupCommit`](super::GroupCommit)), so a client write may commit
+    /// outside the ingest lock.
     pub(crate) fn commit_writes(&self) -> Result<()> {
+        let Some(wake) = self.deferred.lock().clone() else {
+            return self.commit_text_writes();
+        };
+        self.deferred.now.join(|| {
+            let written = std::mem::take(&mut *self.pending_texts());
+            if written.iter().any(|w| w.docs.is_none()) {
+                // Entries already in the index writer: only a commit shows them.
+                self.pending_texts().extend(written);
+                return self.commit_text_writes();
+            }
+            let writes = written
+                .iter()
+                .map(|w| (w.mark.source.clone(), w.docs.clone().unwrap_or_default()))
+                .collect();
+            if let Err(e) = self.text().and_then(|text| text.write_now(writes)) {
+                self.pending_texts().extend(written);
+                return Err(e);
+            }
+            self.deferred
+                .shown()
+                .extend(written.into_iter().map(|w| w.mark));
+            Ok(())
+        })?;
+        // The thread may have stopped since: the marks then wait for the next commit, or
+        // for the next open of the store.
+        let _ = wake.send(());
+        Ok(())
+    }
+
+    /// Commits the text index with what documents and memories this process wrote, and
+    /// clears their pending marks; callers at once share one commit. Marks another
+    /// process left (it died before its commit) stay until they are caught up
+    /// ([`Writer::catch_up_pending`]); a mark an ingest run left stays for a rebuild.
+    pub(crate) fn commit_text_writes(&self) -> Result<()> {
         self.text_commits.join(|| {
-            // What this commit covers: every source noted or staged so far.
-            let written = std::mem::take(
-                &mut *self
-                    .pending
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner),
-            );
+            // What this commit covers: every write staged or made searchable so far.
+            let written = std::mem::take(&mut *self.pending_texts());
+            let shown = std::mem::take(&mut *self.deferred.shown());
             let committed = self.text().and_then(|text| {
                 for staged in &written {
                     if let Some(docs) = &staged.docs {
-                        text.delete_source(&staged.source);
+                        text.delete_source(&staged.mark.source);
                         text.put(docs)?;
                     }
                 }
@@ -177,16 +273,15 @@ impl Writer<'_> {
             });
             if let Err(e) = committed {
                 // Not committed: the next commit covers them (a put again is a replace).
-                self.pending
-                    .lock()
-                    .unwrap_or_else(std::sync::PoisonError::into_inner)
-                    .extend(written);
+                self.pending_texts().extend(written);
+                self.deferred.shown().extend(shown);
                 return Err(e);
             }
-            if !written.is_empty() {
+            let marks: Vec<Mark> = written.into_iter().map(|w| w.mark).chain(shown).collect();
+            if !marks.is_empty() {
                 let mut batch = Batch::new();
-                for staged in written {
-                    batch.delete(Keyspace::Settings, pending_key(&staged.source));
+                for mark in marks {
+                    batch.delete(Keyspace::Settings, mark.key);
                 }
                 self.graph.store().apply(batch)?;
             }
@@ -198,8 +293,10 @@ impl Writer<'_> {
     /// [`Writer::mark_pending`]); returns how many.
     pub(crate) fn catch_up_pending(&self) -> Result<usize> {
         let store = self.graph.store();
-        let pending = pending_sources(store)?;
-        for source in &pending {
+        let marks = pending_marks(store)?;
+        let sources: std::collections::BTreeSet<String> =
+            marks.iter().map(|m| m.source.clone()).collect();
+        for source in &sources {
             let docs = match source.split_once(':') {
                 Some(("doc", id)) => self.document_docs_of(id)?,
                 Some(("memory", id)) => self.memory_docs_of(id)?,
@@ -209,11 +306,15 @@ impl Writer<'_> {
             text.delete_source(source);
             text.put(&docs)?;
             self.semantic()?.enqueue(store, source, &docs, true)?;
-            // Its mark is this process's now, cleared by the commit below.
-            self.note_pending(source);
         }
-        self.commit_writes()?;
-        Ok(pending.len())
+        // The marks are this process's now, cleared by the commit below.
+        self.pending_texts().extend(
+            marks
+                .into_iter()
+                .map(|mark| PendingText { mark, docs: None }),
+        );
+        self.commit_text_writes()?;
+        Ok(sources.len())
     }
 
     /// Whether the text index must be rebuilt: an ingest stopped before committing it.
@@ -401,10 +502,10 @@ pub(crate) fn mark_text_dirty(store: &eywa_storage::Store) -> Result<()> {
     Ok(())
 }
 
-/// A source whose text-index entries the next commit covers: already in the index writer
+/// A write whose text-index entries the next commit covers: already in the index writer
 /// (`docs` is `None`), or to be put there first.
 #[derive(Debug)]
 pub(crate) struct PendingText {
-    source: String,
+    mark: Mark,
     docs: Option<Vec<TextDoc>>,
 }

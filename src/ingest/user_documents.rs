@@ -312,14 +312,14 @@ impl Writer<'_> {
         batch.delete(eywa_storage::Keyspace::Settings, settings_key(FAILED, path));
         let docs = document_text_docs(&info, &extracted.pages);
         let source = source(&id);
-        self.mark_pending(&mut batch, &source);
+        let mark = self.mark_pending(&mut batch, &source);
         let staged = self
             .semantic()?
             .stage(store, &source, &docs, true, &mut batch)?;
         self.graph
             .write_facts(batch, &self.document_facts(&info, &text)?)?;
         self.semantic()?.applied(staged);
-        self.stage_text(&source, docs);
+        self.stage_text(mark, docs);
         if commit {
             self.commit_writes()?;
         }
