@@ -606,3 +606,49 @@ fn chunks_that_lost_their_queue_entry_are_queued_again() {
     let engine = Engine::open(config()).unwrap();
     converged(&engine);
 }
+
+/// Issue 32: a memory embeds its own text at once, and leaves the backlog to the
+/// embedder: a `Remember` beside a long backlog costs its own chunks, not a step of
+/// someone else's.
+#[test]
+fn a_memory_embeds_its_own_text_not_the_backlog() {
+    let home = two_sessions();
+    let model = words();
+    let engine = open(&home, model.clone());
+    engine.ingest().unwrap();
+    let backlog = engine.semantic_status().backlog;
+    assert!(backlog > 0);
+    let m = engine
+        .remember(eywa::memory::NewMemory::new(
+            "Refund requests are answered within two days",
+        ))
+        .unwrap();
+    let status = engine.semantic_status();
+    assert_eq!(
+        status.backlog, backlog,
+        "the backlog waits for the embedder"
+    );
+    assert_eq!(status.vectors, 1, "the memory's one chunk is embedded");
+    assert_eq!(
+        *model.seen.lock().unwrap(),
+        ["Refund requests are answered within two days"]
+    );
+    // Its new version too.
+    engine
+        .update_memory(
+            &m.id,
+            &eywa::memory::MemoryUpdate {
+                content: Some("Refund requests are answered within one day".into()),
+                ..Default::default()
+            },
+        )
+        .unwrap();
+    assert_eq!(engine.semantic_status().backlog, backlog);
+    assert!(
+        model
+            .seen
+            .lock()
+            .unwrap()
+            .contains(&"Refund requests are answered within one day".to_owned())
+    );
+}

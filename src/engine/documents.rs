@@ -91,7 +91,7 @@ impl Engine {
         })?;
         self.writer().commit_writes()?;
         // Its first chunks are embedded now, as a memory's are: found by meaning at once.
-        self.embed_now();
+        self.embed_now(None);
         Ok(outcomes)
     }
 

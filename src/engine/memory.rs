@@ -38,7 +38,7 @@ impl Engine {
         let m = self.write(|w| w.remember(new, now, false))?;
         // Committed outside the ingest lock, with the writes that came at the same time.
         self.writer().commit_writes()?;
-        self.embed_now();
+        self.embed_now(Some(&crate::memory::source(&m.id)));
         Ok(m)
     }
 
@@ -72,7 +72,7 @@ impl Engine {
             Ok(out)
         })?;
         self.writer().commit_writes()?;
-        self.embed_now();
+        self.embed_now(None);
         Ok(out)
     }
 
@@ -93,7 +93,7 @@ impl Engine {
         let now = self.config.clock.now();
         let m = self.write(|w| w.update_memory(id, &update, now))?;
         self.writer().commit_writes()?;
-        self.embed_now();
+        self.embed_now(Some(&crate::memory::source(&m.id)));
         Ok(m)
     }
 
@@ -252,18 +252,24 @@ impl Engine {
         Ok(hits)
     }
 
-    /// Embeds what was just queued, newest first (a memory or a document just added is
-    /// the newest), up to one step of the embedder, so that it is found by meaning at
-    /// once, from this process or a server alike. Without a model, or when
-    /// it fails, the chunk waits for the embedder as any other.
-    pub(super) fn embed_now(&self) {
+    /// Embeds what was just queued, up to one step of the embedder, so that it is found
+    /// by meaning at once, from this process or a server alike: the chunks of `source`
+    /// when given (a memory embeds its own text, not the backlog's), else the newest (a
+    /// document just added is among them). Without a model, or when it fails, the chunk
+    /// waits for the embedder as any other.
+    pub(super) fn embed_now(&self, source: Option<&str>) {
         let Ok(semantic) = self.semantic() else {
             return;
         };
         if semantic.embedder().is_none() || semantic.not_ready().is_some() {
             return;
         }
-        if let Err(e) = semantic.step(self.graph.store(), crate::semantic::STEP) {
+        let store = self.graph.store();
+        let stepped = match source {
+            Some(source) => semantic.step_source(store, source, crate::semantic::STEP),
+            None => semantic.step(store, crate::semantic::STEP),
+        };
+        if let Err(e) = stepped {
             tracing::warn!(error = %e, "a new memory waits for the embedder");
         }
     }

@@ -293,15 +293,57 @@ impl Semantic {
     /// Embeds up to `max` queued chunks, newest first, and puts them in the index.
     /// Returns (chunks taken, chunks the model embedded).
     pub(crate) fn step(&self, store: &Store, max: usize) -> Result<(u64, u64)> {
-        let Some(embedder) = self.embedder.clone() else {
+        if self.embedder.is_none() {
             return Ok((0, 0));
-        };
+        }
         let mut taken: Vec<(Vec<u8>, Vec<u8>, QueueItem)> = Vec::new();
         for kv in store.entries(Keyspace::EmbedQueue, &[]).take(max) {
             let (k, v) = kv?;
             let item: QueueItem = eywa_storage::decode(Keyspace::EmbedQueue, &v)?;
             taken.push((k, v, item));
         }
+        self.embed_taken(store, taken)
+    }
+
+    /// [`Semantic::step`] over the chunks `source` has queued (up to `max`), ahead of
+    /// the rest of the queue: a client's write embeds its own text, not the backlog's.
+    pub(crate) fn step_source(
+        &self,
+        store: &Store,
+        source: &str,
+        max: usize,
+    ) -> Result<(u64, u64)> {
+        if self.embedder.is_none() {
+            return Ok((0, 0));
+        }
+        let mut taken: Vec<(Vec<u8>, Vec<u8>, QueueItem)> = Vec::new();
+        for kv in store.entries(Keyspace::VectorsBySource, &queue::source_prefix(source)) {
+            let (_, queued) = kv?;
+            // Empty: embedded already.
+            if queued.is_empty() {
+                continue;
+            }
+            if let Some(v) = store.get_raw(Keyspace::EmbedQueue, &queued)? {
+                let item: QueueItem = eywa_storage::decode(Keyspace::EmbedQueue, &v)?;
+                taken.push((queued, v, item));
+                if taken.len() == max {
+                    break;
+                }
+            }
+        }
+        self.embed_taken(store, taken)
+    }
+
+    /// Embeds the queued chunks `taken` (queue key, entry as read, item) and puts them in
+    /// the index.
+    fn embed_taken(
+        &self,
+        store: &Store,
+        taken: Vec<(Vec<u8>, Vec<u8>, QueueItem)>,
+    ) -> Result<(u64, u64)> {
+        let Some(embedder) = self.embedder.clone() else {
+            return Ok((0, 0));
+        };
         if taken.is_empty() {
             return Ok((0, 0));
         }

@@ -48,7 +48,7 @@ pub(super) fn source_key(source: &str, key: u64) -> Vec<u8> {
     k
 }
 
-fn source_prefix(source: &str) -> Vec<u8> {
+pub(super) fn source_prefix(source: &str) -> Vec<u8> {
     let mut k = source.as_bytes().to_vec();
     k.push(0);
     k
