@@ -1,12 +1,12 @@
 //! What ingest puts in the text index and queues for semantic memory, and how both are
 //! rebuilt from the store.
 
-use super::{GroupCommit, Writer};
+use super::Writer;
 use eywa_storage::{Batch, Keyspace};
 
 use crate::claude::{Mode, read_transcript_with};
-use crate::index::TextDoc;
 use crate::index::docs::{IndexInput, document_docs, passage_docs, session_docs};
+use crate::index::{TextDoc, TextIndex};
 use crate::model::{Node, NodeId, NodeKind, Timestamp};
 use crate::{Error, Result};
 
@@ -76,8 +76,6 @@ pub(crate) fn pending_marks(store: &eywa_storage::Store) -> Result<Vec<Mark>> {
 pub(crate) struct Deferred {
     /// Wakes the committing thread, while it runs.
     wake: std::sync::Mutex<Option<std::sync::mpsc::Sender<()>>>,
-    /// Writes made searchable at once, shared when they come at once.
-    now: GroupCommit,
     /// The marks of writes made searchable and not committed yet.
     shown: std::sync::Mutex<Vec<Mark>>,
 }
@@ -220,37 +218,37 @@ impl Writer<'_> {
     /// Makes what documents and memories this process wrote searchable. While `serve`'s
     /// committing thread runs, they go into the text index's overlay now (see
     /// [`TextIndex::write_now`]) and that thread commits them soon after; else the
-    /// index is committed here ([`Writer::commit_text_writes`]). Callers at once share
-    /// one run (see [`GroupCommit`](super::GroupCommit)), so a client write may commit
-    /// outside the ingest lock.
+    /// index is committed here ([`Writer::commit_text_writes`]), in one commit shared by
+    /// the callers at once, so a client write may commit outside the ingest lock.
     pub(crate) fn commit_writes(&self) -> Result<()> {
         let Some(wake) = self.deferred.lock().clone() else {
             return self.commit_text_writes();
         };
-        self.deferred.now.join(|| {
-            let written = std::mem::take(&mut *self.pending_texts());
-            if written.iter().any(|w| w.docs.is_none()) {
-                // Entries already in the index writer: only a commit shows them.
-                self.pending_texts().extend(written);
-                return self.commit_text_writes();
-            }
-            let writes = written
-                .iter()
-                .map(|w| (w.mark.source.clone(), w.docs.clone().unwrap_or_default()))
-                .collect();
-            if let Err(e) = self.text().and_then(|text| text.write_now(writes)) {
-                self.pending_texts().extend(written);
-                return Err(e);
-            }
-            self.deferred
-                .shown()
-                .extend(written.into_iter().map(|w| w.mark));
-            Ok(())
-        })?;
+        let marks = self.show_staged()?;
+        self.deferred.shown().extend(marks);
         // The thread may have stopped since: the marks then wait for the next commit, or
         // for the next open of the store.
         let _ = wake.send(());
         Ok(())
+    }
+
+    /// Makes every write staged so far searchable now, in the text index's overlay (see
+    /// [`TextIndex::write_now`]), and returns their marks with those of the entries
+    /// already in the index writer. Under the staging lock: a write whose entry another
+    /// caller took (the committing thread) is searchable once that caller lets go.
+    fn show_staged(&self) -> Result<Vec<Mark>> {
+        let mut pending = self.pending_texts();
+        let writes: Vec<(String, Vec<TextDoc>)> = pending
+            .iter()
+            .filter_map(|w| w.docs.as_ref().map(|d| (w.mark.source.clone(), d.clone())))
+            .collect();
+        if !writes.is_empty() {
+            self.text()?.write_now(writes)?;
+        }
+        Ok(std::mem::take(&mut *pending)
+            .into_iter()
+            .map(|w| w.mark)
+            .collect())
     }
 
     /// Commits the text index with what documents and memories this process wrote, and
@@ -260,24 +258,13 @@ impl Writer<'_> {
     pub(crate) fn commit_text_writes(&self) -> Result<()> {
         self.text_commits.join(|| {
             // What this commit covers: every write staged or made searchable so far.
-            let written = std::mem::take(&mut *self.pending_texts());
-            let shown = std::mem::take(&mut *self.deferred.shown());
-            let committed = self.text().and_then(|text| {
-                for staged in &written {
-                    if let Some(docs) = &staged.docs {
-                        text.delete_source(&staged.mark.source);
-                        text.put(docs)?;
-                    }
-                }
-                text.commit()
-            });
-            if let Err(e) = committed {
-                // Not committed: the next commit covers them (a put again is a replace).
-                self.pending_texts().extend(written);
-                self.deferred.shown().extend(shown);
+            let mut marks = self.show_staged()?;
+            marks.extend(std::mem::take(&mut *self.deferred.shown()));
+            if let Err(e) = self.text().and_then(TextIndex::commit) {
+                // Not committed: the next commit covers them (the index keeps them).
+                self.deferred.shown().extend(marks);
                 return Err(e);
             }
-            let marks: Vec<Mark> = written.into_iter().map(|w| w.mark).chain(shown).collect();
             if !marks.is_empty() {
                 let mut batch = Batch::new();
                 for mark in marks {
