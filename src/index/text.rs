@@ -185,15 +185,15 @@ impl OverlayStats {
     }
 
     /// The value a document holds in a one-token field.
-    fn value(&self, doc: &TextDoc, field: Field) -> Option<String> {
+    fn value<'d>(&self, doc: &'d TextDoc, field: Field) -> Option<&'d str> {
         let f = self.fields;
         match field {
-            x if x == f.id => Some(doc.id.clone()),
-            x if x == f.source => Some(doc.source.clone()),
-            x if x == f.session => Some(doc.session.clone()),
-            x if x == f.project => Some(doc.project.clone()),
-            x if x == f.kind => Some(doc.kind.clone()),
-            x if x == f.agent => doc.agent.clone(),
+            x if x == f.id => Some(&doc.id),
+            x if x == f.source => Some(&doc.source),
+            x if x == f.session => Some(&doc.session),
+            x if x == f.project => Some(&doc.project),
+            x if x == f.kind => Some(&doc.kind),
+            x if x == f.agent => doc.agent.as_deref(),
             _ => None,
         }
     }
@@ -226,7 +226,7 @@ impl Bm25StatisticsProvider for OverlayStats {
                 if field == self.fields.text {
                     d.terms.contains_key(text)
                 } else {
-                    self.value(&d.doc, field).as_deref() == Some(text)
+                    self.value(&d.doc, field) == Some(text)
                 }
             })
             .count() as u64)
