@@ -19,7 +19,7 @@ use tantivy::schema::{
     FAST, Field, INDEXED, IndexRecordOption, STRING, Schema, TantivyDocument, TextFieldIndexing,
     TextOptions,
 };
-use tantivy::tokenizer::{PreTokenizedString, Token};
+use tantivy::tokenizer::{Token, TokenStream, Tokenizer};
 use tantivy::{DocSet, IndexReader, IndexWriter, TERMINATED, Term};
 
 use super::tantivy_error;
@@ -50,8 +50,9 @@ pub struct GramDoc {
     /// Keys the source itself is found by, whatever a pattern needs (a source that could
     /// not be read).
     pub always: Vec<u64>,
-    /// Each message's trigrams and words: a session can hold a match only where one
-    /// message holds every trigram a line of it needs.
+    /// Each message's trigrams and words. The index keeps the trigrams of the source as a
+    /// whole (a session can hold a match only if it holds every trigram a line of it
+    /// needs), and each message's words with its uuid.
     pub messages: Vec<GramMessage>,
 }
 
@@ -64,47 +65,124 @@ pub struct GramMessage {
     /// Its distinct folded trigrams ([`grams_of`]), with [`INEXACT`] when its words do
     /// not tell its lines exactly.
     pub grams: Vec<u64>,
-    /// The distinct words ([`is_word`] runs, as written) of each line, by line number
-    /// from 0, in line order.
-    pub words: Vec<(String, u32)>,
+    /// The served text, whose lines' words the index keeps: [`LineWords`] reads them
+    /// in the indexing thread.
+    pub text: String,
+    /// Whether a line of it holds a word the index keeps.
+    has_words: bool,
 }
 
 impl GramMessage {
     /// The entry of a message with `uuid` whose served text is `text`.
-    pub fn of(uuid: Option<u128>, text: &str) -> GramMessage {
+    pub fn of(uuid: Option<u128>, text: String) -> GramMessage {
         let mut grams = Vec::new();
-        grams_of(text, &mut grams);
-        let mut words = Vec::new();
-        let mut line_words: Vec<&str> = Vec::new();
+        grams_of(&text, &mut grams);
+        let mut has_words = false;
         let mut inexact = false;
         // Lines as the grep splits them.
         for (n, line) in text.lines().enumerate() {
-            let Ok(n) = u32::try_from(n) else {
+            if u32::try_from(n).is_err() {
                 inexact = true;
                 break;
-            };
-            line_words.clear();
+            }
             for word in words_of(line) {
                 if word.len() > MAX_WORD_BYTES {
                     inexact = true;
                 } else {
-                    line_words.push(word);
+                    has_words = true;
                 }
             }
-            line_words.sort_unstable();
-            line_words.dedup();
-            words.extend(line_words.iter().map(|w| ((*w).to_owned(), n)));
         }
         if inexact {
             grams.push(INEXACT);
         }
         grams.sort_unstable();
         grams.dedup();
-        GramMessage { uuid, grams, words }
+        GramMessage {
+            uuid,
+            grams,
+            text,
+            has_words,
+        }
     }
 
-    fn is_empty(&self) -> bool {
-        self.grams.is_empty() && self.words.is_empty()
+    /// The distinct words of each line the index keeps, by line number from 0, in line
+    /// order: what [`LineWords`] makes of the text.
+    pub fn words(&self) -> Vec<(String, u32)> {
+        let mut stream = LineWordStream::new(&self.text);
+        let mut out = Vec::new();
+        while stream.advance() {
+            let token = stream.token();
+            out.push((token.text.clone(), token.position as u32));
+        }
+        out
+    }
+}
+
+/// The name the index knows [`LineWords`] by.
+const LINE_WORDS: &str = "line_words";
+
+/// The tokenizer of a message's words: each line's distinct words ([`is_word`] runs, as
+/// written, none over [`MAX_WORD_BYTES`]) in byte order, each at its line's number as
+/// its position. A word search counts lines by those positions.
+#[derive(Debug, Clone, Copy, Default)]
+struct LineWords;
+
+impl Tokenizer for LineWords {
+    type TokenStream<'a> = LineWordStream<'a>;
+
+    fn token_stream<'a>(&'a mut self, text: &'a str) -> LineWordStream<'a> {
+        LineWordStream::new(text)
+    }
+}
+
+struct LineWordStream<'a> {
+    lines: std::iter::Enumerate<std::str::Lines<'a>>,
+    /// The words of the line being read, sorted and each once, and the next to give.
+    line: Vec<&'a str>,
+    next: usize,
+    token: Token,
+}
+
+impl<'a> LineWordStream<'a> {
+    fn new(text: &'a str) -> LineWordStream<'a> {
+        LineWordStream {
+            lines: text.lines().enumerate(),
+            line: Vec::new(),
+            next: 0,
+            token: Token::default(),
+        }
+    }
+}
+
+impl TokenStream for LineWordStream<'_> {
+    fn advance(&mut self) -> bool {
+        while self.next == self.line.len() {
+            // Lines past u32's count are not kept (the message is marked inexact).
+            let Some((n, line)) = self.lines.next().filter(|(n, _)| u32::try_from(*n).is_ok())
+            else {
+                return false;
+            };
+            self.line.clear();
+            self.line
+                .extend(words_of(line).filter(|w| w.len() <= MAX_WORD_BYTES));
+            self.line.sort_unstable();
+            self.line.dedup();
+            self.next = 0;
+            self.token.position = n;
+        }
+        self.token.text.clear();
+        self.token.text.push_str(self.line[self.next]);
+        self.next += 1;
+        true
+    }
+
+    fn token(&self) -> &Token {
+        &self.token
+    }
+
+    fn token_mut(&mut self) -> &mut Token {
+        &mut self.token
     }
 }
 
@@ -223,12 +301,12 @@ impl Fields {
             fingerprint: b.add_u64_field("fingerprint", FAST),
             kind: b.add_u64_field("kind", INDEXED | FAST),
             gram: b.add_u64_field("gram", INDEXED),
-            // Pre-tokenized: each word at the position of its line.
+            // Each word of a line at the position of its line ([`LineWords`]).
             words: b.add_text_field(
                 "words",
                 TextOptions::default().set_indexing_options(
                     TextFieldIndexing::default()
-                        .set_tokenizer("raw")
+                        .set_tokenizer(LINE_WORDS)
                         .set_index_option(IndexRecordOption::WithFreqsAndPositions),
                 ),
             ),
@@ -268,6 +346,7 @@ impl GramIndex {
     pub fn open(dir: &Path) -> Result<GramIndex> {
         let (schema, fields) = Fields::schema();
         let (index, _) = super::open_or_create(dir, schema, "trigram index")?;
+        index.tokenizers().register(LINE_WORDS, LineWords);
         let (writer, reader) = super::writer_and_reader(&index, WRITER_HEAP)?;
         let metas = index.load_metas().map_err(tantivy_error)?;
         let synced = metas.payload.and_then(|p| p.parse().ok());
@@ -339,34 +418,23 @@ impl GramIndex {
                 }
                 doc
             };
+            // The source holds its messages' trigrams: a session's own are fewer than the
+            // sum of its messages', and the grep decides where they meet.
+            let mut grams = d.always.clone();
+            for m in &d.messages {
+                grams.extend_from_slice(&m.grams);
+            }
+            grams.sort_unstable();
+            grams.dedup();
             writer
-                .add_document(entry(SOURCE_DOC, &d.always))
+                .add_document(entry(SOURCE_DOC, &grams))
                 .map_err(tantivy_error)?;
-            for m in d.messages.iter().filter(|m| !m.is_empty()) {
-                let mut doc = entry(MESSAGE_DOC, &m.grams);
+            for m in d.messages.iter().filter(|m| m.has_words) {
+                let mut doc = entry(MESSAGE_DOC, &[]);
                 let uuid = m.uuid.unwrap_or(0);
                 doc.add_u64(f.uuid_high, (uuid >> 64) as u64);
                 doc.add_u64(f.uuid_low, uuid as u64);
-                if !m.words.is_empty() {
-                    let tokens = m
-                        .words
-                        .iter()
-                        .map(|(word, line)| Token {
-                            offset_from: 0,
-                            offset_to: 0,
-                            position: *line as usize,
-                            text: word.clone(),
-                            position_length: 1,
-                        })
-                        .collect();
-                    doc.add_pre_tokenized_text(
-                        f.words,
-                        PreTokenizedString {
-                            text: String::new(),
-                            tokens,
-                        },
-                    );
-                }
+                doc.add_text(f.words, &m.text);
                 writer.add_document(doc).map_err(tantivy_error)?;
             }
         }
@@ -920,7 +988,7 @@ mod tests {
             always: Vec::new(),
             messages: text
                 .split('|')
-                .map(|message| GramMessage::of(None, message))
+                .map(|message| GramMessage::of(None, message.to_owned()))
                 .collect(),
         };
         index
@@ -942,12 +1010,15 @@ mod tests {
             Some(HashSet::from(["a".to_owned(), "b".to_owned()]))
         );
         assert_eq!(found("nowhere", false), Some(HashSet::new()));
-        // Every trigram in one message: `bread` is split over two of b's.
+        // Every trigram in the session, in any of its messages: the grep decides.
         index
-            .put(&[doc("/c.jsonl", "c", "a loaf of br|ead")])
+            .put(&[doc("/c.jsonl", "c", "a loaf of bre|ad, then read")])
             .unwrap();
         index.commit(Some(7)).unwrap();
-        assert_eq!(found("bread", false), Some(HashSet::from(["a".to_owned()])));
+        assert_eq!(
+            found("bread", false),
+            Some(HashSet::from(["a".to_owned(), "c".to_owned()]))
+        );
         assert_eq!(found(".*", true), None);
         let mut paths = index.paths_of("b").unwrap();
         paths.sort();
@@ -965,7 +1036,7 @@ mod tests {
             HashMap::from([
                 ("/a.jsonl".to_owned(), 8),
                 ("/b2.jsonl".to_owned(), 10),
-                ("/c.jsonl".to_owned(), 16)
+                ("/c.jsonl".to_owned(), 27)
             ])
         );
         drop(index);
@@ -990,7 +1061,7 @@ mod tests {
             always: Vec::new(),
             messages: messages
                 .iter()
-                .map(|(uuid, text)| GramMessage::of(Some(*uuid), text))
+                .map(|(uuid, text)| GramMessage::of(Some(*uuid), (*text).to_owned()))
                 .collect(),
         };
         index
@@ -1061,11 +1132,25 @@ mod tests {
     #[test]
     fn a_word_too_long_to_keep_marks_its_message_inexact() {
         let long = "x".repeat(MAX_WORD_BYTES + 1);
-        let m = GramMessage::of(None, &format!("short words\n{long}"));
+        let m = GramMessage::of(None, format!("short words\n{long}"));
         assert!(m.grams.contains(&INEXACT));
-        assert_eq!(m.words, [("short".to_owned(), 0), ("words".to_owned(), 0)]);
+        assert_eq!(
+            m.words(),
+            [("short".to_owned(), 0), ("words".to_owned(), 0)]
+        );
+        let m = GramMessage::of(None, "b a b\n\nc, a".to_owned());
+        assert_eq!(
+            m.words(),
+            [
+                ("a".to_owned(), 0),
+                ("b".to_owned(), 0),
+                ("a".to_owned(), 2),
+                ("c".to_owned(), 2)
+            ],
+            "each line's words once, in order"
+        );
         assert!(
-            !GramMessage::of(None, "short words")
+            !GramMessage::of(None, "short words".to_owned())
                 .grams
                 .contains(&INEXACT)
         );
@@ -1087,7 +1172,7 @@ mod tests {
                 always: Vec::new(),
                 messages: vec![GramMessage::of(
                     None,
-                    "Banana bandana BAND zebra\nÉtude étude",
+                    "Banana bandana BAND zebra\nÉtude étude".to_owned(),
                 )],
             }])
             .unwrap();

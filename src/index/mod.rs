@@ -4,6 +4,7 @@ pub(crate) mod docs;
 mod grams;
 mod handoffs;
 mod hnsw;
+mod stem;
 mod text;
 mod vector;
 

@@ -16,10 +16,11 @@ use tantivy::schema::{
 };
 use tantivy::snippet::SnippetGenerator;
 use tantivy::tokenizer::{
-    Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, Stemmer, StopWordFilter, TextAnalyzer,
+    Language, LowerCaser, RemoveLongFilter, SimpleTokenizer, StopWordFilter, TextAnalyzer,
 };
 use tantivy::{Index, IndexReader, IndexWriter, Searcher, Term, doc};
 
+use super::stem::CachedStemmer;
 use super::tantivy_error;
 
 use crate::model::SearchFilter;
@@ -282,7 +283,7 @@ impl TextIndex {
             .filter(RemoveLongFilter::limit(40))
             .filter(LowerCaser)
             .filter(StopWordFilter::new(Language::English).expect("English stopwords exist"))
-            .filter(Stemmer::new(Language::English))
+            .filter(CachedStemmer)
             .build();
         index.tokenizers().register(ANALYZER, analyzer);
     }

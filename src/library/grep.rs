@@ -421,8 +421,8 @@ impl Library<'_> {
         let mut messages: Vec<GramMessage> = Vec::new();
         let mut add = |read: Vec<Message>| {
             messages.extend(
-                read.iter()
-                    .map(|m| GramMessage::of(m.uuid.as_deref().map(uuid_key), &m.text)),
+                read.into_iter()
+                    .map(|m| GramMessage::of(m.uuid.as_deref().map(uuid_key), m.text)),
             );
         };
         let read = self.served_texts(source, &history).and_then(|read| {
