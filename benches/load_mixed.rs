@@ -6,10 +6,18 @@
 //! writes instead (spread evenly over clients and time). Prints errors, p50, p99 and max
 //! latency per kind and overall, and the rate. Exits 1 on any error.
 //!
+//! With a fourth argument the store also holds the LongMemEval tree three times over
+//! (`lme_x3` of `ingest_corpus`, 7,809 sessions, 215,757 chunks waiting to be embedded):
+//! `backlog` installs the embedding model, so the server embeds that backlog while the
+//! clients run (the bench reports chunks embedded a second before and during the load);
+//! `lexical` leaves the model out, the same store with no embedder, to compare with.
+//!
 //! ```sh
 //! cargo bench --bench load_mixed                  # 64 clients x 10,000 requests
 //! cargo bench --bench load_mixed -- 16 1000       # clients, requests each
 //! cargo bench --bench load_mixed -- 64 2000 20    # and 20% of them Remember
+//! cargo bench --bench load_mixed -- 64 300 20 backlog   # beside a 215k-chunk backlog
+//! cargo bench --bench load_mixed -- 64 300 20 lexical   # the same store, no embedder
 //! ```
 
 mod scale;
@@ -76,6 +84,15 @@ fn main() {
         .status()
         .unwrap();
     assert!(status.success(), "ingest of the corpus failed");
+    let backlog = match args.get(3).map(String::as_str) {
+        None => None,
+        Some("backlog") => Some(true),
+        Some("lexical") => Some(false),
+        Some(other) => panic!("the fourth argument is `backlog` or `lexical`, not {other}"),
+    };
+    if let Some(model) = backlog {
+        add_backlog(&data, model);
+    }
     let server = scale::Serve::start(&data);
     let url = format!("http://{}", server.addr);
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -83,6 +100,16 @@ fn main() {
         .enable_all()
         .build()
         .unwrap();
+    let embedding = backlog == Some(true);
+    if embedding {
+        // The embedder alone, before any client asks anything.
+        let (from, rate) = runtime.block_on(embed_rate(&url, IDLE_WINDOW));
+        println!(
+            "embedder alone: {from} chunks waiting, {rate:.1} chunks/s over {} s",
+            IDLE_WINDOW.as_secs()
+        );
+    }
+    let backlog_before = embedding.then(|| runtime.block_on(waiting(&url)));
 
     let (sessions, projects) = runtime.block_on(async {
         let mut library = pb::sessions_client::SessionsClient::connect(url.clone())
@@ -231,6 +258,16 @@ fn main() {
         all
     });
     let wall = started.elapsed();
+    if let Some(before) = backlog_before {
+        let after = runtime.block_on(waiting(&url));
+        // Remembers queue a chunk each and embed it themselves: the embedder's own work is
+        // what left the backlog.
+        println!(
+            "embedder under load: {before} -> {after} chunks waiting, {:.1} chunks/s over {:.1} s",
+            before.saturating_sub(after) as f64 / wall.as_secs_f64(),
+            wall.as_secs_f64()
+        );
+    }
     drop(runtime);
     drop(server);
 
@@ -269,4 +306,66 @@ fn main() {
     if errors > 0 {
         std::process::exit(1);
     }
+}
+
+/// How long the embedder is timed alone before the clients start.
+const IDLE_WINDOW: Duration = Duration::from_secs(30);
+
+/// Ingests the LongMemEval tree three times over into `data` (its chunks wait to be
+/// embedded), and with `model` installs the embedding model the tests installed.
+fn add_backlog(data: &Path, model: bool) {
+    let Some(lme) = scale::lme_tree() else {
+        println!("skipped: ../shared/eval is missing");
+        std::process::exit(0);
+    };
+    let copies = scale::lme_copies(&lme, 3);
+    let status = scale::eywa()
+        .arg("--data-dir")
+        .arg(data)
+        .arg("--claude-dir")
+        .arg(&copies)
+        .args(["ingest", "--json"])
+        .stdout(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(status.success(), "ingest of {} failed", copies.display());
+    if model {
+        let from = std::env::var_os("EYWA_MODEL_DIR")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| {
+                PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                    .join("target/tools/models/all-MiniLM-L6-v2")
+            });
+        let status = scale::eywa()
+            .arg("--data-dir")
+            .arg(data)
+            .args(["model", "install", "--offline", "--json", "--from"])
+            .arg(&from)
+            .stdout(std::process::Stdio::null())
+            .status()
+            .unwrap();
+        assert!(
+            status.success(),
+            "no model at {}: run `cargo test` once (it installs one there)",
+            from.display()
+        );
+    }
+}
+
+/// Chunks waiting to be embedded, as the server's `Stats` says.
+async fn waiting(url: &str) -> u64 {
+    let mut admin = pb::admin_client::AdminClient::connect(url.to_owned())
+        .await
+        .unwrap();
+    let stats = admin.stats(pb::StatsRequest {}).await.unwrap().into_inner();
+    stats.semantic.map_or(0, |s| s.backlog)
+}
+
+/// The backlog when the window starts, and the chunks a second the embedder took from it
+/// over `window`.
+async fn embed_rate(url: &str, window: Duration) -> (u64, f64) {
+    let from = waiting(url).await;
+    tokio::time::sleep(window).await;
+    let to = waiting(url).await;
+    (from, from.saturating_sub(to) as f64 / window.as_secs_f64())
 }
