@@ -424,29 +424,42 @@ impl<'e> Writer<'e> {
         report.summaries_cached = cached;
         report.summaries_failed = failed;
         report.summaries_capped = capped;
-        self.settle_store(&run.handoffs)?;
+        // A run that read no transcript (`serve`'s look every few seconds, most of the
+        // time) does not flush the store: the journal holds what other writes applied,
+        // and a flush under the ingest lock held every client write behind it for up to
+        // hundreds of milliseconds.
+        let read = report.files_read + report.agent_files_read > 0 || !run.handoffs.is_empty();
+        self.settle_store(&run.handoffs, read)?;
         report.counts = self.graph.counts()?;
         Ok(())
     }
 
     /// What follows a run's writes: the text index committed, FOLLOWS and CONTINUES
-    /// derived, the store flushed, the graph view saved, the handoff index rewritten when
-    /// the run wrote `handoffs`, and idle chunks moved to the cold tier (hourly at most).
-    fn settle_store(&self, handoffs: &[Handoff]) -> Result<()> {
+    /// derived, the store flushed (when the run `read` a transcript), the graph view
+    /// saved, the handoff index rewritten when the run wrote `handoffs`, and idle chunks
+    /// moved to the cold tier (hourly at most).
+    fn settle_store(&self, handoffs: &[Handoff], read: bool) -> Result<()> {
         // Sessions mark the whole index, documents and memories their own sources.
         let wrote_pending = !self
             .pending
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .is_empty();
-        if self.text_index_lags()? || wrote_pending {
+        if self.text_index_lags()? {
             self.commit_text()?;
+        } else if wrote_pending {
+            // Documents and memories (this run's, or clients' staged beside it): beside
+            // `serve` searchable at once and committed by its committing thread, as a
+            // client's write is; else committed now.
+            self.commit_writes()?;
         }
         let sequenced = self.graph.derive_sequences()?;
         if sequenced > 0 {
             tracing::debug!(edges = sequenced, "updated FOLLOWS and CONTINUES");
         }
-        self.graph.store().flush()?;
+        if read {
+            self.graph.store().flush()?;
+        }
         if self.graph.save_view()? {
             tracing::debug!("saved the graph view snapshot");
         }

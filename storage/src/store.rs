@@ -84,6 +84,10 @@ struct Warm {
     /// Held by every write: a guarded batch reads its guard and commits with no write in
     /// between.
     writer: Mutex<()>,
+    /// The tiers' sums, kept by every write once [`Store::tier_stats`] counted them.
+    tiers: Mutex<crate::tier::TierSums>,
+    /// Held while the tiers are counted: one count at a time.
+    tier_count: Mutex<()>,
     /// Something was written since the last settle: a settle with nothing to write
     /// returns at once (a follower's idle poll settles every time).
     written: std::sync::atomic::AtomicBool,
@@ -183,6 +187,8 @@ impl Store {
                 keyspace,
                 partitions,
                 writer: Mutex::new(()),
+                tiers: Mutex::new(crate::tier::TierSums::Unknown),
+                tier_count: Mutex::new(()),
                 // What the journal replayed on open is settled once too.
                 written: std::sync::atomic::AtomicBool::new(true),
                 _lock: lock,
@@ -461,9 +467,13 @@ impl Store {
                     .map_err(|e| crate::error::fjall_error(e, &self.path, self.min_free))?;
             }
         }
+        let tiers = self.tier_change(&last)?;
         write
             .commit()
             .map_err(|e| crate::error::fjall_error(e, &self.path, self.min_free))?;
+        if let Some(change) = tiers {
+            self.tier_sums().add(&change);
+        }
         self.warm
             .written
             .store(true, std::sync::atomic::Ordering::Release);
@@ -477,6 +487,101 @@ impl Store {
             .settle()
             .map_err(|e| crate::error::fjall_error(e, &self.path, self.min_free))?;
         Ok(0)
+    }
+
+    /// Counts and sizes of both tiers. The first call walks every chunk and blob record
+    /// (of a snapshot, writes going on); from then on every write keeps the sums, and a
+    /// call reads them.
+    pub fn tier_stats(&self) -> Result<crate::TierStats> {
+        let _counting = self
+            .warm
+            .tier_count
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        let known = match *self.tier_sums() {
+            crate::tier::TierSums::Known(stats) => Some(stats),
+            _ => None,
+        };
+        let mut stats = if let Some(stats) = known {
+            stats
+        } else {
+            let counted = self.count_tiers();
+            let mut sums = self.tier_sums();
+            let counted = match counted {
+                Ok(counted) => counted,
+                Err(e) => {
+                    *sums = crate::tier::TierSums::Unknown;
+                    return Err(e);
+                }
+            };
+            // Only this count turns `Counting` into anything else.
+            let stats = match *sums {
+                crate::tier::TierSums::Counting(since) => counted.plus(&since),
+                _ => counted,
+            };
+            *sums = crate::tier::TierSums::Known(stats);
+            stats
+        };
+        stats.warm_disk_bytes = self.size_on_disk()?;
+        Ok(stats)
+    }
+
+    /// Counts the chunk and blob records of a snapshot, from which on every write keeps
+    /// what it changes in [`crate::tier::TierSums::Counting`].
+    fn count_tiers(&self) -> Result<crate::TierStats> {
+        let instant = {
+            let _writer = self
+                .warm
+                .writer
+                .lock()
+                .unwrap_or_else(std::sync::PoisonError::into_inner);
+            *self.tier_sums() = crate::tier::TierSums::Counting(crate::TierStats::default());
+            self.warm.keyspace.instant()
+        };
+        let mut stats = crate::TierStats::default();
+        for keyspace in [Keyspace::Chunks, Keyspace::Blobs] {
+            for entry in self.partition(keyspace).snapshot_at(instant).iter() {
+                let (_, value) = entry.map_err(|e| {
+                    crate::error::fjall_error(fjall::Error::Storage(e), &self.path, self.min_free)
+                })?;
+                stats.count(keyspace, &value, true)?;
+            }
+        }
+        Ok(stats)
+    }
+
+    pub(crate) fn tier_sums(&self) -> std::sync::MutexGuard<'_, crate::tier::TierSums> {
+        self.warm
+            .tiers
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+
+    /// What the writes `last` (partition index, key, new value or `None` to delete) change
+    /// in the tiers' sums, read before they land; `None` while no sums are kept. Called
+    /// with the writer's lock held.
+    pub(crate) fn tier_change(
+        &self,
+        last: &std::collections::BTreeMap<(usize, &[u8]), Option<&[u8]>>,
+    ) -> Result<Option<crate::TierStats>> {
+        if matches!(*self.tier_sums(), crate::tier::TierSums::Unknown) {
+            return Ok(None);
+        }
+        let mut change = crate::TierStats::default();
+        for keyspace in [Keyspace::Chunks, Keyspace::Blobs] {
+            let index = keyspace.index();
+            let from: (usize, &[u8]) = (index, &[]);
+            for (&(partition, key), value) in last.range(from..).take_while(|(k, _)| k.0 == index) {
+                debug_assert_eq!(partition, index);
+                if let Some(old) = self.partition(keyspace).get(key)? {
+                    change.count(keyspace, &old, false)?;
+                }
+                if let Some(new) = value {
+                    change.count(keyspace, new, true)?;
+                }
+            }
+        }
+        Ok(Some(change))
     }
 
     /// Copies the warm tier, as one snapshot, into a new store directory `to` (its

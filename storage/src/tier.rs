@@ -89,6 +89,47 @@ pub struct TierStats {
 }
 
 impl TierStats {
+    /// Counts one encoded record of `keyspace` in (`add`) or out of the sums. A change
+    /// may take away more than it adds: the sums wrap, and come right once added to
+    /// what they change.
+    pub(crate) fn count(&mut self, keyspace: Keyspace, raw: &[u8], add: bool) -> Result<()> {
+        let sign = |n: u64| if add { n } else { n.wrapping_neg() };
+        match keyspace {
+            Keyspace::Chunks => match codec::decode::<ChunkSlot>(keyspace, raw)? {
+                ChunkSlot::Warm { bytes, .. } => {
+                    self.warm_chunks = self.warm_chunks.wrapping_add(sign(1));
+                    self.warm_bytes = self.warm_bytes.wrapping_add(sign(bytes.len() as u64));
+                }
+                ChunkSlot::Cold { raw_len, .. } => {
+                    self.cold_chunks = self.cold_chunks.wrapping_add(sign(1));
+                    self.cold_raw_bytes = self.cold_raw_bytes.wrapping_add(sign(raw_len));
+                }
+            },
+            Keyspace::Blobs => {
+                let info: BlobInfo = codec::decode(keyspace, raw)?;
+                self.blobs = self.blobs.wrapping_add(sign(1));
+                self.blob_raw_bytes = self.blob_raw_bytes.wrapping_add(sign(info.raw_len));
+                self.blob_stored_bytes = self.blob_stored_bytes.wrapping_add(sign(info.stored_len));
+            }
+            _ => {}
+        }
+        Ok(())
+    }
+
+    /// These sums and `other`'s (disk bytes aside).
+    pub(crate) fn plus(&self, other: &TierStats) -> TierStats {
+        TierStats {
+            warm_chunks: self.warm_chunks.wrapping_add(other.warm_chunks),
+            warm_bytes: self.warm_bytes.wrapping_add(other.warm_bytes),
+            cold_chunks: self.cold_chunks.wrapping_add(other.cold_chunks),
+            cold_raw_bytes: self.cold_raw_bytes.wrapping_add(other.cold_raw_bytes),
+            blobs: self.blobs.wrapping_add(other.blobs),
+            blob_raw_bytes: self.blob_raw_bytes.wrapping_add(other.blob_raw_bytes),
+            blob_stored_bytes: self.blob_stored_bytes.wrapping_add(other.blob_stored_bytes),
+            warm_disk_bytes: 0,
+        }
+    }
+
     /// Raw over stored bytes of the blobs; 0 when there are no blobs.
     pub fn compression_ratio(&self) -> f64 {
         if self.blob_stored_bytes == 0 {
@@ -174,30 +215,27 @@ impl Store {
         }
         Ok(report)
     }
+}
 
-    /// Counts and sizes of both tiers. Walks every chunk and blob record: O(n).
-    pub fn tier_stats(&self) -> Result<TierStats> {
-        let mut stats = TierStats::default();
-        for entry in self.scan::<ChunkSlot>(Keyspace::Chunks, &[]) {
-            match entry?.1 {
-                ChunkSlot::Warm { bytes, .. } => {
-                    stats.warm_chunks += 1;
-                    stats.warm_bytes += bytes.len() as u64;
-                }
-                ChunkSlot::Cold { raw_len, .. } => {
-                    stats.cold_chunks += 1;
-                    stats.cold_raw_bytes += raw_len;
-                }
-            }
+/// The chunk and blob sums of [`Store::tier_stats`], kept by every write once counted.
+#[derive(Debug, Clone, Copy, Default)]
+pub(crate) enum TierSums {
+    /// Not counted yet: writes keep nothing.
+    #[default]
+    Unknown,
+    /// A snapshot is being counted: what the writes since it changed.
+    Counting(TierStats),
+    /// What the tiers hold.
+    Known(TierStats),
+}
+
+impl TierSums {
+    /// Adds what a write changed, once it landed.
+    pub(crate) fn add(&mut self, change: &TierStats) {
+        match self {
+            TierSums::Unknown => {}
+            TierSums::Counting(stats) | TierSums::Known(stats) => *stats = stats.plus(change),
         }
-        for entry in self.scan::<BlobInfo>(Keyspace::Blobs, &[]) {
-            let info = entry?.1;
-            stats.blobs += 1;
-            stats.blob_raw_bytes += info.raw_len;
-            stats.blob_stored_bytes += info.stored_len;
-        }
-        stats.warm_disk_bytes = self.size_on_disk()?;
-        Ok(stats)
     }
 }
 

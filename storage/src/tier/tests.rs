@@ -240,3 +240,58 @@ fn a_chunk_changed_after_it_was_read_is_not_overwritten() {
         Some(&b"new"[..])
     );
 }
+
+#[test]
+fn kept_sums_match_a_count_of_the_store_after_every_kind_of_write() {
+    let dir = tempfile::tempdir().unwrap();
+    let open = || Config::new().path(dir.path().join("store")).open().unwrap();
+    let store = open();
+    put_chunk(&store, b"before", &text("counted by the walk", 10), 0);
+    // The first call counts; every write after it keeps the sums.
+    store.tier_stats().unwrap();
+    let chunks: Vec<Vec<u8>> = (0..5)
+        .map(|i| text(&format!("chunk {i}"), 20 + i))
+        .collect();
+    for (i, bytes) in chunks.iter().enumerate() {
+        put_chunk(&store, format!("k{i}").as_bytes(), bytes, 0);
+    }
+    // Written again, longer; one deleted; two written in one batch, one of them twice.
+    put_chunk(&store, b"k1", &text("longer now", 60), 0);
+    let mut batch = Batch::new();
+    batch.delete(Keyspace::Chunks, b"k2".to_vec());
+    batch.put_chunk(b"k5".to_vec(), b"short", 0).unwrap();
+    batch
+        .put_chunk(b"k5".to_vec(), b"shorter still", 0)
+        .unwrap();
+    batch.put_chunk(b"k6".to_vec(), &chunks[0], 0).unwrap();
+    store.apply(batch).unwrap();
+    // Moved cold (blobs recorded), one read back warm, one blob record dropped.
+    let moved = store.sweep_chunks(HOUR, 2 * HOUR).unwrap();
+    assert!(moved.moved >= 5, "{moved:?}");
+    store.get_chunk(b"k3", 3 * HOUR).unwrap().unwrap();
+    let ChunkSlot::Cold { hash, .. } = slot(&store, b"k4") else {
+        panic!("k4 is cold")
+    };
+    let mut batch = Batch::new();
+    batch.delete_blob(&hash);
+    store.apply(batch).unwrap();
+
+    let kept = store.tier_stats().unwrap();
+    assert!(
+        kept.warm_chunks > 0 && kept.cold_chunks > 0 && kept.blobs > 0,
+        "{kept:?}"
+    );
+    drop(store);
+    // A new process counts from the store itself.
+    let counted = open().tier_stats().unwrap();
+    assert_eq!(
+        TierStats {
+            warm_disk_bytes: 0,
+            ..kept
+        },
+        TierStats {
+            warm_disk_bytes: 0,
+            ..counted
+        }
+    );
+}
