@@ -122,14 +122,20 @@ mod tests {
         out
     }
 
-    #[test]
-    fn stems_as_tantivy_does_whatever_it_remembers() {
-        let mut ours = TextAnalyzer::builder(SimpleTokenizer::default())
+    /// Ours, and Tantivy's to check it against.
+    fn analyzers() -> (TextAnalyzer, TextAnalyzer) {
+        let ours = TextAnalyzer::builder(SimpleTokenizer::default())
             .filter(CachedStemmer)
             .build();
-        let mut theirs = TextAnalyzer::builder(SimpleTokenizer::default())
+        let theirs = TextAnalyzer::builder(SimpleTokenizer::default())
             .filter(Stemmer::new(Language::English))
             .build();
+        (ours, theirs)
+    }
+
+    #[test]
+    fn stems_as_tantivy_does_whatever_it_remembers() {
+        let (mut ours, mut theirs) = analyzers();
         let long = "internationalizations".repeat(2);
         let text = format!(
             "running runs ran runner easily fairly generously cats cat's skies dying \
@@ -147,12 +153,7 @@ mod tests {
 
     #[test]
     fn forgets_everything_when_full_and_stems_the_same_after() {
-        let mut ours = TextAnalyzer::builder(SimpleTokenizer::default())
-            .filter(CachedStemmer)
-            .build();
-        let mut theirs = TextAnalyzer::builder(SimpleTokenizer::default())
-            .filter(Stemmer::new(Language::English))
-            .build();
+        let (mut ours, mut theirs) = analyzers();
         let words: String = (0..REMEMBERED + 10).map(|n| format!("w{n}ings ")).collect();
         assert_eq!(tokens(&mut ours, &words), tokens(&mut theirs, &words));
         assert_eq!(
