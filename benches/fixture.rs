@@ -526,13 +526,18 @@ pub(crate) fn low_rank_vectors(
 
 /// The installed all-MiniLM-L6-v2: `EYWA_MODEL_DIR`, or where the tests install it
 /// (`target/tools/models/`). Panics with what to do when there is none.
-pub(crate) fn minilm() -> eywa::embed::MiniLm {
-    let dir = std::env::var_os("EYWA_MODEL_DIR")
+/// Where the model the tests installed is: `EYWA_MODEL_DIR`, else `target/tools/models`.
+pub(crate) fn model_dir() -> std::path::PathBuf {
+    std::env::var_os("EYWA_MODEL_DIR")
         .map(std::path::PathBuf::from)
         .unwrap_or_else(|| {
             std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
                 .join("target/tools/models/all-MiniLM-L6-v2")
-        });
+        })
+}
+
+pub(crate) fn minilm() -> eywa::embed::MiniLm {
+    let dir = model_dir();
     let model = eywa::embed::ModelDir::open(&dir)
         .ok()
         .flatten()

@@ -20,6 +20,7 @@
 //! cargo bench --bench load_mixed -- 64 300 20 lexical   # the same store, no embedder
 //! ```
 
+mod fixture;
 mod scale;
 
 use std::path::{Path, PathBuf};
@@ -330,12 +331,7 @@ fn add_backlog(data: &Path, model: bool) {
         .unwrap();
     assert!(status.success(), "ingest of {} failed", copies.display());
     if model {
-        let from = std::env::var_os("EYWA_MODEL_DIR")
-            .map(PathBuf::from)
-            .unwrap_or_else(|| {
-                PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-                    .join("target/tools/models/all-MiniLM-L6-v2")
-            });
+        let from = fixture::model_dir();
         let status = scale::eywa()
             .arg("--data-dir")
             .arg(data)

@@ -79,11 +79,17 @@ impl GramMessage {
         grams_of(&text, &mut grams);
         let mut has_words = false;
         let mut inexact = false;
-        // Lines as the grep splits them.
+        // Lines as the grep splits them. The tokenizer reads their words in the indexing
+        // thread; here only whether there are any, and (in a line long enough to hold
+        // one) whether one is too long to keep.
         for (n, line) in text.lines().enumerate() {
             if u32::try_from(n).is_err() {
                 inexact = true;
                 break;
+            }
+            if line.len() <= MAX_WORD_BYTES {
+                has_words = has_words || line.chars().any(is_word);
+                continue;
             }
             for word in words_of(line) {
                 if word.len() > MAX_WORD_BYTES {
@@ -108,7 +114,8 @@ impl GramMessage {
 
     /// The distinct words of each line the index keeps, by line number from 0, in line
     /// order: what [`LineWords`] makes of the text.
-    pub fn words(&self) -> Vec<(String, u32)> {
+    #[cfg(test)]
+    fn words(&self) -> Vec<(String, u32)> {
         let mut stream = LineWordStream::new(&self.text);
         let mut out = Vec::new();
         while stream.advance() {

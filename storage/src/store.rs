@@ -9,7 +9,8 @@ use std::time::{Duration, Instant};
 use fjall::{AbstractTree, PartitionCreateOptions, PartitionHandle, PersistMode};
 use serde::de::DeserializeOwned;
 
-use crate::{Batch, BlobStore, Config, Error, Keyspace, Result, codec};
+use crate::tier::TierSums;
+use crate::{Batch, BlobStore, Config, Error, Keyspace, Result, TierStats, codec};
 
 mod files;
 mod migrate;
@@ -85,7 +86,7 @@ struct Warm {
     /// between.
     writer: Mutex<()>,
     /// The tiers' sums, kept by every write once [`Store::tier_stats`] counted them.
-    tiers: Mutex<crate::tier::TierSums>,
+    tiers: Mutex<TierSums>,
     /// Held while the tiers are counted: one count at a time.
     tier_count: Mutex<()>,
     /// Something was written since the last settle: a settle with nothing to write
@@ -187,7 +188,7 @@ impl Store {
                 keyspace,
                 partitions,
                 writer: Mutex::new(()),
-                tiers: Mutex::new(crate::tier::TierSums::Unknown),
+                tiers: Mutex::new(TierSums::Unknown),
                 tier_count: Mutex::new(()),
                 // What the journal replayed on open is settled once too.
                 written: std::sync::atomic::AtomicBool::new(true),
@@ -492,14 +493,14 @@ impl Store {
     /// Counts and sizes of both tiers. The first call walks every chunk and blob record
     /// (of a snapshot, writes going on); from then on every write keeps the sums, and a
     /// call reads them.
-    pub fn tier_stats(&self) -> Result<crate::TierStats> {
+    pub fn tier_stats(&self) -> Result<TierStats> {
         let _counting = self
             .warm
             .tier_count
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         let known = match *self.tier_sums() {
-            crate::tier::TierSums::Known(stats) => Some(stats),
+            TierSums::Known(stats) => Some(stats),
             _ => None,
         };
         let mut stats = if let Some(stats) = known {
@@ -510,16 +511,16 @@ impl Store {
             let counted = match counted {
                 Ok(counted) => counted,
                 Err(e) => {
-                    *sums = crate::tier::TierSums::Unknown;
+                    *sums = TierSums::Unknown;
                     return Err(e);
                 }
             };
             // Only this count turns `Counting` into anything else.
             let stats = match *sums {
-                crate::tier::TierSums::Counting(since) => counted.plus(&since),
+                TierSums::Counting(since) => counted.plus(&since),
                 _ => counted,
             };
-            *sums = crate::tier::TierSums::Known(stats);
+            *sums = TierSums::Known(stats);
             stats
         };
         stats.warm_disk_bytes = self.size_on_disk()?;
@@ -527,18 +528,18 @@ impl Store {
     }
 
     /// Counts the chunk and blob records of a snapshot, from which on every write keeps
-    /// what it changes in [`crate::tier::TierSums::Counting`].
-    fn count_tiers(&self) -> Result<crate::TierStats> {
+    /// what it changes in [`TierSums::Counting`].
+    fn count_tiers(&self) -> Result<TierStats> {
         let instant = {
             let _writer = self
                 .warm
                 .writer
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner);
-            *self.tier_sums() = crate::tier::TierSums::Counting(crate::TierStats::default());
+            *self.tier_sums() = TierSums::Counting(TierStats::default());
             self.warm.keyspace.instant()
         };
-        let mut stats = crate::TierStats::default();
+        let mut stats = TierStats::default();
         for keyspace in [Keyspace::Chunks, Keyspace::Blobs] {
             for entry in self.partition(keyspace).snapshot_at(instant).iter() {
                 let (_, value) = entry.map_err(|e| {
@@ -550,7 +551,7 @@ impl Store {
         Ok(stats)
     }
 
-    pub(crate) fn tier_sums(&self) -> std::sync::MutexGuard<'_, crate::tier::TierSums> {
+    pub(crate) fn tier_sums(&self) -> std::sync::MutexGuard<'_, TierSums> {
         self.warm
             .tiers
             .lock()
@@ -563,11 +564,11 @@ impl Store {
     pub(crate) fn tier_change(
         &self,
         last: &std::collections::BTreeMap<(usize, &[u8]), Option<&[u8]>>,
-    ) -> Result<Option<crate::TierStats>> {
-        if matches!(*self.tier_sums(), crate::tier::TierSums::Unknown) {
+    ) -> Result<Option<TierStats>> {
+        if matches!(*self.tier_sums(), TierSums::Unknown) {
             return Ok(None);
         }
-        let mut change = crate::TierStats::default();
+        let mut change = TierStats::default();
         for keyspace in [Keyspace::Chunks, Keyspace::Blobs] {
             let index = keyspace.index();
             let from: (usize, &[u8]) = (index, &[]);
