@@ -1,6 +1,8 @@
-//! A dense layer for a few rows: `y = x · Wᵀ + b` with `W` read straight from its stored
-//! `(out, in)` rows.
+//! Numeric kernels for eywa's embedder: dense layers ([`dense_rows`] for a few rows on
+//! AVX2, [`PackedDense`] for any number on AVX-512) and GELU ([`gelu`]).
 //!
+//! `dense_rows` computes `y = x · Wᵀ + b` with `W` read straight from its stored `(out, in)`
+//! rows.
 //! A query is a handful of tokens, so the encoder multiplies a few rows by each weight
 //! matrix once: the work is reading the 42 MB of weights, not the arithmetic. A general
 //! matrix product repacks each weight matrix before multiplying (reading and writing it
@@ -8,6 +10,12 @@
 //! and the outputs are split between the cores.
 
 use rayon::prelude::*;
+
+mod gelu;
+mod packed;
+
+pub use gelu::gelu;
+pub use packed::{PackedDense, packed_fast};
 
 /// Rows at most for which [`dense_rows`] beats the packed matrix product.
 pub const FEW_ROWS: usize = 24;

@@ -38,25 +38,39 @@ fn default_eps() -> f64 {
     1e-12
 }
 
-/// A dense layer: its weight as stored (`(out, in)` rows, for a few input rows) and
-/// transposed (for the matrix product of a batch).
-struct Dense {
-    weight: Vec<f32>,
-    weight_t: Tensor,
-    bias_values: Vec<f32>,
-    bias: Tensor,
+/// A dense layer. Where the CPU has AVX-512, its weight stored for
+/// `eywa_kernels::PackedDense`, for any number of rows; elsewhere as stored (`(out, in)`
+/// rows, for a few input rows) and transposed (for the matrix product of a batch).
+enum Dense {
+    Packed(eywa_kernels::PackedDense),
+    Plain {
+        weight: Vec<f32>,
+        weight_t: Tensor,
+        bias_values: Vec<f32>,
+        bias: Tensor,
+    },
 }
 
 impl Dense {
     /// `x` is `(rows, in)`; the result `(rows, out)`.
     fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
         let rows = x.dim(0)?;
-        if rows <= eywa_kernels::FEW_ROWS {
-            let values = x.flatten_all()?.to_vec1::<f32>()?;
-            let y = eywa_kernels::dense_rows(&values, rows, &self.weight, &self.bias_values);
-            return Tensor::from_vec(y, (rows, self.bias_values.len()), x.device());
+        match self {
+            Dense::Packed(layer) => {
+                let y = layer.forward(&x.flatten_all()?.to_vec1::<f32>()?, rows);
+                Tensor::from_vec(y, (rows, layer.outputs()), x.device())
+            }
+            Dense::Plain {
+                weight,
+                bias_values,
+                ..
+            } if rows <= eywa_kernels::FEW_ROWS => {
+                let values = x.flatten_all()?.to_vec1::<f32>()?;
+                let y = eywa_kernels::dense_rows(&values, rows, weight, bias_values);
+                Tensor::from_vec(y, (rows, bias_values.len()), x.device())
+            }
+            Dense::Plain { weight_t, bias, .. } => x.matmul(weight_t)?.broadcast_add(bias),
         }
-        x.matmul(&self.weight_t)?.broadcast_add(&self.bias)
     }
 }
 
@@ -83,6 +97,25 @@ struct Layer {
     output_norm: Norm,
 }
 
+impl Layer {
+    /// The inner layer, GELU and the output layer (before the residual and norm).
+    fn feed_forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
+        let rows = x.dim(0)?;
+        if let (Dense::Packed(inner), Dense::Packed(output)) = (&self.intermediate, &self.output) {
+            // In vectors throughout: the inner values are made and read once.
+            let mut h = inner.forward(&x.flatten_all()?.to_vec1::<f32>()?, rows);
+            eywa_kernels::gelu(&mut h);
+            let y = output.forward(&h, rows);
+            return Tensor::from_vec(y, (rows, output.outputs()), x.device());
+        }
+        let h = self.intermediate.forward(x)?;
+        let mut values = h.flatten_all()?.to_vec1::<f32>()?;
+        eywa_kernels::gelu(&mut values);
+        self.output
+            .forward(&Tensor::from_vec(values, h.shape(), x.device())?)
+    }
+}
+
 /// The tensors of a safetensors file, taken out by name.
 struct Weights(std::collections::HashMap<String, Tensor>);
 
@@ -98,16 +131,24 @@ impl Weights {
     fn dense(&mut self, prefix: &str) -> Result<Dense> {
         let weight = self.take(&format!("{prefix}.weight"))?;
         let bias = self.take(&format!("{prefix}.bias"))?;
-        Ok(Dense {
-            weight: weight
-                .flatten_all()
-                .and_then(|w| w.to_vec1::<f32>())
-                .map_err(model_error)?,
+        let values = weight
+            .flatten_all()
+            .and_then(|w| w.to_vec1::<f32>())
+            .map_err(model_error)?;
+        let bias_values = bias.to_vec1::<f32>().map_err(model_error)?;
+        if eywa_kernels::packed_fast() {
+            return Ok(Dense::Packed(eywa_kernels::PackedDense::new(
+                &values,
+                &bias_values,
+            )));
+        }
+        Ok(Dense::Plain {
+            weight: values,
             weight_t: weight
                 .t()
                 .and_then(|t| t.contiguous())
                 .map_err(model_error)?,
-            bias_values: bias.to_vec1::<f32>().map_err(model_error)?,
+            bias_values,
             bias,
         })
     }
@@ -275,6 +316,7 @@ impl MiniLm {
                 output_norm: w.norm(&format!("{p}.output.LayerNorm"), eps)?,
             });
         }
+        let embedding_norm = w.norm("embeddings.LayerNorm", eps)?;
         let model = MiniLm {
             id: id.to_owned(),
             tokenizer,
@@ -284,7 +326,7 @@ impl MiniLm {
                 .take("embeddings.token_type_embeddings.weight")?
                 .narrow(0, 0, 1)
                 .map_err(model_error)?,
-            embedding_norm: w.norm("embeddings.LayerNorm", eps)?,
+            embedding_norm,
             layers,
             heads: config.num_attention_heads,
             hidden: config.hidden_size,
@@ -359,10 +401,8 @@ impl MiniLm {
             let attended = layer
                 .attention_norm
                 .forward(&(layer.attention_out.forward(&context)? + &x)?)?;
-            let inner = layer.intermediate.forward(&attended)?.gelu_erf()?;
-            x = layer
-                .output_norm
-                .forward(&(layer.output.forward(&inner)? + &attended)?)?;
+            let ffn = layer.feed_forward(&attended)?;
+            x = layer.output_norm.forward(&(ffn + &attended)?)?;
         }
         // Mean over real tokens, then unit length.
         let x = x.reshape((batch, len, h))?;
