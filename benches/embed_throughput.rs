@@ -1,7 +1,8 @@
-//! The embedder's speed: all-MiniLM-L6-v2 on the CPU (candle), texts of 64 and of 256
-//! tokens (the longest it reads) in batches of 32, and one short query at a time (what a
-//! search waits for), alone and while batches are embedded beside it. Needs the model
-//! installed (see `fixture::minilm`).
+//! The embedder's speed: all-MiniLM-L6-v2 on the CPU (eywa's kernels where the CPU has
+//! AVX-512, and through candle's operations for comparison), texts of 64 and of 256 tokens
+//! (the longest it reads) in batches of 32, and one short query at a time (what a search
+//! waits for), alone and while batches are embedded beside it. Needs the model installed
+//! (see `fixture::minilm`).
 
 mod fixture;
 
@@ -41,6 +42,8 @@ fn texts(model: &MiniLm, n: usize, tokens: usize) -> Vec<String> {
 
 fn embed_throughput(c: &mut Criterion) {
     let model = fixture::minilm();
+    // The same model through candle's operations: what eywa's kernels are measured against.
+    let unpacked = fixture::minilm_unpacked();
     let mut group = c.benchmark_group("embed_throughput");
     group.sample_size(10);
     for tokens in [64, 256] {
@@ -62,6 +65,12 @@ fn embed_throughput(c: &mut Criterion) {
         }
         let rate = (rounds * refs.len()) as f64 / started.elapsed().as_secs_f64();
         println!("embed_throughput/{tokens}_tokens: {rate:.1} texts/s");
+        let started = std::time::Instant::now();
+        for _ in 0..rounds {
+            unpacked.embed(&refs).unwrap();
+        }
+        let rate = (rounds * refs.len()) as f64 / started.elapsed().as_secs_f64();
+        println!("embed_throughput/{tokens}_tokens/candle: {rate:.1} texts/s");
     }
     group.finish();
     let queries: Vec<String> = (0..200)
@@ -69,6 +78,9 @@ fn embed_throughput(c: &mut Criterion) {
         .collect();
     fixture::percentiles("embed_throughput/one_query", &queries, |q| {
         model.embed(&[q.as_str()]).unwrap();
+    });
+    fixture::percentiles("embed_throughput/one_query/candle", &queries, |q| {
+        unpacked.embed(&[q.as_str()]).unwrap();
     });
     // A query while batches of 64 tokens are embedded without pause beside it: on the
     // shared pool, and on the background pool `eywa serve`'s embedder uses.

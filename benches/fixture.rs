@@ -537,8 +537,17 @@ pub(crate) fn model_dir() -> std::path::PathBuf {
 }
 
 pub(crate) fn minilm() -> eywa::embed::MiniLm {
+    eywa::embed::MiniLm::load(&installed_model()).unwrap()
+}
+
+/// The model through candle's operations, not eywa's AVX-512 kernels.
+pub(crate) fn minilm_unpacked() -> eywa::embed::MiniLm {
+    eywa::embed::MiniLm::load_unpacked(&installed_model()).unwrap()
+}
+
+fn installed_model() -> eywa::embed::ModelDir {
     let dir = model_dir();
-    let model = eywa::embed::ModelDir::open(&dir)
+    eywa::embed::ModelDir::open(&dir)
         .ok()
         .flatten()
         .unwrap_or_else(|| {
@@ -547,6 +556,5 @@ pub(crate) fn minilm() -> eywa::embed::MiniLm {
                  `eywa model install` and set EYWA_MODEL_DIR to the installed folder",
                 dir.display()
             )
-        });
-    eywa::embed::MiniLm::load(&model).unwrap()
+        })
 }

@@ -1,5 +1,6 @@
 //! Numeric kernels for eywa's embedder: dense layers ([`dense_rows`] for a few rows on
-//! AVX2, [`PackedDense`] for any number on AVX-512) and GELU ([`gelu`]).
+//! AVX2, [`PackedDense`] for any number on AVX-512), self-attention ([`attention`]), the
+//! residual layer norm ([`add_norm`]) and GELU ([`gelu`]).
 //!
 //! `dense_rows` computes `y = x · Wᵀ + b` with `W` read straight from its stored `(out, in)`
 //! rows.
@@ -11,9 +12,11 @@
 
 use rayon::prelude::*;
 
+mod attention;
 mod gelu;
 mod packed;
 
+pub use attention::{add_norm, attention};
 pub use gelu::gelu;
 pub use packed::{PackedDense, packed_fast};
 

@@ -77,12 +77,19 @@ impl Dense {
 struct Norm {
     weight: Tensor,
     bias: Tensor,
+    gamma: Vec<f32>,
+    beta: Vec<f32>,
     eps: f32,
 }
 
 impl Norm {
     fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
         candle_nn::ops::layer_norm(x, &self.weight, &self.bias, self.eps)
+    }
+
+    /// `x = norm(x + residual)`, rows of the hidden size.
+    fn add_norm(&self, x: &mut [f32], residual: &[f32]) {
+        eywa_kernels::add_norm(x, residual, &self.gamma, &self.beta, self.eps);
     }
 }
 
@@ -100,19 +107,58 @@ struct Layer {
 impl Layer {
     /// The inner layer, GELU and the output layer (before the residual and norm).
     fn feed_forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
-        let rows = x.dim(0)?;
-        if let (Dense::Packed(inner), Dense::Packed(output)) = (&self.intermediate, &self.output) {
-            // In vectors throughout: the inner values are made and read once.
-            let mut h = inner.forward(&x.flatten_all()?.to_vec1::<f32>()?, rows);
-            eywa_kernels::gelu(&mut h);
-            let y = output.forward(&h, rows);
-            return Tensor::from_vec(y, (rows, output.outputs()), x.device());
-        }
         let h = self.intermediate.forward(x)?;
         let mut values = h.flatten_all()?.to_vec1::<f32>()?;
         eywa_kernels::gelu(&mut values);
         self.output
             .forward(&Tensor::from_vec(values, h.shape(), x.device())?)
+    }
+
+    /// The whole layer on plain vectors, when every dense layer is packed: `x` is
+    /// `lengths.len() × len` rows, text `t`'s first `lengths[t]` real.
+    fn forward_packed(
+        &self,
+        x: &[f32],
+        len: usize,
+        lengths: &[usize],
+        heads: usize,
+    ) -> candle_core::Result<Vec<f32>> {
+        let (
+            Dense::Packed(query),
+            Dense::Packed(key),
+            Dense::Packed(value),
+            Dense::Packed(attention_out),
+            Dense::Packed(inner),
+            Dense::Packed(output),
+        ) = (
+            &self.query,
+            &self.key,
+            &self.value,
+            &self.attention_out,
+            &self.intermediate,
+            &self.output,
+        )
+        else {
+            return Err(candle_core::Error::Msg(
+                "a layer's weights are not all packed".into(),
+            ));
+        };
+        let rows = lengths.len() * len;
+        let context = eywa_kernels::attention(
+            &query.forward(x, rows),
+            &key.forward(x, rows),
+            &value.forward(x, rows),
+            len,
+            lengths,
+            heads,
+        );
+        let mut attended = attention_out.forward(&context, rows);
+        self.attention_norm.add_norm(&mut attended, x);
+        let mut h = inner.forward(&attended, rows);
+        eywa_kernels::gelu(&mut h);
+        let mut y = output.forward(&h, rows);
+        self.output_norm.add_norm(&mut y, &attended);
+        Ok(y)
     }
 }
 
@@ -128,7 +174,7 @@ impl Weights {
         t.to_dtype(DType::F32).map_err(model_error)
     }
 
-    fn dense(&mut self, prefix: &str) -> Result<Dense> {
+    fn dense(&mut self, prefix: &str, packed: bool) -> Result<Dense> {
         let weight = self.take(&format!("{prefix}.weight"))?;
         let bias = self.take(&format!("{prefix}.bias"))?;
         let values = weight
@@ -136,7 +182,7 @@ impl Weights {
             .and_then(|w| w.to_vec1::<f32>())
             .map_err(model_error)?;
         let bias_values = bias.to_vec1::<f32>().map_err(model_error)?;
-        if eywa_kernels::packed_fast() {
+        if packed {
             return Ok(Dense::Packed(eywa_kernels::PackedDense::new(
                 &values,
                 &bias_values,
@@ -154,9 +200,13 @@ impl Weights {
     }
 
     fn norm(&mut self, prefix: &str, eps: f32) -> Result<Norm> {
+        let weight = self.take(&format!("{prefix}.weight"))?;
+        let bias = self.take(&format!("{prefix}.bias"))?;
         Ok(Norm {
-            weight: self.take(&format!("{prefix}.weight"))?,
-            bias: self.take(&format!("{prefix}.bias"))?,
+            gamma: weight.to_vec1::<f32>().map_err(model_error)?,
+            beta: bias.to_vec1::<f32>().map_err(model_error)?,
+            weight,
+            bias,
             eps,
         })
     }
@@ -173,6 +223,9 @@ pub struct MiniLm {
     layers: Vec<Layer>,
     heads: usize,
     hidden: usize,
+    /// Every dense layer is packed for AVX-512 (`Dense::Packed`): layers run on plain
+    /// vectors, attention included.
+    packed: bool,
     device: Device,
 }
 
@@ -258,7 +311,9 @@ impl Embedder for LazyMiniLm {
 }
 
 impl MiniLm {
-    /// Loads the model an installed [`ModelDir`] holds.
+    /// Loads the model an installed [`ModelDir`] holds: where the CPU has AVX-512, on
+    /// eywa's own kernels (`eywa_kernels::PackedDense`, `attention`), elsewhere through
+    /// candle's operations.
     pub fn load(model: &ModelDir) -> Result<MiniLm> {
         Self::load_files(
             &model.weights(),
@@ -268,9 +323,31 @@ impl MiniLm {
         )
     }
 
+    /// Loads the model through candle's operations whatever the CPU has: the reference the
+    /// packed kernels are checked against, and the speed they are measured against.
+    pub fn load_unpacked(model: &ModelDir) -> Result<MiniLm> {
+        Self::load_parts(
+            &model.weights(),
+            &model.tokenizer(),
+            &model.config(),
+            &model.model_id(),
+            false,
+        )
+    }
+
     /// Loads weights (safetensors), tokenizer and config from their files; `id` names
     /// them in cache keys.
     pub fn load_files(weights: &Path, tokenizer: &Path, config: &Path, id: &str) -> Result<MiniLm> {
+        Self::load_parts(weights, tokenizer, config, id, eywa_kernels::packed_fast())
+    }
+
+    fn load_parts(
+        weights: &Path,
+        tokenizer: &Path,
+        config: &Path,
+        id: &str,
+        packed: bool,
+    ) -> Result<MiniLm> {
         let device = Device::Cpu;
         let config_text = std::fs::read_to_string(config).map_err(Error::io(config))?;
         let config: Config = serde_json::from_str(&config_text)
@@ -306,13 +383,13 @@ impl MiniLm {
         for i in 0..config.num_hidden_layers {
             let p = format!("encoder.layer.{i}");
             layers.push(Layer {
-                query: w.dense(&format!("{p}.attention.self.query"))?,
-                key: w.dense(&format!("{p}.attention.self.key"))?,
-                value: w.dense(&format!("{p}.attention.self.value"))?,
-                attention_out: w.dense(&format!("{p}.attention.output.dense"))?,
+                query: w.dense(&format!("{p}.attention.self.query"), packed)?,
+                key: w.dense(&format!("{p}.attention.self.key"), packed)?,
+                value: w.dense(&format!("{p}.attention.self.value"), packed)?,
+                attention_out: w.dense(&format!("{p}.attention.output.dense"), packed)?,
                 attention_norm: w.norm(&format!("{p}.attention.output.LayerNorm"), eps)?,
-                intermediate: w.dense(&format!("{p}.intermediate.dense"))?,
-                output: w.dense(&format!("{p}.output.dense"))?,
+                intermediate: w.dense(&format!("{p}.intermediate.dense"), packed)?,
+                output: w.dense(&format!("{p}.output.dense"), packed)?,
                 output_norm: w.norm(&format!("{p}.output.LayerNorm"), eps)?,
             });
         }
@@ -330,6 +407,7 @@ impl MiniLm {
             layers,
             heads: config.num_attention_heads,
             hidden: config.hidden_size,
+            packed,
             device,
         };
         if model.words.dim(1).map_err(model_error)? != model.hidden {
@@ -360,25 +438,16 @@ impl MiniLm {
             .map_err(model_error)
     }
 
-    fn forward_tensors(
+    /// The layers through candle's operations, where the dense layers are not packed.
+    fn layers_with_candle(
         &self,
-        ids: &[u32],
-        mask: &[u32],
+        mut x: Tensor,
+        mask: &Tensor,
         batch: usize,
         len: usize,
-    ) -> candle_core::Result<Vec<Vec<f32>>> {
+    ) -> candle_core::Result<Tensor> {
         let (h, heads) = (self.hidden, self.heads);
         let head_dim = h / heads;
-        let ids = Tensor::from_slice(ids, batch * len, &self.device)?;
-        let mask_f: Vec<f32> = mask.iter().map(|&m| m as f32).collect();
-        let mask = Tensor::from_vec(mask_f, (batch, len), &self.device)?;
-        // Embeddings: word + position + token type 0, normalized. Rows are (text, token).
-        let words = self.words.index_select(&ids, 0)?.reshape((batch, len, h))?;
-        let positions = self.positions.narrow(0, 0, len)?;
-        let x = words
-            .broadcast_add(&positions)?
-            .broadcast_add(&self.token_type)?;
-        let mut x = self.embedding_norm.forward(&x)?.reshape((batch * len, h))?;
         // Padding gets no attention: a large negative bias before the softmax.
         let bias = ((mask.clone() - 1.0)? * 1e9)?.reshape((batch, 1, 1, len))?;
         let scale = 1.0 / (head_dim as f64).sqrt();
@@ -404,6 +473,41 @@ impl MiniLm {
             let ffn = layer.feed_forward(&attended)?;
             x = layer.output_norm.forward(&(ffn + &attended)?)?;
         }
+        Ok(x)
+    }
+
+    fn forward_tensors(
+        &self,
+        ids: &[u32],
+        mask: &[u32],
+        batch: usize,
+        len: usize,
+    ) -> candle_core::Result<Vec<Vec<f32>>> {
+        let (h, heads) = (self.hidden, self.heads);
+        // Real tokens first in each text, as `embed` lays them out.
+        let lengths: Vec<usize> = mask
+            .chunks_exact(len.max(1))
+            .map(|m| m.iter().filter(|&&m| m == 1).count())
+            .collect();
+        let ids = Tensor::from_slice(ids, batch * len, &self.device)?;
+        let mask_f: Vec<f32> = mask.iter().map(|&m| m as f32).collect();
+        let mask = Tensor::from_vec(mask_f, (batch, len), &self.device)?;
+        // Embeddings: word + position + token type 0, normalized. Rows are (text, token).
+        let words = self.words.index_select(&ids, 0)?.reshape((batch, len, h))?;
+        let positions = self.positions.narrow(0, 0, len)?;
+        let x = words
+            .broadcast_add(&positions)?
+            .broadcast_add(&self.token_type)?;
+        let x = self.embedding_norm.forward(&x)?.reshape((batch * len, h))?;
+        let x = if self.packed {
+            let mut values = x.flatten_all()?.to_vec1::<f32>()?;
+            for layer in &self.layers {
+                values = layer.forward_packed(&values, len, &lengths, heads)?;
+            }
+            Tensor::from_vec(values, (batch * len, h), &self.device)?
+        } else {
+            self.layers_with_candle(x, &mask, batch, len)?
+        };
         // Mean over real tokens, then unit length.
         let x = x.reshape((batch, len, h))?;
         let summed = x.broadcast_mul(&mask.unsqueeze(2)?)?.sum(1)?;
