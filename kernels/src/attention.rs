@@ -388,15 +388,11 @@ fn norm_row(x: &mut [f32], residual: &[f32], gamma: &[f32], beta: &[f32], eps: f
 mod tests {
     use super::*;
 
+    /// `n` values in [-2, 2).
     fn values(n: usize, seed: u64) -> Vec<f32> {
-        let mut s = seed;
-        (0..n)
-            .map(|_| {
-                s = s
-                    .wrapping_mul(6_364_136_223_846_793_005)
-                    .wrapping_add(1_442_695_040_888_963_407);
-                (s >> 40) as f32 / (1u64 << 24) as f32 * 4.0 - 2.0
-            })
+        crate::testing::values(n, seed)
+            .iter()
+            .map(|v| v * 4.0)
             .collect()
     }
 

@@ -127,26 +127,11 @@ unsafe fn dots_avx2(xs: [&[f32]; BLOCK], w: &[f32]) -> [f32; BLOCK] {
     out
 }
 
+/// What the tests of every kernel share.
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    /// The plain definition, in f64.
-    fn reference(x: &[f32], rows: usize, weight: &[f32], bias: &[f32]) -> Vec<f32> {
-        let (outputs, inputs) = (bias.len(), weight.len() / bias.len());
-        let mut y = Vec::with_capacity(rows * outputs);
-        for r in 0..rows {
-            for j in 0..outputs {
-                let s: f64 = (0..inputs)
-                    .map(|k| f64::from(x[r * inputs + k]) * f64::from(weight[j * inputs + k]))
-                    .sum();
-                y.push((s + f64::from(bias[j])) as f32);
-            }
-        }
-        y
-    }
-
-    fn values(n: usize, seed: u64) -> Vec<f32> {
+mod testing {
+    /// `n` values in [-0.5, 0.5), the same for the same seed.
+    pub(crate) fn values(n: usize, seed: u64) -> Vec<f32> {
         let mut s = seed;
         (0..n)
             .map(|_| {
@@ -157,6 +142,32 @@ mod tests {
             })
             .collect()
     }
+
+    /// `x · Wᵀ + b` as defined, in f64: `x` is `rows × inputs`, `weight` `outputs × inputs`.
+    pub(crate) fn dense_reference(
+        x: &[f32],
+        rows: usize,
+        weight: &[f32],
+        bias: &[f32],
+    ) -> Vec<f64> {
+        let (outputs, inputs) = (bias.len(), weight.len() / bias.len());
+        let mut y = Vec::with_capacity(rows * outputs);
+        for r in 0..rows {
+            for j in 0..outputs {
+                let s: f64 = (0..inputs)
+                    .map(|k| f64::from(x[r * inputs + k]) * f64::from(weight[j * inputs + k]))
+                    .sum();
+                y.push(s + f64::from(bias[j]));
+            }
+        }
+        y
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::testing::{dense_reference as reference, values};
 
     #[test]
     fn the_simd_and_portable_dots_agree() {
@@ -197,7 +208,7 @@ mod tests {
             assert_eq!(got.len(), want.len());
             for (i, (g, w)) in got.iter().zip(&want).enumerate() {
                 assert!(
-                    (g - w).abs() < 1e-4,
+                    (f64::from(*g) - w).abs() < 1e-4,
                     "{rows}×{inputs}→{outputs} at {i}: {g} vs {w}"
                 );
             }

@@ -325,33 +325,7 @@ mod avx512 {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    fn values(n: usize, seed: u64) -> Vec<f32> {
-        let mut s = seed;
-        (0..n)
-            .map(|_| {
-                s = s
-                    .wrapping_mul(6_364_136_223_846_793_005)
-                    .wrapping_add(1_442_695_040_888_963_407);
-                (s >> 40) as f32 / (1u64 << 24) as f32 - 0.5
-            })
-            .collect()
-    }
-
-    /// `x · Wᵀ + b` in f64.
-    fn reference(x: &[f32], rows: usize, weight: &[f32], bias: &[f32]) -> Vec<f64> {
-        let (outputs, inputs) = (bias.len(), weight.len() / bias.len());
-        let mut y = Vec::with_capacity(rows * outputs);
-        for r in 0..rows {
-            for j in 0..outputs {
-                let s: f64 = (0..inputs)
-                    .map(|k| f64::from(x[r * inputs + k]) * f64::from(weight[j * inputs + k]))
-                    .sum();
-                y.push(s + f64::from(bias[j]));
-            }
-        }
-        y
-    }
+    use crate::testing::{dense_reference as reference, values};
 
     #[test]
     fn the_simd_and_portable_kernels_give_the_same_numbers() {
