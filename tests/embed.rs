@@ -87,6 +87,33 @@ fn minilm_matches_reference_vectors() {
     );
 }
 
+#[test]
+fn a_model_with_a_wrongly_shaped_layer_is_refused_by_name() {
+    let Some(dir) = support::model::model_dir() else {
+        return;
+    };
+    let tmp = tempfile::tempdir().unwrap();
+    let weights = tmp.path().join("model.safetensors");
+    let cpu = candle_core::Device::Cpu;
+    for (name, cut) in [
+        // An inner layer's inputs no longer match the layer before it.
+        ("encoder.layer.2.output.dense.weight", 1),
+        // A norm narrower than the hidden state.
+        ("encoder.layer.4.attention.output.LayerNorm.bias", 0),
+    ] {
+        let mut tensors = candle_core::safetensors::load(dir.weights(), &cpu).unwrap();
+        let t = &tensors[name];
+        let narrowed = t.narrow(cut, 0, t.dim(cut).unwrap() - 1).unwrap();
+        tensors.insert(name.to_owned(), narrowed);
+        candle_core::safetensors::save(&tensors, &weights).unwrap();
+        let err = eywa::embed::MiniLm::load_files(&weights, &dir.tokenizer(), &dir.config(), "cut")
+            .unwrap_err()
+            .to_string();
+        let layer = name.rsplit_once('.').unwrap().0;
+        assert!(err.contains(&format!("`{layer}`")), "{err}");
+    }
+}
+
 mod install {
     use std::io::{BufRead, Write};
     use std::path::{Path, PathBuf};

@@ -52,6 +52,14 @@ enum Dense {
 }
 
 impl Dense {
+    /// Values a row gets.
+    fn outputs(&self) -> usize {
+        match self {
+            Dense::Packed(layer) => layer.outputs(),
+            Dense::Plain { bias_values, .. } => bias_values.len(),
+        }
+    }
+
     /// `x` is `(rows, in)`; the result `(rows, out)`.
     fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
         let rows = x.dim(0)?;
@@ -174,9 +182,29 @@ impl Weights {
         t.to_dtype(DType::F32).map_err(model_error)
     }
 
-    fn dense(&mut self, prefix: &str, packed: bool) -> Result<Dense> {
+    /// A dense layer of `inputs` to `outputs` (any number when `None`); its weight and bias
+    /// must have those shapes.
+    fn dense(
+        &mut self,
+        prefix: &str,
+        inputs: usize,
+        outputs: Option<usize>,
+        packed: bool,
+    ) -> Result<Dense> {
         let weight = self.take(&format!("{prefix}.weight"))?;
         let bias = self.take(&format!("{prefix}.bias"))?;
+        let rows = weight.dims().first().copied().unwrap_or(0);
+        if weight.dims() != [outputs.unwrap_or(rows), inputs]
+            || bias.dims() != [outputs.unwrap_or(rows)]
+            || rows == 0
+        {
+            return Err(model_error(format!(
+                "`{prefix}` is {:?} with a bias of {:?}, not {} × {inputs}",
+                weight.dims(),
+                bias.dims(),
+                outputs.map_or("n".to_owned(), |o| o.to_string())
+            )));
+        }
         let values = weight
             .flatten_all()
             .and_then(|w| w.to_vec1::<f32>())
@@ -199,9 +227,17 @@ impl Weights {
         })
     }
 
-    fn norm(&mut self, prefix: &str, eps: f32) -> Result<Norm> {
+    /// A layer norm of `width` values.
+    fn norm(&mut self, prefix: &str, eps: f32, width: usize) -> Result<Norm> {
         let weight = self.take(&format!("{prefix}.weight"))?;
         let bias = self.take(&format!("{prefix}.bias"))?;
+        if weight.dims() != [width] || bias.dims() != [width] {
+            return Err(model_error(format!(
+                "`{prefix}` is {:?} and {:?}, not {width} wide",
+                weight.dims(),
+                bias.dims()
+            )));
+        }
         Ok(Norm {
             gamma: weight.to_vec1::<f32>().map_err(model_error)?,
             beta: bias.to_vec1::<f32>().map_err(model_error)?,
@@ -379,21 +415,26 @@ impl MiniLm {
             .map_err(|e| model_error(format!("{}: {e}", weights.display())))?;
         let mut w = Weights(tensors);
         let eps = config.layer_norm_eps as f32;
+        let h = config.hidden_size;
         let mut layers = Vec::with_capacity(config.num_hidden_layers);
         for i in 0..config.num_hidden_layers {
             let p = format!("encoder.layer.{i}");
+            let square =
+                |w: &mut Weights, name: &str| w.dense(&format!("{p}.{name}"), h, Some(h), packed);
+            let intermediate = w.dense(&format!("{p}.intermediate.dense"), h, None, packed)?;
+            let inner = intermediate.outputs();
             layers.push(Layer {
-                query: w.dense(&format!("{p}.attention.self.query"), packed)?,
-                key: w.dense(&format!("{p}.attention.self.key"), packed)?,
-                value: w.dense(&format!("{p}.attention.self.value"), packed)?,
-                attention_out: w.dense(&format!("{p}.attention.output.dense"), packed)?,
-                attention_norm: w.norm(&format!("{p}.attention.output.LayerNorm"), eps)?,
-                intermediate: w.dense(&format!("{p}.intermediate.dense"), packed)?,
-                output: w.dense(&format!("{p}.output.dense"), packed)?,
-                output_norm: w.norm(&format!("{p}.output.LayerNorm"), eps)?,
+                query: square(&mut w, "attention.self.query")?,
+                key: square(&mut w, "attention.self.key")?,
+                value: square(&mut w, "attention.self.value")?,
+                attention_out: square(&mut w, "attention.output.dense")?,
+                attention_norm: w.norm(&format!("{p}.attention.output.LayerNorm"), eps, h)?,
+                intermediate,
+                output: w.dense(&format!("{p}.output.dense"), inner, Some(h), packed)?,
+                output_norm: w.norm(&format!("{p}.output.LayerNorm"), eps, h)?,
             });
         }
-        let embedding_norm = w.norm("embeddings.LayerNorm", eps)?;
+        let embedding_norm = w.norm("embeddings.LayerNorm", eps, h)?;
         let model = MiniLm {
             id: id.to_owned(),
             tokenizer,
@@ -487,8 +528,14 @@ impl MiniLm {
         // Real tokens first in each text, as `embed` lays them out.
         let lengths: Vec<usize> = mask
             .chunks_exact(len.max(1))
-            .map(|m| m.iter().filter(|&&m| m == 1).count())
+            .map(|m| m.iter().take_while(|&&m| m == 1).count())
             .collect();
+        debug_assert!(
+            mask.chunks_exact(len.max(1))
+                .zip(&lengths)
+                .all(|(m, &n)| m[n..].iter().all(|&m| m == 0)),
+            "a mask with padding before a real token"
+        );
         let ids = Tensor::from_slice(ids, batch * len, &self.device)?;
         let mask_f: Vec<f32> = mask.iter().map(|&m| m as f32).collect();
         let mask = Tensor::from_vec(mask_f, (batch, len), &self.device)?;

@@ -378,10 +378,13 @@ mod tests {
             flat.upsert(*k, v).unwrap();
         }
         let keys = |hits: Vec<(u64, f32)>| hits.into_iter().map(|(k, _)| k).collect::<Vec<_>>();
-        assert_eq!(
-            keys(parallel.search(q, 10, &|_| true).unwrap()),
-            keys(flat.search(q, 10, &|_| true).unwrap())
-        );
+        // A search as wide as the index finds the true neighbours, bar (rarely) one whose
+        // links the concurrent build pruned: a broken build would find few of them.
+        parallel.set_expansion_search(300);
+        let found = keys(parallel.search(q, 10, &|_| true).unwrap());
+        let truth = keys(flat.search(q, 10, &|_| true).unwrap());
+        let shared = found.iter().filter(|k| truth.contains(k)).count();
+        assert!(shared >= 9, "{found:?} against the true {truth:?}");
         // Exact search finds every vector when `k` covers them, filtered or not.
         let all = parallel.search_exact(q, 1_000, &|_| true).unwrap();
         assert_eq!(all.len(), 300);
