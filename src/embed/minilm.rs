@@ -38,47 +38,55 @@ fn default_eps() -> f64 {
     1e-12
 }
 
-/// A dense layer. Where the CPU has AVX-512, its weight stored for
-/// `eywa_kernels::PackedDense`, for any number of rows; elsewhere as stored (`(out, in)`
-/// rows, for a few input rows) and transposed (for the matrix product of a batch).
-enum Dense {
-    Packed(eywa_kernels::PackedDense),
-    Plain {
-        weight: Vec<f32>,
-        weight_t: Tensor,
-        bias_values: Vec<f32>,
-        bias: Tensor,
-    },
+/// A dense layer on candle's path: its weight as stored (`(out, in)` rows, for a few
+/// input rows) and transposed (for the matrix product of a batch).
+struct Dense {
+    weight: Vec<f32>,
+    weight_t: Tensor,
+    bias_values: Vec<f32>,
+    bias: Tensor,
 }
 
 impl Dense {
-    /// Values a row gets.
-    fn outputs(&self) -> usize {
-        match self {
-            Dense::Packed(layer) => layer.outputs(),
-            Dense::Plain { bias_values, .. } => bias_values.len(),
-        }
-    }
-
     /// `x` is `(rows, in)`; the result `(rows, out)`.
     fn forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
         let rows = x.dim(0)?;
-        match self {
-            Dense::Packed(layer) => {
-                let y = layer.forward(&x.flatten_all()?.to_vec1::<f32>()?, rows);
-                Tensor::from_vec(y, (rows, layer.outputs()), x.device())
-            }
-            Dense::Plain {
-                weight,
-                bias_values,
-                ..
-            } if rows <= eywa_kernels::FEW_ROWS => {
-                let values = x.flatten_all()?.to_vec1::<f32>()?;
-                let y = eywa_kernels::dense_rows(&values, rows, weight, bias_values);
-                Tensor::from_vec(y, (rows, bias_values.len()), x.device())
-            }
-            Dense::Plain { weight_t, bias, .. } => x.matmul(weight_t)?.broadcast_add(bias),
+        if rows <= eywa_kernels::FEW_ROWS {
+            let values = x.flatten_all()?.to_vec1::<f32>()?;
+            let y = eywa_kernels::dense_rows(&values, rows, &self.weight, &self.bias_values);
+            return Tensor::from_vec(y, (rows, self.bias_values.len()), x.device());
         }
+        x.matmul(&self.weight_t)?.broadcast_add(&self.bias)
+    }
+}
+
+/// A dense layer's weight and bias as read (shapes checked), before either path takes it.
+struct DenseWeights {
+    weight: Tensor,
+    bias: Tensor,
+    values: Vec<f32>,
+    bias_values: Vec<f32>,
+}
+
+impl DenseWeights {
+    fn packed(self) -> Result<eywa_kernels::PackedDense> {
+        Ok(eywa_kernels::PackedDense::new(
+            &self.values,
+            &self.bias_values,
+        ))
+    }
+
+    fn plain(self) -> Result<Dense> {
+        Ok(Dense {
+            weight_t: self
+                .weight
+                .t()
+                .and_then(|t| t.contiguous())
+                .map_err(model_error)?,
+            weight: self.values,
+            bias_values: self.bias_values,
+            bias: self.bias,
+        })
     }
 }
 
@@ -101,18 +109,43 @@ impl Norm {
     }
 }
 
-struct Layer {
-    query: Dense,
-    key: Dense,
-    value: Dense,
-    attention_out: Dense,
+/// One encoder layer, its dense layers `D`: [`Dense`] on candle's path,
+/// `eywa_kernels::PackedDense` on eywa's kernels.
+struct Layer<D> {
+    query: D,
+    key: D,
+    value: D,
+    attention_out: D,
     attention_norm: Norm,
-    intermediate: Dense,
-    output: Dense,
+    intermediate: D,
+    output: D,
     output_norm: Norm,
 }
 
-impl Layer {
+impl Layer<DenseWeights> {
+    /// The same layer with each dense layer made into a `T`.
+    fn map<T>(self, into: impl Fn(DenseWeights) -> Result<T>) -> Result<Layer<T>> {
+        Ok(Layer {
+            query: into(self.query)?,
+            key: into(self.key)?,
+            value: into(self.value)?,
+            attention_out: into(self.attention_out)?,
+            attention_norm: self.attention_norm,
+            intermediate: into(self.intermediate)?,
+            output: into(self.output)?,
+            output_norm: self.output_norm,
+        })
+    }
+}
+
+/// The encoder's layers, on one path or the other.
+enum Layers {
+    /// Where the CPU has AVX-512: on plain vectors, attention included.
+    Packed(Vec<Layer<eywa_kernels::PackedDense>>),
+    Candle(Vec<Layer<Dense>>),
+}
+
+impl Layer<Dense> {
     /// The inner layer, GELU and the output layer (before the residual and norm).
     fn feed_forward(&self, x: &Tensor) -> candle_core::Result<Tensor> {
         let h = self.intermediate.forward(x)?;
@@ -121,52 +154,28 @@ impl Layer {
         self.output
             .forward(&Tensor::from_vec(values, h.shape(), x.device())?)
     }
+}
 
-    /// The whole layer on plain vectors, when every dense layer is packed: `x` is
-    /// `lengths.len() × len` rows, text `t`'s first `lengths[t]` real.
-    fn forward_packed(
-        &self,
-        x: &[f32],
-        len: usize,
-        lengths: &[usize],
-        heads: usize,
-    ) -> candle_core::Result<Vec<f32>> {
-        let (
-            Dense::Packed(query),
-            Dense::Packed(key),
-            Dense::Packed(value),
-            Dense::Packed(attention_out),
-            Dense::Packed(inner),
-            Dense::Packed(output),
-        ) = (
-            &self.query,
-            &self.key,
-            &self.value,
-            &self.attention_out,
-            &self.intermediate,
-            &self.output,
-        )
-        else {
-            return Err(candle_core::Error::Msg(
-                "a layer's weights are not all packed".into(),
-            ));
-        };
+impl Layer<eywa_kernels::PackedDense> {
+    /// The whole layer on plain vectors: `x` is `lengths.len() × len` rows, text `t`'s
+    /// first `lengths[t]` real.
+    fn forward(&self, x: &[f32], len: usize, lengths: &[usize], heads: usize) -> Vec<f32> {
         let rows = lengths.len() * len;
         let context = eywa_kernels::attention(
-            &query.forward(x, rows),
-            &key.forward(x, rows),
-            &value.forward(x, rows),
+            &self.query.forward(x, rows),
+            &self.key.forward(x, rows),
+            &self.value.forward(x, rows),
             len,
             lengths,
             heads,
         );
-        let mut attended = attention_out.forward(&context, rows);
+        let mut attended = self.attention_out.forward(&context, rows);
         self.attention_norm.add_norm(&mut attended, x);
-        let mut h = inner.forward(&attended, rows);
+        let mut h = self.intermediate.forward(&attended, rows);
         eywa_kernels::gelu(&mut h);
-        let mut y = output.forward(&h, rows);
+        let mut y = self.output.forward(&h, rows);
         self.output_norm.add_norm(&mut y, &attended);
-        Ok(y)
+        y
     }
 }
 
@@ -189,8 +198,7 @@ impl Weights {
         prefix: &str,
         inputs: usize,
         outputs: Option<usize>,
-        packed: bool,
-    ) -> Result<Dense> {
+    ) -> Result<DenseWeights> {
         let weight = self.take(&format!("{prefix}.weight"))?;
         let bias = self.take(&format!("{prefix}.bias"))?;
         let rows = weight.dims().first().copied().unwrap_or(0);
@@ -205,24 +213,13 @@ impl Weights {
                 outputs.map_or("n".to_owned(), |o| o.to_string())
             )));
         }
-        let values = weight
-            .flatten_all()
-            .and_then(|w| w.to_vec1::<f32>())
-            .map_err(model_error)?;
-        let bias_values = bias.to_vec1::<f32>().map_err(model_error)?;
-        if packed {
-            return Ok(Dense::Packed(eywa_kernels::PackedDense::new(
-                &values,
-                &bias_values,
-            )));
-        }
-        Ok(Dense::Plain {
-            weight: values,
-            weight_t: weight
-                .t()
-                .and_then(|t| t.contiguous())
+        Ok(DenseWeights {
+            values: weight
+                .flatten_all()
+                .and_then(|w| w.to_vec1::<f32>())
                 .map_err(model_error)?,
-            bias_values,
+            bias_values: bias.to_vec1::<f32>().map_err(model_error)?,
+            weight,
             bias,
         })
     }
@@ -256,12 +253,9 @@ pub struct MiniLm {
     positions: Tensor,
     token_type: Tensor,
     embedding_norm: Norm,
-    layers: Vec<Layer>,
+    layers: Layers,
     heads: usize,
     hidden: usize,
-    /// Every dense layer is packed for AVX-512 (`Dense::Packed`): layers run on plain
-    /// vectors, attention included.
-    packed: bool,
     device: Device,
 }
 
@@ -419,10 +413,9 @@ impl MiniLm {
         let mut layers = Vec::with_capacity(config.num_hidden_layers);
         for i in 0..config.num_hidden_layers {
             let p = format!("encoder.layer.{i}");
-            let square =
-                |w: &mut Weights, name: &str| w.dense(&format!("{p}.{name}"), h, Some(h), packed);
-            let intermediate = w.dense(&format!("{p}.intermediate.dense"), h, None, packed)?;
-            let inner = intermediate.outputs();
+            let square = |w: &mut Weights, name: &str| w.dense(&format!("{p}.{name}"), h, Some(h));
+            let intermediate = w.dense(&format!("{p}.intermediate.dense"), h, None)?;
+            let inner = intermediate.bias_values.len();
             layers.push(Layer {
                 query: square(&mut w, "attention.self.query")?,
                 key: square(&mut w, "attention.self.key")?,
@@ -430,11 +423,26 @@ impl MiniLm {
                 attention_out: square(&mut w, "attention.output.dense")?,
                 attention_norm: w.norm(&format!("{p}.attention.output.LayerNorm"), eps, h)?,
                 intermediate,
-                output: w.dense(&format!("{p}.output.dense"), inner, Some(h), packed)?,
+                output: w.dense(&format!("{p}.output.dense"), inner, Some(h))?,
                 output_norm: w.norm(&format!("{p}.output.LayerNorm"), eps, h)?,
             });
         }
         let embedding_norm = w.norm("embeddings.LayerNorm", eps, h)?;
+        let layers = if packed {
+            Layers::Packed(
+                layers
+                    .into_iter()
+                    .map(|l| l.map(DenseWeights::packed))
+                    .collect::<Result<_>>()?,
+            )
+        } else {
+            Layers::Candle(
+                layers
+                    .into_iter()
+                    .map(|l| l.map(DenseWeights::plain))
+                    .collect::<Result<_>>()?,
+            )
+        };
         let model = MiniLm {
             id: id.to_owned(),
             tokenizer,
@@ -448,7 +456,6 @@ impl MiniLm {
             layers,
             heads: config.num_attention_heads,
             hidden: config.hidden_size,
-            packed,
             device,
         };
         if model.words.dim(1).map_err(model_error)? != model.hidden {
@@ -479,9 +486,10 @@ impl MiniLm {
             .map_err(model_error)
     }
 
-    /// The layers through candle's operations, where the dense layers are not packed.
+    /// `layers` through candle's operations.
     fn layers_with_candle(
         &self,
+        layers: &[Layer<Dense>],
         mut x: Tensor,
         mask: &Tensor,
         batch: usize,
@@ -497,7 +505,7 @@ impl MiniLm {
                 .transpose(1, 2)?
                 .contiguous()
         };
-        for layer in &self.layers {
+        for layer in layers {
             let q = split(layer.query.forward(&x)?)?;
             let k = split(layer.key.forward(&x)?)?;
             let v = split(layer.value.forward(&x)?)?;
@@ -546,14 +554,15 @@ impl MiniLm {
             .broadcast_add(&positions)?
             .broadcast_add(&self.token_type)?;
         let x = self.embedding_norm.forward(&x)?.reshape((batch * len, h))?;
-        let x = if self.packed {
-            let mut values = x.flatten_all()?.to_vec1::<f32>()?;
-            for layer in &self.layers {
-                values = layer.forward_packed(&values, len, &lengths, heads)?;
+        let x = match &self.layers {
+            Layers::Packed(layers) => {
+                let mut values = x.flatten_all()?.to_vec1::<f32>()?;
+                for layer in layers {
+                    values = layer.forward(&values, len, &lengths, heads);
+                }
+                Tensor::from_vec(values, (batch * len, h), &self.device)?
             }
-            Tensor::from_vec(values, (batch * len, h), &self.device)?
-        } else {
-            self.layers_with_candle(x, &mask, batch, len)?
+            Layers::Candle(layers) => self.layers_with_candle(layers, x, &mask, batch, len)?,
         };
         // Mean over real tokens, then unit length.
         let x = x.reshape((batch, len, h))?;
