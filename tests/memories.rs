@@ -673,3 +673,53 @@ fn memories_are_found_at_once_while_commits_run_behind_them() {
     assert_eq!(engine.text_index().unwrap().uncommitted(), 0);
     assert!(texts(&engine).contains("larkspire"));
 }
+
+/// Beside the thread that embeds client writes (as in `serve`), a memory answers before
+/// the model has seen it, and a recall made after it waits for its embedding: it scores
+/// the memory by meaning as well as by words, as a recall does once all is settled.
+#[test]
+fn a_memory_answers_before_its_embedding_and_a_recall_after_it_waits_for_it() {
+    let home = home();
+    let clock = Clock::manual(Timestamp::now());
+    let model = Arc::new(WordsEmbedder::default());
+    let engine = Arc::new(open(&home, &clock, Some(model.clone())));
+    let deferred = engine.defer_write_embeddings();
+    let vectors = || engine.semantic_status().vectors;
+    let before = vectors();
+    let text = "Invoices are numbered per tenant, never globally";
+    let m = engine.remember(NewMemory::new(text)).unwrap();
+    // Nothing embeds it yet: the write answered without the model.
+    assert!(!model.seen.lock().unwrap().iter().any(|t| t == text));
+    assert_eq!(vectors(), before);
+
+    let (recalled, recalling) = std::sync::mpsc::channel();
+    {
+        let engine = engine.clone();
+        std::thread::spawn(move || recalled.send(recall(&engine, "tenant invoices numbered")));
+    }
+    // Nothing embeds the memory until the thread below starts: a recall that did not wait
+    // for it would answer now, by words alone.
+    assert!(
+        recalling
+            .recv_timeout(std::time::Duration::from_secs(2))
+            .is_err(),
+        "the recall answered before the memory it follows was embedded"
+    );
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writes = {
+        let (engine, stop) = (engine.clone(), stop.clone());
+        std::thread::spawn(move || engine.run_write_embedder(deferred, &stop))
+    };
+    let first = recalling.recv().unwrap();
+    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    writes.join().unwrap();
+    assert_eq!(vectors(), before + 1);
+    assert!(model.seen.lock().unwrap().iter().any(|t| t == text));
+    let settled = recall(&engine, "tenant invoices numbered");
+    assert_eq!(first.first().map(|h| &h.0), Some(&m.content));
+    assert_eq!(first, settled, "the first recall saw the memory's vector");
+    // After the thread stops, a write embeds its own text before it answers.
+    let later = "Refunds go back to the card they came from";
+    engine.remember(NewMemory::new(later)).unwrap();
+    assert_eq!(vectors(), before + 2);
+}

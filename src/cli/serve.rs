@@ -152,6 +152,16 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         let (engine, stop) = (engine.clone(), stop.clone());
         std::thread::spawn(move || engine.run_embedder(&stop))
     };
+    // Client writes answer once stored and found by their words; this embeds them, ahead
+    // of the backlog (searches by meaning wait for it).
+    let write_embedder = {
+        let (engine, stop) = (engine.clone(), stop.clone());
+        let deferred = engine.defer_write_embeddings();
+        std::thread::Builder::new()
+            .name("eywa-embed-writes".into())
+            .spawn(move || engine.run_write_embedder(deferred, &stop))
+            .context("cannot start the thread that embeds client writes")?
+    };
     // Client writes answer once searchable; this commits them to the text index soon after.
     let committer = {
         let (engine, stop) = (engine.clone(), stop.clone());
@@ -240,6 +250,7 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         let _ = watcher.join();
     }
     let _ = embedder.join();
+    let _ = write_embedder.join();
     let _ = consolidator.join();
     let _ = committer.join();
     served?;

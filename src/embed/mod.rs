@@ -2,18 +2,18 @@
 //! in process on the CPU ([`MiniLm`], candle + tokenizers), and finding and installing
 //! the model (`install`, [`ModelDir`]).
 
-mod background;
 mod chunk;
 mod install;
 mod minilm;
+mod pools;
 
-pub use self::background::background_pool;
 pub use self::chunk::{MAX_CHUNK_CHARS, Span, chunks, spans};
 pub use self::install::{
     InstallEvent, InstallOptions, InstallSource, Installed, MODEL_NAME, ModelDir, ModelStatus,
     WEIGHTS_SHA256, install, sha256_file,
 };
 pub use self::minilm::{LazyMiniLm, MiniLm};
+pub use self::pools::{background_pool, reads_pool, writes_pool};
 
 use sha2::{Digest, Sha256};
 

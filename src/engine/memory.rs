@@ -252,11 +252,12 @@ impl Engine {
         Ok(hits)
     }
 
-    /// Embeds what was just queued, up to one step of the embedder, so that it is found
-    /// by meaning at once, from this process or a server alike: the chunks of `source`
-    /// when given (a memory embeds its own text, not the backlog's), else the newest (a
-    /// document just added is among them). Without a model, or when it fails, the chunk
-    /// waits for the embedder as any other.
+    /// Embeds what a client write just queued, ahead of the backlog, so that it is found
+    /// by meaning from the next search on, from this process or a server alike: the
+    /// chunks of `source` when given (a memory embeds its own text, not the backlog's),
+    /// else the newest (a document just added is among them). Beside `serve` the write
+    /// answers first (see `semantic::writes`). Without a model, or when it fails, the
+    /// chunk waits for the embedder as any other.
     pub(super) fn embed_now(&self, source: Option<&str>) {
         let Ok(semantic) = self.semantic() else {
             return;
@@ -264,12 +265,11 @@ impl Engine {
         if semantic.embedder().is_none() || semantic.not_ready().is_some() {
             return;
         }
-        let store = self.graph.store();
-        let stepped = match source {
-            Some(source) => semantic.step_source(store, source, crate::semantic::STEP),
-            None => semantic.step(store, crate::semantic::STEP),
+        let wanted = match source {
+            Some(source) => crate::semantic::Wanted::Source(source.to_owned()),
+            None => crate::semantic::Wanted::Newest,
         };
-        if let Err(e) = stepped {
+        if let Err(e) = semantic.embed_written(self.graph.store(), wanted) {
             tracing::warn!(error = %e, "a new memory waits for the embedder");
         }
     }

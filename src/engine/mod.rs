@@ -22,6 +22,7 @@ pub use self::migrate::{MigrateError, MigrateResult};
 pub use self::query::{
     GetOutcome, HandoffHit, MAX_DAYS_BACK, MAX_DEPTH, MAX_LIMIT, parse_relations,
 };
+pub use self::semantic::WriteEmbedder;
 pub use self::stats::Stats;
 pub use self::write::{SessionIngest, TextCommitter};
 pub use crate::claude::migrate::{MigrateMode, encode_project_dir};

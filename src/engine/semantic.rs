@@ -10,6 +10,11 @@ use super::Engine;
 use crate::semantic::{EmbedReport, STEP, SemanticStatus, VECTOR_FILE, configured};
 use crate::{Error, Result};
 
+/// What [`Engine::defer_write_embeddings`] gives: the right to run the thread that embeds
+/// client writes.
+#[derive(Debug)]
+pub struct WriteEmbedder(());
+
 impl Engine {
     /// Neighbors of a chunk shown at most.
     pub const MAX_CHUNK_NEIGHBORS: usize = 50;
@@ -94,7 +99,7 @@ impl Engine {
         loop {
             // Stopped between steps: what was embedded is in the warm tier's journal.
             crate::cancel::checkpoint()?;
-            let (taken, computed) = self.semantic()?.step(self.graph.store(), STEP)?;
+            let (taken, computed) = self.semantic()?.step(self.graph.store(), STEP, None)?;
             if taken == 0 {
                 break;
             }
@@ -121,9 +126,9 @@ impl Engine {
         self.rebuild_vectors_if_stale()?;
         let mut done = 0;
         while (done as usize) < max {
-            let (taken, _) = self
-                .semantic()?
-                .step(self.graph.store(), STEP.min(max - done as usize))?;
+            let (taken, _) =
+                self.semantic()?
+                    .step(self.graph.store(), STEP.min(max - done as usize), None)?;
             if taken == 0 {
                 break;
             }
@@ -165,11 +170,10 @@ impl Engine {
         let pool = crate::embed::background_pool()
             .inspect_err(|e| tracing::warn!(error = %e, "embedding on the shared threads"))
             .ok();
-        let step = || semantic.step(store, STEP);
         let mut last_save = Instant::now();
         let mut seen = 0;
         while !stop.load(Ordering::Relaxed) {
-            match pool.as_ref().map_or_else(step, |pool| pool.install(step)) {
+            match semantic.step(store, STEP, pool.as_ref()) {
                 Ok((0, _)) => {
                     if let Err(e) = semantic.save(store) {
                         tracing::error!(error = %e, "cannot save the vector index");
@@ -191,6 +195,30 @@ impl Engine {
         }
         if let Err(e) = semantic.save(store) {
             tracing::error!(error = %e, "cannot save the vector index");
+        }
+    }
+
+    /// From now on client writes (memories, documents) answer before their chunks are
+    /// embedded, leaving them to [`Engine::run_write_embedder`]; a search by meaning waits
+    /// for what was written before it. `serve` does this before it answers. Without it
+    /// each write embeds its own chunks before it answers.
+    pub fn defer_write_embeddings(&self) -> WriteEmbedder {
+        if let Ok(semantic) = self.semantic() {
+            semantic.defer_written();
+        }
+        WriteEmbedder(())
+    }
+
+    /// Embeds what client writes queued, ahead of the backlog, until `stop` is set (then
+    /// what was asked by then), on the calling thread and the writes' pool: `serve` runs
+    /// this on a thread of its own, at its priority. Returns at once without a model.
+    pub fn run_write_embedder(&self, deferred: WriteEmbedder, stop: &AtomicBool) {
+        let WriteEmbedder(()) = deferred;
+        match self.semantic() {
+            Ok(semantic) => semantic.run_write_embedder(self.graph.store(), stop),
+            Err(e) => {
+                tracing::error!(error = %e, "cannot open semantic memory: nothing is embedded");
+            }
         }
     }
 

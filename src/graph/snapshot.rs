@@ -62,10 +62,8 @@ pub(super) fn bump(batch: &mut Batch, next: u64) -> Result<()> {
     Ok(batch.put(Keyspace::Settings, GENERATION_KEY.to_vec(), &next)?)
 }
 
-/// Writes the view taken at `generation`: to a temporary file, synced, then renamed.
-pub(super) fn save(view: &View, generation: u64, file: &Path) -> Result<()> {
-    let dir = file.parent().expect("the snapshot lives in a directory");
-    std::fs::create_dir_all(dir).map_err(Error::io(dir))?;
+/// The snapshot of `view` at `generation`, as [`write`] puts it in a file.
+pub(super) fn encode(view: &View, generation: u64) -> Vec<u8> {
     let nodes: Vec<NodeMeta> = view.nodes().copied().collect();
     let index: std::collections::HashMap<NodeId, u32> = nodes
         .iter()
@@ -91,9 +89,16 @@ pub(super) fn save(view: &View, generation: u64, file: &Path) -> Result<()> {
         buf.extend_from_slice(&e.valid_from.to_le_bytes());
         buf.extend_from_slice(&e.valid_to.to_le_bytes());
     }
+    buf
+}
+
+/// Puts `encoded` (see [`encode`]) in `file`: to a temporary file, synced, then renamed.
+pub(super) fn write(file: &Path, encoded: &[u8]) -> Result<()> {
+    let dir = file.parent().expect("the snapshot lives in a directory");
+    std::fs::create_dir_all(dir).map_err(Error::io(dir))?;
     let tmp = file.with_extension("tmp");
     let mut out = std::fs::File::create(&tmp).map_err(Error::io(&tmp))?;
-    out.write_all(&buf).map_err(Error::io(&tmp))?;
+    out.write_all(encoded).map_err(Error::io(&tmp))?;
     out.sync_all().map_err(Error::io(&tmp))?;
     std::fs::rename(&tmp, file).map_err(Error::io(file))?;
     Ok(())

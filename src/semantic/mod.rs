@@ -6,10 +6,12 @@
 mod chunks;
 mod queue;
 mod vectors;
+mod writes;
 
 pub(crate) use self::chunks::chunk_id;
 pub(crate) use self::queue::Staged;
 pub(crate) use self::vectors::{VECTOR_FILE, VectorEntry};
+pub(crate) use self::writes::Wanted;
 
 use std::collections::{HashMap, HashSet};
 use std::num::NonZeroUsize;
@@ -120,6 +122,66 @@ pub(crate) struct Semantic {
     backlog: AtomicU64,
     /// Woken when chunks are queued.
     wake: (Mutex<u64>, Condvar),
+    /// Where a client write's own chunks are embedded (`crate::embed::writes_pool`), made
+    /// by the thread that opens semantic memory, at its priority (the server's at start).
+    writes: Option<rayon::ThreadPool>,
+    /// What client writes asked embedded, while a thread of their own embeds it.
+    written: writes::Written,
+    /// Where a search's query is embedded, at the reads' priority.
+    reads: Option<rayon::ThreadPool>,
+}
+
+/// Runs `f` on `pool`, or on the caller's (the global pool's) threads without one.
+pub(crate) fn on_pool<T: Send>(
+    pool: Option<&rayon::ThreadPool>,
+    f: impl FnOnce() -> T + Send,
+) -> T {
+    match pool {
+        Some(pool) => pool.install(f),
+        None => f(),
+    }
+}
+
+/// A chunk taken from the embedding queue: its queue key, the entry as read, the item.
+type Taken = (Vec<u8>, Vec<u8>, QueueItem);
+
+/// Adds up to `max` queued chunks to `taken`, newest first.
+fn queued_newest(store: &Store, max: usize, taken: &mut Vec<Taken>) -> Result<()> {
+    for kv in store.entries(Keyspace::EmbedQueue, &[]).take(max) {
+        let (k, v) = kv?;
+        let item: QueueItem = eywa_storage::decode(Keyspace::EmbedQueue, &v)?;
+        taken.push((k, v, item));
+    }
+    Ok(())
+}
+
+/// Adds the chunks `source` has queued (up to `max`) to `taken`, wherever they are in the
+/// queue: a client's write embeds its own text, not the backlog's.
+fn queued_of(store: &Store, source: &str, max: usize, taken: &mut Vec<Taken>) -> Result<()> {
+    let mut found = 0;
+    for kv in store.entries(Keyspace::VectorsBySource, &queue::source_prefix(source)) {
+        let (_, queued) = kv?;
+        // Empty: embedded already.
+        if queued.is_empty() {
+            continue;
+        }
+        if let Some(v) = store.get_raw(Keyspace::EmbedQueue, &queued)? {
+            let item: QueueItem = eywa_storage::decode(Keyspace::EmbedQueue, &v)?;
+            taken.push((queued, v, item));
+            found += 1;
+            if found == max {
+                break;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A pool from `make`, or none (the work then runs on the shared threads), saying why.
+fn pool_or_shared(make: fn() -> Result<rayon::ThreadPool>) -> Option<rayon::ThreadPool> {
+    make()
+        .inspect_err(|e| tracing::warn!(error = %e, "embedding on the shared threads"))
+        .ok()
 }
 
 /// The embedder `config` names (its weights not loaded yet), or why there is none.
@@ -176,6 +238,13 @@ impl Semantic {
             }
             None => None,
         };
+        let (writes, reads) = match &embedder {
+            Some(_) => (
+                pool_or_shared(crate::embed::writes_pool),
+                pool_or_shared(crate::embed::reads_pool),
+            ),
+            None => (None, None),
+        };
         let semantic = Semantic {
             embedder,
             unavailable,
@@ -193,6 +262,9 @@ impl Semantic {
             chunks: chunks::chunk_cache(),
             backlog: AtomicU64::new(store.len(Keyspace::EmbedQueue)? as u64),
             wake: (Mutex::new(0), Condvar::new()),
+            writes,
+            reads,
+            written: writes::Written::default(),
         };
         Ok((semantic, reset))
     }
@@ -290,56 +362,32 @@ impl Semantic {
         })
     }
 
-    /// Embeds up to `max` queued chunks, newest first, and puts them in the index.
-    /// Returns (chunks taken, chunks the model embedded).
-    pub(crate) fn step(&self, store: &Store, max: usize) -> Result<(u64, u64)> {
-        if self.embedder.is_none() {
-            return Ok((0, 0));
-        }
-        let mut taken: Vec<(Vec<u8>, Vec<u8>, QueueItem)> = Vec::new();
-        for kv in store.entries(Keyspace::EmbedQueue, &[]).take(max) {
-            let (k, v) = kv?;
-            let item: QueueItem = eywa_storage::decode(Keyspace::EmbedQueue, &v)?;
-            taken.push((k, v, item));
-        }
-        self.embed_taken(store, taken)
-    }
-
-    /// [`Semantic::step`] over the chunks `source` has queued (up to `max`), ahead of
-    /// the rest of the queue: a client's write embeds its own text, not the backlog's.
-    pub(crate) fn step_source(
+    /// Embeds up to `max` queued chunks, newest first, on `pool` (see [`on_pool`]), and
+    /// puts them in the index from the calling thread. Returns (chunks taken, chunks the
+    /// model embedded).
+    pub(crate) fn step(
         &self,
         store: &Store,
-        source: &str,
         max: usize,
+        pool: Option<&rayon::ThreadPool>,
     ) -> Result<(u64, u64)> {
         if self.embedder.is_none() {
             return Ok((0, 0));
         }
-        let mut taken: Vec<(Vec<u8>, Vec<u8>, QueueItem)> = Vec::new();
-        for kv in store.entries(Keyspace::VectorsBySource, &queue::source_prefix(source)) {
-            let (_, queued) = kv?;
-            // Empty: embedded already.
-            if queued.is_empty() {
-                continue;
-            }
-            if let Some(v) = store.get_raw(Keyspace::EmbedQueue, &queued)? {
-                let item: QueueItem = eywa_storage::decode(Keyspace::EmbedQueue, &v)?;
-                taken.push((queued, v, item));
-                if taken.len() == max {
-                    break;
-                }
-            }
-        }
-        self.embed_taken(store, taken)
+        let mut taken = Vec::new();
+        queued_newest(store, max, &mut taken)?;
+        self.embed_taken(store, taken, pool)
     }
 
-    /// Embeds the queued chunks `taken` (queue key, entry as read, item) and puts them in
-    /// the index.
+    /// Embeds the queued chunks `taken` (queue key, entry as read, item) on `pool` and
+    /// puts them in the index. The index changes on the calling thread, not the pool's:
+    /// a background pool's thread holding the locks that writes and searches wait for
+    /// would hold them for as long as busier threads keep it off the cores.
     fn embed_taken(
         &self,
         store: &Store,
-        taken: Vec<(Vec<u8>, Vec<u8>, QueueItem)>,
+        taken: Vec<Taken>,
+        pool: Option<&rayon::ThreadPool>,
     ) -> Result<(u64, u64)> {
         let Some(embedder) = self.embedder.clone() else {
             return Ok((0, 0));
@@ -355,7 +403,7 @@ impl Semantic {
             vectors,
             fresh,
             computed,
-        } = self.vectors_for(store, embedder.as_ref(), &inputs)?;
+        } = on_pool(pool, || self.vectors_for(store, embedder.as_ref(), &inputs))?;
         let model = embedder.model_id();
         let _write = self.lock_write();
         let mut batch = Batch::new();
@@ -468,7 +516,7 @@ impl Semantic {
         if let Some(v) = self.queries.get(query) {
             return Ok(v);
         }
-        let v = Arc::new(embedder.embed(&[query])?.remove(0));
+        let v = Arc::new(on_pool(self.reads.as_ref(), || embedder.embed(&[query]))?.remove(0));
         self.queries.insert(query.to_owned(), v.clone());
         Ok(v)
     }
@@ -484,6 +532,8 @@ impl Semantic {
         if let Some(why) = self.not_ready() {
             return Err(Error::FailedPrecondition(why));
         }
+        // What a client wrote before this search is found by it.
+        self.settle();
         let guard = self.vectors();
         let Some(v) = guard.as_ref() else {
             return Ok(Vec::new());
