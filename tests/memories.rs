@@ -723,3 +723,55 @@ fn a_memory_answers_before_its_embedding_and_a_recall_after_it_waits_for_it() {
     engine.remember(NewMemory::new(later)).unwrap();
     assert_eq!(vectors(), before + 2);
 }
+
+/// A model that panics on a text holding `PANIC`, else embeds as [`WordsEmbedder`].
+#[derive(Debug, Default)]
+struct PanicsOnOneText(WordsEmbedder);
+
+impl eywa::embed::Embedder for PanicsOnOneText {
+    fn model_id(&self) -> &str {
+        eywa::embed::Embedder::model_id(&self.0)
+    }
+
+    fn dim(&self) -> usize {
+        eywa::embed::Embedder::dim(&self.0)
+    }
+
+    fn embed(&self, texts: &[&str]) -> eywa::Result<Vec<Vec<f32>>> {
+        assert!(
+            !texts.iter().any(|t| t.contains("PANIC")),
+            "the model broke"
+        );
+        eywa::embed::Embedder::embed(&self.0, texts)
+    }
+}
+
+/// When the thread that embeds client writes dies (the model panicked), searches by
+/// meaning stop waiting for it: a recall answers, by words, instead of hanging.
+#[test]
+fn a_recall_does_not_wait_for_a_write_embedder_that_died() {
+    let home = home();
+    let config = EngineConfig::temporary(home.root())
+        .with_embedding(Embedding::Embedder(Arc::new(PanicsOnOneText::default())));
+    let engine = Arc::new(Engine::open(config).unwrap());
+    engine.ingest().unwrap();
+    let deferred = engine.defer_write_embeddings();
+    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let writes = {
+        let (engine, stop) = (engine.clone(), stop.clone());
+        std::thread::spawn(move || engine.run_write_embedder(deferred, &stop))
+    };
+    engine
+        .remember(NewMemory::new("PANIC: the ledger closes at midnight"))
+        .unwrap();
+    assert!(writes.join().is_err(), "the model's panic ended the thread");
+    let (recalled, recalling) = std::sync::mpsc::channel();
+    {
+        let engine = engine.clone();
+        std::thread::spawn(move || recalled.send(recall(&engine, "ledger midnight")));
+    }
+    let hits = recalling
+        .recv_timeout(std::time::Duration::from_secs(120))
+        .expect("the recall answers");
+    assert!(hits.iter().any(|(text, _)| text.contains("ledger closes")));
+}

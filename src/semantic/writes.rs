@@ -58,6 +58,20 @@ impl Written {
     }
 }
 
+/// Ends a thread's turn at embedding client writes when dropped.
+struct Ending<'a>(&'a Written);
+
+impl Drop for Ending<'_> {
+    fn drop(&mut self) {
+        let mut state = self.0.lock();
+        // What was asked and not embedded stays in the queue for the background embedder.
+        state.running = false;
+        state.wanted.clear();
+        state.done = state.asked;
+        self.0.changed.notify_all();
+    }
+}
+
 impl Semantic {
     /// Embeds what a client write queued and puts it in the index: now, or by the
     /// thread of [`Semantic::run_write_embedder`] while it runs (the write then answers
@@ -108,6 +122,9 @@ impl Semantic {
             return;
         }
         self.defer_written();
+        // However the loop ends, a panic in the model included, searches stop waiting
+        // for it and writes embed their own chunks again.
+        let _ending = Ending(&self.written);
         loop {
             let (wanted, asked, last) = {
                 let mut state = self.written.lock();
@@ -127,18 +144,11 @@ impl Semantic {
             {
                 tracing::warn!(error = %e, "new chunks wait for the embedder");
             }
-            let mut state = self.written.lock();
-            state.done = asked;
-            if last {
-                // Writes from now on embed their own chunks; what was asked meanwhile
-                // stays in the queue for the background embedder.
-                state.running = false;
-                state.wanted.clear();
-            }
-            self.written.changed.notify_all();
             if last {
                 return;
             }
+            self.written.lock().done = asked;
+            self.written.changed.notify_all();
         }
     }
 
