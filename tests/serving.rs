@@ -166,3 +166,32 @@ fn an_idle_server_is_quiet_and_a_change_is_logged() {
     assert_eq!(news.len(), 1, "{lines:#?}");
     server.stop();
 }
+
+/// While `serve` runs, its look for changed transcripts does not save the graph view's
+/// snapshot after a client's write (it read nothing, so nothing was flushed); stopping
+/// saves it, so the next start loads the snapshot instead of rebuilding the view.
+#[test]
+fn a_stopped_server_leaves_the_graph_view_snapshot_current() {
+    let env = Env::new();
+    let server = Serve::spawn(env.serve(&["--watch-interval-ms", "20"]));
+    // A walk loads the server's view of the graph (a server that never walked has none
+    // to save).
+    crate::support::succeed(env.eywa().args(["graph", "walk", "project:roaster"]));
+    crate::support::succeed(env.eywa().args([
+        "memory",
+        "add",
+        "Roast the beans at 205 degrees",
+        "--project",
+        "roaster",
+    ]));
+    server.stop();
+    let engine = eywa::engine::Engine::open(eywa::engine::EngineConfig::new(
+        env.data.path(),
+        env.home.root(),
+    ))
+    .unwrap();
+    assert!(
+        engine.graph().view_from_snapshot().unwrap(),
+        "the view is loaded from the snapshot the stop saved"
+    );
+}

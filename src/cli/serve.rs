@@ -253,6 +253,16 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let _ = write_embedder.join();
     let _ = consolidator.join();
     let _ = committer.join();
+    // What client writes changed since the last run that read a transcript: durable, and
+    // the graph view's snapshot current, so the next start loads it instead of rebuilding.
+    match engine.graph().store().flush() {
+        Ok(_) => {
+            if let Err(e) = engine.graph().save_view() {
+                tracing::warn!(error = %e, "cannot save the graph view");
+            }
+        }
+        Err(e) => tracing::warn!(error = %e, "cannot flush the store"),
+    }
     served?;
     Ok(ExitCode::SUCCESS)
 }
