@@ -136,17 +136,6 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         .build()
         .context("cannot start the async runtime")?;
     let engine = Arc::new(engine);
-    // The graph's view, which walks and timelines read, loaded now rather than by the
-    // first walk: the load holds every graph write (a client's memory) until it is done,
-    // 300-460 ms on an 11k-session store.
-    {
-        let engine = engine.clone();
-        std::thread::spawn(move || {
-            if let Err(e) = engine.graph().view_from_snapshot() {
-                tracing::warn!(error = %e, "cannot load the graph view; the first walk will");
-            }
-        });
-    }
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let watch_interval_ms = paths.settings.watch_interval_ms.value;
     let watcher = (watch_interval_ms > 0).then(|| {
