@@ -167,9 +167,7 @@ impl Engine {
             tracing::error!(error = %e, "cannot rebuild the vector index");
         }
         // Batches go to a pool of their own, below the searches (see `background_pool`).
-        let pool = crate::embed::background_pool()
-            .inspect_err(|e| tracing::warn!(error = %e, "embedding on the shared threads"))
-            .ok();
+        let pool = crate::semantic::pool_or_shared(crate::embed::background_pool);
         let mut last_save = Instant::now();
         let mut seen = 0;
         while !stop.load(Ordering::Relaxed) {

@@ -132,10 +132,7 @@ pub(crate) struct Semantic {
 }
 
 /// Runs `f` on `pool`, or on the caller's (the global pool's) threads without one.
-pub(crate) fn on_pool<T: Send>(
-    pool: Option<&rayon::ThreadPool>,
-    f: impl FnOnce() -> T + Send,
-) -> T {
+fn on_pool<T: Send>(pool: Option<&rayon::ThreadPool>, f: impl FnOnce() -> T + Send) -> T {
     match pool {
         Some(pool) => pool.install(f),
         None => f(),
@@ -178,7 +175,7 @@ fn queued_of(store: &Store, source: &str, max: usize, taken: &mut Vec<Taken>) ->
 }
 
 /// A pool from `make`, or none (the work then runs on the shared threads), saying why.
-fn pool_or_shared(make: fn() -> Result<rayon::ThreadPool>) -> Option<rayon::ThreadPool> {
+pub(crate) fn pool_or_shared(make: fn() -> Result<rayon::ThreadPool>) -> Option<rayon::ThreadPool> {
     make()
         .inspect_err(|e| tracing::warn!(error = %e, "embedding on the shared threads"))
         .ok()
