@@ -9,7 +9,13 @@
 use std::cell::Cell;
 
 /// The nice value of a client's read: under a write's (0), above the embedder's.
-pub(crate) const READS: i32 = 10;
+///
+/// The scheduler shares a core by weight, not by rank: at nice 10 (a tenth of a write's
+/// weight) a dozen runnable reads outweighed the write beside them, and a `Remember`
+/// holding the ingest lock kept the writes behind it waiting. At 15 (a thirtieth) the
+/// same load gave `Remember` p99 25 ms against 37 ms, reads' p99 within noise of before
+/// (`benches/README.md`, `load_mixed`).
+pub(crate) const READS: i32 = 15;
 
 /// The nice value of background work: the lowest priority there is.
 pub(crate) const BACKGROUND: i32 = 19;

@@ -375,11 +375,14 @@ impl Graph {
         for doc in &stale_docs {
             self.docs.remove(doc);
         }
-        // A view not loaded yet is built later from what the store then holds.
+        // A view not loaded yet is built later from what the store then holds; one
+        // loading now gets the change once it is built.
         if let Some(view) = self.view.get() {
             view.write()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
                 .apply(&delta);
+        } else if let Some(missed) = self.missed().as_mut() {
+            missed.push(delta);
         }
         // After the view changed: a timeline built from the old view is never served.
         self.timelines.bump();

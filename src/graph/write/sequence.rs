@@ -48,7 +48,7 @@ impl Graph {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
         // The pass reads the view when it is in memory, else the adjacency index (an import
-        // or a CLI ingest never pays for the whole graph). Loading the view takes the
+        // or a CLI ingest never pays for the whole graph). A view is installed under the
         // writer lock, so this holds for the whole pass.
         let from_view = self.view_loaded();
         let now = Timestamp::now();
