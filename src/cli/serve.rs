@@ -168,6 +168,15 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         let deferred = engine.defer_text_commits();
         std::thread::spawn(move || engine.run_text_committer(deferred, &stop))
     };
+    // The graph's view, loaded when a walk first needs it, at the server's priority: on
+    // a read's lowered thread it took seconds while clients kept the cores busy.
+    let view_loader = {
+        let (engine, stop) = (engine.clone(), stop.clone());
+        std::thread::Builder::new()
+            .name("eywa-view".into())
+            .spawn(move || engine.graph().run_view_loader(&stop))
+            .context("cannot start the thread that loads the graph's view")?
+    };
     // Memories fade and are promoted: at start, then hourly.
     let consolidator = {
         let (engine, stop) = (engine.clone(), stop.clone());
@@ -253,6 +262,7 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let _ = write_embedder.join();
     let _ = consolidator.join();
     let _ = committer.join();
+    let _ = view_loader.join();
     // What client writes changed since the last run that read a transcript: durable, and
     // the graph view's snapshot current, so the next start loads it instead of rebuilding.
     match engine.graph().store().flush() {

@@ -170,9 +170,15 @@ pub struct Counts {
     pub skipped_lines: u64,
 }
 
+/// Where the view's loader says how its load went.
+type Loaded = std::sync::mpsc::Sender<Result<()>>;
+
 /// A write a test lands while the view loads.
 #[cfg(test)]
 type LoadingWrite = Box<dyn FnOnce(&Graph) + Send>;
+
+/// How often the view's loader looks whether it should stop.
+const LOADER_POLL: std::time::Duration = std::time::Duration::from_millis(100);
 
 /// The temporal knowledge graph.
 pub struct Graph {
@@ -202,6 +208,9 @@ pub struct Graph {
     /// While the view loads, the changes of the batches that land meanwhile, in order:
     /// applied to the view before it is installed.
     missed: Mutex<Option<Vec<view::Delta>>>,
+    /// Where a reader hands the view's load while a thread loads it for them
+    /// ([`Graph::run_view_loader`]).
+    loader: Mutex<Option<std::sync::mpsc::Sender<Loaded>>>,
     /// Called once the view is built and before it is installed (tests land a write there).
     #[cfg(test)]
     while_loading: Mutex<Option<LoadingWrite>>,
@@ -242,6 +251,7 @@ impl Graph {
             from_snapshot: std::sync::atomic::AtomicBool::new(false),
             loading: Mutex::new(()),
             missed: Mutex::new(None),
+            loader: Mutex::new(None),
             #[cfg(test)]
             while_loading: Mutex::new(None),
         })
@@ -273,6 +283,55 @@ impl Graph {
         if let Some(view) = self.view.get() {
             return Ok(view);
         }
+        let loader = self
+            .loader
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone();
+        if let Some(loader) = loader {
+            let (done, loaded) = std::sync::mpsc::channel();
+            // A loader that stopped answers nothing: the load is then this thread's.
+            if loader.send(done).is_ok()
+                && let Ok(result) = loaded.recv()
+            {
+                result?;
+                if let Some(view) = self.view.get() {
+                    return Ok(view);
+                }
+            }
+        }
+        self.load_view()
+    }
+
+    /// Loads the view for every reader that asks first, on the calling thread, until
+    /// `stop`. A read runs below the priority of writes (`crate::priority`), and loading the
+    /// view on a read's thread took seconds while clients kept the cores busy, with every
+    /// walk waiting for it; `serve` runs this on a thread at its own priority.
+    pub fn run_view_loader(&self, stop: &std::sync::atomic::AtomicBool) {
+        let (ask, asks) = std::sync::mpsc::channel::<Loaded>();
+        *self
+            .loader
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(ask);
+        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+            match asks.recv_timeout(LOADER_POLL) {
+                Ok(done) => {
+                    let _ = done.send(self.load_view().map(|_| ()));
+                }
+                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
+                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
+            }
+        }
+        // Readers that ask from now on load it themselves, and so do those whose ask is
+        // still queued: it is dropped with `asks`.
+        *self
+            .loader
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+    }
+
+    /// [`Graph::loaded_view`] on the calling thread.
+    fn load_view(&self) -> Result<&RwLock<View>> {
         let _loading = self
             .loading
             .lock()
@@ -700,5 +759,43 @@ mod tests {
         assert_eq!(loaded, after);
         // Once installed, writes reach the view directly, and nothing is recorded.
         assert!(graph.missed().is_none());
+    }
+
+    /// With a loader running, a reader's first walk has the view built on the loader's
+    /// thread, and waits for it.
+    #[test]
+    fn a_running_loader_builds_the_view_for_the_reader() {
+        let graph = Graph::open(Config::new().temporary(true).open().unwrap()).unwrap();
+        let edge = Edge::new(
+            NodeId::episode("a"),
+            Relation::Touched,
+            NodeId::project("/p"),
+            Timestamp(10),
+        );
+        graph.supersede(EdgeRef::of(&edge), edge.clone()).unwrap();
+        let built_on = Arc::new(Mutex::new(None));
+        let on = built_on.clone();
+        *graph.while_loading.lock().unwrap() = Some(Box::new(move |_: &Graph| {
+            *on.lock().unwrap() = std::thread::current().name().map(str::to_owned);
+        }));
+        let stop = std::sync::atomic::AtomicBool::new(false);
+        std::thread::scope(|s| {
+            let loader = std::thread::Builder::new()
+                .name("view-loader".into())
+                .spawn_scoped(s, || graph.run_view_loader(&stop))
+                .unwrap();
+            // Asked once the loader has taken its place (before, a reader loads it itself).
+            while graph.loader.lock().unwrap().is_none() {
+                std::thread::yield_now();
+            }
+            assert_eq!(contents(&graph.view().unwrap()).len(), 2);
+            stop.store(true, std::sync::atomic::Ordering::Relaxed);
+            loader.join().unwrap();
+        });
+        assert_eq!(built_on.lock().unwrap().as_deref(), Some("view-loader"));
+        assert!(
+            graph.loader.lock().unwrap().is_none(),
+            "a stopped loader takes no asks"
+        );
     }
 }
