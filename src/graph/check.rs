@@ -175,6 +175,13 @@ impl Graph {
     /// Returns the index entries written.
     pub fn rebuild_indexes(&self) -> Result<u64> {
         const BATCH: usize = 50_000;
+        // It empties and refills the keyspaces a view is built from, in batches with no
+        // change for the view to record: no view is built meanwhile (the same lock order
+        // as a load's: loading, then the writer).
+        let _loading = self
+            .loading
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
         let mut generation = self
             .writer
             .lock()

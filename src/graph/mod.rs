@@ -272,13 +272,16 @@ impl Graph {
 
     /// The view, loaded now if it is not yet: never call it while holding the writer lock.
     ///
-    /// It is built outside the writer lock, from the snapshot or the index keyspaces as of
-    /// the generation it started at: writes go on meanwhile (loading 100k sessions takes
+    /// It is built outside the writer lock, from the snapshot of the generation it started
+    /// at or from the index keyspaces, while writes go on (loading 100k sessions takes
     /// 300–460 ms, and every graph write waited that long when it was loaded under the
     /// lock, `benches/README.md`). The batches that land meanwhile record their changes;
     /// under the lock, at the end, they are applied in order and the view installed. A
-    /// rebuild may also read some of those batches' keys: applying a change again sets a
-    /// node or edge to what it already is.
+    /// rebuild reads the keyspaces as they change, so it may already hold some of those
+    /// batches' keys: each change states a node's or an edge's whole state, and applying
+    /// it again leaves the same. Every write to those keyspaces records a change, except
+    /// [`Graph::rebuild_indexes`], which holds off loads while it runs. A batch that lands
+    /// during the build may sit elsewhere in its node's edge order than after a restart.
     pub(super) fn loaded_view(&self) -> Result<&RwLock<View>> {
         if let Some(view) = self.view.get() {
             return Ok(view);
