@@ -43,8 +43,15 @@ fn ingest_corpus(c: &mut Criterion) {
 
 /// `eywa ingest` of a tree into a fresh data directory: wall time, peak RSS (MiB), CPU
 /// time (user + system, s) and the sessions it counted, which must be `sessions` when
-/// given.
-fn cli_ingest(root: &std::path::Path, sessions: Option<u64>) -> (Duration, f64, f64, u64) {
+/// given. The data directory goes into `kept`, removed when the caller drops it: on ext4
+/// without a journal (this machine's disk) each new file is checked against the files
+/// deleted in the last minutes, and a run after a removed one paid for it (`small_7000`'s
+/// system time grew from 1.8 s to 7.1 s over four runs, each removing the last one's).
+fn cli_ingest(
+    root: &std::path::Path,
+    sessions: Option<u64>,
+    kept: &mut Vec<tempfile::TempDir>,
+) -> (Duration, f64, f64, u64) {
     let data = tempfile::tempdir().unwrap();
     let started = Instant::now();
     let mut child = scale::eywa()
@@ -65,6 +72,7 @@ fn cli_ingest(root: &std::path::Path, sessions: Option<u64>) -> (Duration, f64, 
     if let Some(sessions) = sessions {
         assert_eq!(counted, sessions, "{report}");
     }
+    kept.push(data);
     (took, peak, cpu, counted)
 }
 
@@ -135,6 +143,8 @@ fn ingest_cli_trees(c: &mut Criterion) {
     }
     let mut group = c.benchmark_group("ingest_cli");
     group.sample_size(10);
+    // Every run's data directory, removed once all trees are done (see `cli_ingest`).
+    let mut kept = Vec::new();
     for (name, root, bytes, sessions) in &trees {
         eprintln!("{name}: {:.0} MB", *bytes as f64 / 1e6);
         let (mut peak, mut cpu, mut counted) = (0f64, Vec::new(), 0);
@@ -144,7 +154,7 @@ fn ingest_cli_trees(c: &mut Criterion) {
             b.iter_custom(|iterations| {
                 let mut total = Duration::ZERO;
                 for _ in 0..iterations {
-                    let (took, rss, seconds, n) = cli_ingest(root, *sessions);
+                    let (took, rss, seconds, n) = cli_ingest(root, *sessions, &mut kept);
                     peak = peak.max(rss);
                     counted = n;
                     runs.push(took);
