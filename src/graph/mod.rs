@@ -286,11 +286,7 @@ impl Graph {
         if let Some(view) = self.view.get() {
             return Ok(view);
         }
-        let loader = self
-            .loader
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone();
+        let loader = self.loader().clone();
         if let Some(loader) = loader {
             let (done, loaded) = std::sync::mpsc::channel();
             // A loader that stopped answers nothing: the load is then this thread's.
@@ -312,10 +308,7 @@ impl Graph {
     /// walk waiting for it; `serve` runs this on a thread at its own priority.
     pub fn run_view_loader(&self, stop: &std::sync::atomic::AtomicBool) {
         let (ask, asks) = std::sync::mpsc::channel::<Loaded>();
-        *self
-            .loader
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(ask);
+        *self.loader() = Some(ask);
         while !stop.load(std::sync::atomic::Ordering::Relaxed) {
             match asks.recv_timeout(LOADER_POLL) {
                 Ok(done) => {
@@ -327,10 +320,14 @@ impl Graph {
         }
         // Readers that ask from now on load it themselves, and so do those whose ask is
         // still queued: it is dropped with `asks`.
-        *self
-            .loader
+        *self.loader() = None;
+    }
+
+    /// Where readers ask for the view's load (`None` while no loader runs).
+    fn loader(&self) -> std::sync::MutexGuard<'_, Option<std::sync::mpsc::Sender<Loaded>>> {
+        self.loader
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = None;
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 
     /// [`Graph::loaded_view`] on the calling thread.
@@ -788,7 +785,7 @@ mod tests {
                 .spawn_scoped(s, || graph.run_view_loader(&stop))
                 .unwrap();
             // Asked once the loader has taken its place (before, a reader loads it itself).
-            while graph.loader.lock().unwrap().is_none() {
+            while graph.loader().is_none() {
                 std::thread::yield_now();
             }
             assert_eq!(contents(&graph.view().unwrap()).len(), 2);
@@ -796,9 +793,6 @@ mod tests {
             loader.join().unwrap();
         });
         assert_eq!(built_on.lock().unwrap().as_deref(), Some("view-loader"));
-        assert!(
-            graph.loader.lock().unwrap().is_none(),
-            "a stopped loader takes no asks"
-        );
+        assert!(graph.loader().is_none(), "a stopped loader takes no asks");
     }
 }
