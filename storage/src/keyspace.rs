@@ -95,6 +95,17 @@ impl Keyspace {
         }
     }
 
+    /// How the partition is created. The `blobs` partition holds zstd frames, which lz4
+    /// cannot shrink: compressing its blocks again only costs the flush and compaction
+    /// threads time.
+    pub(crate) fn create_options(self) -> fjall::PartitionCreateOptions {
+        let options = fjall::PartitionCreateOptions::default();
+        match self {
+            Keyspace::Blobs => options.compression(fjall::CompressionType::None),
+            _ => options,
+        }
+    }
+
     pub(crate) fn index(self) -> usize {
         Keyspace::ALL
             .iter()

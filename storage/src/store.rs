@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use fjall::{AbstractTree, PartitionCreateOptions, PartitionHandle, PersistMode};
+use fjall::{AbstractTree, PartitionHandle, PersistMode};
 use serde::de::DeserializeOwned;
 
 use crate::tier::TierSums;
@@ -179,7 +179,7 @@ impl Store {
             .map_err(|e| crate::error::fjall_error(e, &path, config.min_free_bytes))?;
         let partitions = Keyspace::ALL
             .iter()
-            .map(|ks| keyspace.open_partition(ks.name(), PartitionCreateOptions::default()))
+            .map(|ks| keyspace.open_partition(ks.name(), ks.create_options()))
             .collect::<Result<Vec<_>, _>>()?;
         let blobs = BlobStore::init(path.join(COLD_DIR), config.min_free_bytes)?;
         let store = Store {

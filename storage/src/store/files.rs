@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use fjall::{PartitionCreateOptions, PartitionHandle, PersistMode};
+use fjall::{PartitionHandle, PersistMode};
 
 use super::{COPY_BATCH, KEYSPACES_DIR, LOCK_FILE, LOCK_RETRY_INTERVAL, NEW_KEYSPACES_DIR};
 use crate::{Config, Error, Keyspace, Result};
@@ -54,7 +54,7 @@ pub(super) fn build_keyspace(
     let keyspace = open_keyspace(&new, config).map_err(fjall)?;
     let partitions = Keyspace::ALL
         .iter()
-        .map(|ks| keyspace.open_partition(ks.name(), PartitionCreateOptions::default()))
+        .map(|ks| keyspace.open_partition(ks.name(), ks.create_options()))
         .collect::<Result<Vec<_>, _>>()
         .map_err(fjall)?;
     fill(&keyspace, &partitions)?;
