@@ -1,6 +1,8 @@
 //! A session's keywords: the terms its person typed and its assistant wrote most.
 
-use std::collections::HashMap;
+use std::sync::LazyLock;
+
+use rustc_hash::{FxHashMap, FxHashSet};
 
 use super::ProjectPath;
 use crate::claude::Transcript;
@@ -20,7 +22,7 @@ pub fn keywords(t: &Transcript, projects: &[ProjectPath]) -> Vec<String> {
         .iter()
         .map(|p| (p, PROMPT_WEIGHT))
         .chain(lowered_text.iter().map(|p| (p, 1)));
-    let mut counts: HashMap<&str, u32> = HashMap::new();
+    let mut counts: FxHashMap<&str, u32> = FxHashMap::default();
     for (text, weight) in weighted {
         for term in terms(text) {
             *counts.entry(term).or_insert(0) += weight;
@@ -42,7 +44,7 @@ pub fn keywords(t: &Transcript, projects: &[ProjectPath]) -> Vec<String> {
 /// The terms a document says most (at least twice), most first: its key concepts.
 pub fn text_keywords(text: &str) -> Vec<String> {
     let lowered = text.to_lowercase();
-    let mut counts: HashMap<&str, u32> = HashMap::new();
+    let mut counts: FxHashMap<&str, u32> = FxHashMap::default();
     for term in terms(&lowered) {
         *counts.entry(term).or_insert(0) += 1;
     }
@@ -64,9 +66,13 @@ fn terms(lowered: &str) -> impl Iterator<Item = &str> {
         .filter(|w| {
             (3..=32).contains(&w.len())
                 && !w.bytes().all(|b| b.is_ascii_digit() || b == b'-')
-                && !STOPWORDS.contains(w)
+                && !STOPWORD_SET.contains(w)
         })
 }
+
+/// [`STOPWORDS`], looked up once per term of every message a session holds.
+static STOPWORD_SET: LazyLock<FxHashSet<&'static str>> =
+    LazyLock::new(|| STOPWORDS.iter().copied().collect());
 
 /// English function words and words that every coding session says.
 const STOPWORDS: &[&str] = &[
