@@ -392,7 +392,14 @@ pub fn cut_tool_text(text: &str) -> String {
 }
 
 fn cut(mut s: String) -> String {
-    if let Some((i, _)) = s.char_indices().nth(MAX_TOOL_CHARS) {
+    // No more bytes than the characters kept: nothing to cut (most tool text).
+    if s.len() <= MAX_TOOL_CHARS {
+        return s;
+    }
+    // Where character MAX_TOOL_CHARS starts: every byte but a UTF-8 continuation byte
+    // starts one.
+    let mut starts = s.bytes().enumerate().filter(|(_, b)| (*b as i8) >= -0x40);
+    if let Some((i, _)) = starts.nth(MAX_TOOL_CHARS) {
         s.truncate(i);
     }
     s
@@ -404,6 +411,23 @@ mod tests {
 
     fn read(lines: &[&str]) -> Vec<Message> {
         read_messages(lines.join("\n").as_bytes()).unwrap()
+    }
+
+    #[test]
+    fn tool_text_is_cut_at_its_character_limit() {
+        let by_chars = |s: &str| -> String { s.chars().take(MAX_TOOL_CHARS).collect() };
+        let texts = [
+            String::new(),
+            "a".repeat(MAX_TOOL_CHARS),
+            "a".repeat(MAX_TOOL_CHARS + 1),
+            "é".repeat(MAX_TOOL_CHARS / 2 + 3),
+            "é".repeat(MAX_TOOL_CHARS + 7),
+            format!("{}€🦀x", "a".repeat(MAX_TOOL_CHARS - 2)),
+            "🦀".repeat(MAX_TOOL_CHARS),
+        ];
+        for text in texts {
+            assert_eq!(cut(text.clone()), by_chars(&text), "{} bytes", text.len());
+        }
     }
 
     #[test]
