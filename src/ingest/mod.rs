@@ -2,6 +2,7 @@
 //! order (main sessions, subagents, plans and memory files), then the run's end.
 
 mod agents;
+mod ahead;
 mod documents;
 mod group;
 mod group_commit;

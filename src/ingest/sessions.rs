@@ -1,12 +1,11 @@
-//! Main session files: read ahead on both cores and written in order, oldest first, each
+//! Main session files: read ahead on every core and written in order, oldest first, each
 //! transcript's facts built and staged in a write group.
 
 use std::collections::{HashMap, HashSet};
-use std::sync::mpsc::{Receiver, TryRecvError};
 
 use eywa_storage::Batch;
-use rayon::prelude::*;
 
+use super::ahead::{Pending, ReadAhead};
 use super::documents::has_plan;
 use super::group::Group;
 use super::{Changed, FileOutcome, IngestReport, Run, Ticker, Writer, skip_unreadable};
@@ -22,7 +21,7 @@ use crate::{Error, Result};
 
 impl Writer<'_> {
     /// Reads the main session files into the store, in their order. Files are read
-    /// (parsed, archived) ahead, on both cores, and written here in order.
+    /// (parsed, archived) ahead, on every core, and written here in order.
     pub(super) fn ingest_sessions<'e>(
         &'e self,
         files: &[SessionFile],
@@ -48,29 +47,26 @@ impl Writer<'_> {
             });
             run.handoff_sink = Some(files_out);
             let mut write_all = || -> Result<()> {
-                let (ahead, reads) = std::sync::mpsc::sync_channel(READ_AHEAD);
-                let (all, labels, index, reread) = (files, &known_labels, &known_index, &reread);
-                let reader = scope.spawn(move || {
-                    for (c, chunk) in all.chunks(READ_CHUNK).enumerate() {
-                        let prepared: Vec<Result<Option<Prepared>>> = chunk
-                            .par_iter()
-                            .map(|file| {
-                                let force = reread.contains(&file.path);
-                                self.prepare(file, labels, index, force)
-                            })
-                            .collect();
-                        for (i, read) in prepared.into_iter().enumerate() {
-                            if ahead.send((c * READ_CHUNK + i, read)).is_err() {
-                                return; // The writer stopped.
-                            }
-                        }
+                let ahead = ReadAhead::new(files.len(), READ_AHEAD);
+                let (labels, index, reread) = (&known_labels, &known_index, &reread);
+                std::thread::scope(|readers_scope| {
+                    for _ in 0..readers(files.len()) {
+                        let ahead = &ahead;
+                        readers_scope.spawn(move || {
+                            ahead.read_with(|i| {
+                                let file = &files[i];
+                                self.prepare(file, labels, index, reread.contains(&file.path))
+                            });
+                        });
                     }
-                });
-                self.write_reads(&reads, files, run, group, report, ticker)?;
-                self.commit_group(group, run)?;
-                self.flush_handoff_files(run)?;
-                reader.join().expect("the transcript reader does not panic");
-                Ok(())
+                    let written = self
+                        .write_reads(&ahead, files, run, group, report, ticker)
+                        .and_then(|()| self.commit_group(group, run))
+                        .and_then(|()| self.flush_handoff_files(run));
+                    // Readers still at work end after their read.
+                    ahead.stop();
+                    written
+                })
             };
             let written = write_all();
             // Closing the sink ends the file thread, on success or not.
@@ -82,11 +78,11 @@ impl Writer<'_> {
         })
     }
 
-    /// Writes the files read ahead, in order, as the reader sends them (the index of the
-    /// file in `files`, and its read), until it stops.
+    /// Writes the files read ahead, in order, as the readers land them, until every file
+    /// is written.
     fn write_reads<'e>(
         &'e self,
-        reads: &Receiver<(usize, Result<Option<Prepared>>)>,
+        ahead: &ReadAhead<Result<Option<Prepared>>>,
         files: &[SessionFile],
         run: &mut Run,
         group: &mut Group<'e>,
@@ -99,14 +95,14 @@ impl Writer<'_> {
             // Files already read are written in one group; when the writer waits
             // for the next read, what it holds lands first (a lone change is not
             // delayed).
-            let (i, read) = match reads.try_recv() {
-                Ok(next) => next,
-                Err(TryRecvError::Disconnected) => break,
-                Err(TryRecvError::Empty) => {
+            let (i, read) = match ahead.try_next() {
+                None => break,
+                Some(Ok(next)) => next,
+                Some(Err(Pending)) => {
                     self.commit_group(group, run)?;
-                    match reads.recv() {
-                        Ok(next) => next,
-                        Err(_) => break,
+                    match ahead.next() {
+                        Some(next) => next,
+                        None => break,
                     }
                 }
             };
@@ -617,10 +613,14 @@ struct Prepared {
     archived: Archived,
 }
 
-/// Files read together (on both cores) ahead of the writes.
-const READ_CHUNK: usize = 16;
 /// Files read ahead of the writes at most.
-const READ_AHEAD: usize = 2 * READ_CHUNK;
+const READ_AHEAD: usize = 32;
+
+/// Threads that read `files` files ahead of the writes: one a core, no more than files.
+fn readers(files: usize) -> usize {
+    let cores = std::thread::available_parallelism().map_or(1, std::num::NonZeroUsize::get);
+    cores.min(files).max(1)
+}
 
 /// Bytes read at most of one `tool-results` file, and passages made of it.
 const MAX_RESULT_FILE_BYTES: u64 = 1 << 20;
