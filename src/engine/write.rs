@@ -8,7 +8,6 @@ use super::Engine;
 use crate::Result;
 use crate::index::TextIndex;
 use crate::ingest::{ImportReport, IngestReport, Progress, Sinks, Writer};
-use crate::library::Followed;
 use crate::model::Handoff;
 use crate::retrieve::HandoffIndex;
 use crate::semantic::Semantic;
@@ -27,12 +26,12 @@ impl Engine {
         self.ingest_run(|writer| writer.run(progress))
     }
 
-    /// Runs an ingest under the ingest lock, the trigram index following its writes.
+    /// Runs an ingest under the ingest lock.
     fn ingest_run(
         &self,
         run: impl for<'w> FnOnce(&'w Writer<'w>) -> Result<IngestReport>,
     ) -> Result<IngestReport> {
-        self.write_followed(true, |writer| {
+        self.write(|writer| {
             let report = run(writer);
             if report.is_err() {
                 // It may know lines of files whose group never landed: loaded again next
@@ -97,49 +96,16 @@ impl Engine {
         &self,
         job: impl for<'w> FnOnce(&'w Writer<'w>) -> Result<T>,
     ) -> Result<T> {
-        self.write_followed(false, job)
-    }
-
-    /// [`Engine::write`]; with `follow`, a thread hands the trigram index each session
-    /// the job writes as it lands (an ingest run of many), so that little is left to
-    /// read once it ends.
-    fn write_followed<T>(
-        &self,
-        follow: bool,
-        job: impl for<'w> FnOnce(&'w Writer<'w>) -> Result<T>,
-    ) -> Result<T> {
         let _guard = self.ingest_lock.lock()?;
         // Caught up before the job: only what the job writes needs reading.
         let caught_up = self.grams_caught_up();
         self.graph.take_sources_written();
-        let library = self.library();
-        let (result, followed) = match library.grams.filter(|_| follow) {
-            Some(grams) => std::thread::scope(|scope| {
-                let (stop, stopped) = std::sync::mpsc::channel();
-                let library = &library;
-                let follower = std::thread::Builder::new()
-                    .name("eywa-grams".into())
-                    .spawn_scoped(scope, move || library.follow_grams(grams, &stopped));
-                let result = job(&self.writer());
-                drop(stop);
-                let followed = match follower {
-                    Ok(follower) => follower
-                        .join()
-                        .expect("the trigram follower does not panic"),
-                    Err(e) => {
-                        tracing::warn!(error = %e, "no thread to follow the writes: the trigram index reads them after");
-                        Followed::default()
-                    }
-                };
-                (result, followed)
-            }),
-            None => (job(&self.writer()), Followed::default()),
-        };
+        let result = job(&self.writer());
         if result.is_err() {
             self.handoffs_lost();
         }
         if result.is_ok() {
-            self.refresh_grams(caught_up, followed);
+            self.refresh_grams(caught_up);
         }
         result
     }
@@ -158,16 +124,13 @@ impl Engine {
     /// Brings the trigram index up to what the job wrote: the sources it wrote when the
     /// index was caught up before, else every source that changed. A failure leaves it
     /// behind, which costs searches time, never results: what it lacks is read whole.
-    fn refresh_grams(&self, caught_up: bool, followed: Followed) {
+    fn refresh_grams(&self, caught_up: bool) {
         let library = self.library();
         let Some(grams) = library.grams else { return };
         let started = std::time::Instant::now();
-        let mut written = followed.taken;
-        written.extend(self.graph.take_sources_written());
-        written.sort_unstable();
-        written.dedup();
+        let written = self.graph.take_sources_written();
         let refreshed = if caught_up {
-            library.refresh_grams_at(grams, &written, &followed.done)
+            library.refresh_grams_at(grams, &written)
         } else {
             library.refresh_grams(grams)
         };

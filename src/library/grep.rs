@@ -28,8 +28,6 @@ const GRAMS_VERSION: u32 = 3;
 const REFRESH_BATCH: usize = 256;
 /// Batches a refresh hands the index between commits.
 const REFRESH_COMMIT_BATCHES: usize = 2;
-/// How often a follower of an ingest run takes the sources it wrote.
-const FOLLOW_POLL: std::time::Duration = std::time::Duration::from_millis(50);
 /// The key of a session whose text could not be read when it was indexed: every search
 /// reads it again (no trigram is this: they take 63 bits).
 const UNREAD: u64 = u64::MAX;
@@ -489,14 +487,8 @@ impl Library<'_> {
     }
 
     /// [`Library::refresh_grams`] for an index that was caught up before the sources at
-    /// `paths` (and only they) were written: only those are read again, but for what
-    /// `done` says the index was handed already (a path and the fingerprint it was read at).
-    pub(crate) fn refresh_grams_at(
-        &self,
-        grams: &GramIndex,
-        paths: &[String],
-        done: &HashMap<String, u64>,
-    ) -> Result<usize> {
+    /// `paths` (and only they) were written: only those are read again.
+    pub(crate) fn refresh_grams_at(&self, grams: &GramIndex, paths: &[String]) -> Result<usize> {
         let generation = self.graph.sources_generation()?;
         if grams.synced()? == Some(generation) {
             return Ok(0);
@@ -505,71 +497,12 @@ impl Library<'_> {
         let mut removed = Vec::new();
         for path in paths {
             match self.graph.source(path)? {
-                Some(source) if is_main(&source) => {
-                    if done.get(path) != Some(&fingerprint(&source)) {
-                        stale.push(source);
-                    }
-                }
+                Some(source) if is_main(&source) => stale.push(source),
                 _ => removed.push(path.clone()),
             }
         }
         let stale: Vec<&SourceRecord> = stale.iter().collect();
         self.index_sources(grams, &stale, &removed, generation)
-    }
-
-    /// Hands the index each main session's source as the graph writes it, until `stop`
-    /// says the writes are over (or is dropped): an ingest run's sessions are indexed
-    /// while it reads the next ones, and the refresh after it reads only what is left.
-    /// Returns every path it took from [`Graph::take_sources_written`], and the
-    /// fingerprint of each source it handed the index, committed but not marked as caught
-    /// up: the refresh reads the rest, and drops what is gone.
-    ///
-    /// [`Graph::take_sources_written`]: crate::graph::Graph::take_sources_written
-    pub(crate) fn follow_grams(
-        &self,
-        grams: &GramIndex,
-        stop: &std::sync::mpsc::Receiver<()>,
-    ) -> Followed {
-        let mut followed = Followed::default();
-        if let Err(e) = self.follow_grams_into(grams, stop, &mut followed) {
-            tracing::warn!(error = %e, "the trigram index stopped following the writes");
-        }
-        followed
-    }
-
-    fn follow_grams_into(
-        &self,
-        grams: &GramIndex,
-        stop: &std::sync::mpsc::Receiver<()>,
-        followed: &mut Followed,
-    ) -> Result<()> {
-        use std::sync::mpsc::RecvTimeoutError;
-        self.authors.load(self.graph)?;
-        let mut handed = false;
-        while let Err(RecvTimeoutError::Timeout) = stop.recv_timeout(FOLLOW_POLL) {
-            let paths = self.graph.take_sources_written();
-            followed.taken.extend(paths.iter().cloned());
-            let mut docs = Vec::new();
-            for path in &paths {
-                let Some(source) = self.graph.source(path)?.filter(is_main) else {
-                    continue;
-                };
-                let print = fingerprint(&source);
-                if followed.done.get(path) != Some(&print) {
-                    docs.push(self.gram_doc(&source, print));
-                }
-            }
-            // Known as handed only once the index holds them (a failed put is read again).
-            grams.put(&docs)?;
-            handed = handed || !docs.is_empty();
-            for doc in docs {
-                followed.done.insert(doc.path, doc.fingerprint);
-            }
-        }
-        if handed {
-            grams.commit(None)?;
-        }
-        Ok(())
     }
 
     /// Reads `stale` into the index on every core, a batch at a time, drops `removed`, and
@@ -602,14 +535,6 @@ impl Library<'_> {
         grams.commit(Some(generation))?;
         Ok(stale.len())
     }
-}
-
-/// What [`Library::follow_grams`] did: the paths it took, and what it handed the index.
-#[derive(Debug, Default)]
-pub(crate) struct Followed {
-    pub taken: Vec<String>,
-    /// Path → the fingerprint of the source it was read at.
-    pub done: HashMap<String, u64>,
 }
 
 /// A page of matches being gathered: `seen` counts every match before it and in it.

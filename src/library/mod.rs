@@ -9,7 +9,6 @@ use crate::graph::Graph;
 use crate::model::{Node, NodeId, Relation, Timestamp};
 use crate::{Error, Result};
 
-pub(crate) use self::grep::Followed;
 pub use self::session::Session;
 
 mod grep;
