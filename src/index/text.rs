@@ -99,7 +99,7 @@ impl Fields {
             .set_indexing_options(
                 TextFieldIndexing::default()
                     .set_tokenizer(ANALYZER)
-                    .set_index_option(IndexRecordOption::WithFreqs),
+                    .set_index_option(IndexRecordOption::WithFreqsAndPositions),
             )
             .set_stored();
         let fields = Fields {
