@@ -63,7 +63,11 @@ impl<T> ReadAhead<T> {
                 s.next += 1;
                 s.next - 1
             };
+            // A reader that panics stops the reads, so the writer does not wait for a file
+            // that never lands (the scope the readers run in then carries the panic on).
+            let stop_on_panic = StopOnPanic(self);
             let done = read(i);
+            std::mem::forget(stop_on_panic);
             let mut s = self.state();
             if s.stopped {
                 return;
@@ -74,20 +78,22 @@ impl<T> ReadAhead<T> {
         }
     }
 
-    /// The writer's next read, if it has landed; `None` once every file is taken.
+    /// The writer's next read, if it has landed; `None` once every file is taken, or the
+    /// reads stopped.
     pub(super) fn try_next(&self) -> Option<Result<(usize, T), Pending>> {
         let mut s = self.state();
-        if s.wanted >= self.len {
+        if s.stopped || s.wanted >= self.len {
             return None;
         }
         Some(self.take(&mut s).ok_or(Pending))
     }
 
-    /// The writer's next read, waiting for it to land; `None` once every file is taken.
+    /// The writer's next read, waiting for it to land; `None` once every file is taken, or
+    /// the reads stopped.
     pub(super) fn next(&self) -> Option<(usize, T)> {
         let mut s = self.state();
         loop {
-            if s.wanted >= self.len {
+            if s.stopped || s.wanted >= self.len {
                 return None;
             }
             if let Some(next) = self.take(&mut s) {
@@ -107,13 +113,22 @@ impl<T> ReadAhead<T> {
     }
 
     /// Ends the readers' loops after the read each is doing: the writer is done (it wrote
-    /// every file, or failed).
+    /// every file, or failed), or a reader panicked.
     pub(super) fn stop(&self) {
         let mut s = self.state();
         s.stopped = true;
         s.ready.clear();
         drop(s);
         self.changed.notify_all();
+    }
+}
+
+/// Stops the reads when dropped: held across a read, and forgotten once it returns.
+struct StopOnPanic<'a, T>(&'a ReadAhead<T>);
+
+impl<T> Drop for StopOnPanic<'_, T> {
+    fn drop(&mut self) {
+        self.0.stop();
     }
 }
 
@@ -199,6 +214,30 @@ mod tests {
             ahead.stop();
             reader.join().expect("the reader ends");
         });
-        assert_eq!(ahead.try_next(), Some(Err(Pending)));
+        assert_eq!(ahead.try_next(), None, "stopped: nothing more to take");
+    }
+
+    #[test]
+    fn a_reader_that_panics_stops_the_writer_waiting_for_its_file() {
+        let ahead: ReadAhead<usize> = ReadAhead::new(100, 8);
+        let written = std::sync::Mutex::new(Vec::new());
+        let outcome = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+            std::thread::scope(|scope| {
+                scope.spawn(|| {
+                    ahead.read_with(|i| {
+                        assert_ne!(i, 3, "a transcript the reader cannot handle");
+                        i
+                    });
+                });
+                while let Some((i, _)) = ahead.next() {
+                    written.lock().unwrap().push(i);
+                }
+            });
+        }));
+        assert!(outcome.is_err(), "the reader's panic reaches the caller");
+        // What the writer took before the reads stopped, in order, and none past file 3.
+        let written = written.into_inner().unwrap();
+        assert!(written.len() <= 3, "{written:?}");
+        assert!(written.iter().copied().eq(0..written.len()), "{written:?}");
     }
 }
