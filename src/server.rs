@@ -104,15 +104,14 @@ pub async fn run_with_routes(
     };
     // TLS is ended here, not by tonic, which would offer HTTP/2 alone.
     let acceptor = access.tls.as_ref().map(tls::acceptor).transpose()?;
-    // gRPC's routes answer UNIMPLEMENTED for an unknown method; the extra ones sit beside.
-    let routes = tonic::service::Routes::default()
-        .into_axum_router()
-        .merge(extra);
+    // The extra routes sit beside gRPC's; what none of them knows is UNIMPLEMENTED to a
+    // gRPC call, and the web view's 404 page to anything else.
+    let routes = tonic::service::Routes::from(extra.fallback(unknown_route));
     let router = Server::builder()
         .accept_http1(true)
         .max_concurrent_streams(MAX_STREAMS)
         .layer(access::AuthLayer(access.tokens.map(Arc::new)))
-        .add_routes(routes.into())
+        .add_routes(routes)
         .add_service(health_service)
         .add_service(reflection().build_v1()?)
         .add_service(reflection().build_v1alpha()?);
@@ -158,4 +157,17 @@ pub async fn run_with_routes(
         }
     }
     Ok(())
+}
+
+/// The answer to a request no route takes: UNIMPLEMENTED to a gRPC call (as tonic gives
+/// it), a 404 page to a browser.
+async fn unknown_route(request: axum::extract::Request) -> axum::response::Response {
+    use axum::response::IntoResponse;
+    if access::is_grpc(request.headers()) {
+        tonic::Status::unimplemented("")
+            .into_http::<axum::body::Body>()
+            .into_response()
+    } else {
+        crate::web::not_found()
+    }
 }

@@ -137,6 +137,19 @@ fn an_idle_server_is_quiet_and_a_change_is_logged() {
         .filter(|l| !l.contains("DEBUG"))
         .collect();
     assert!(loud.is_empty(), "an idle server logged: {loud:#?}");
+    // The web view is on the same listener, at the address it prints.
+    let web: std::net::SocketAddr = lines
+        .iter()
+        .find_map(|l| l.strip_prefix("eywa: web view at http://"))
+        .and_then(|a| a.trim_end_matches('/').parse().ok())
+        .unwrap_or_else(|| panic!("serve prints the web view's address: {lines:#?}"));
+    let before = crate::support::http::get(web, "/");
+    assert_eq!(before.status, 200, "{}", before.body);
+    assert!(
+        before.body.contains("1 project, 1 session"),
+        "{}",
+        before.body
+    );
 
     // A new session is news.
     let lines = session_lines(
@@ -164,6 +177,13 @@ fn an_idle_server_is_quiet_and_a_change_is_logged() {
         .filter(|l| l.contains("INFO") && l.contains("ingested changes"))
         .collect();
     assert_eq!(news.len(), 1, "{lines:#?}");
+    // And on the web view's projects at the next load.
+    let after = crate::support::http::get(web, "/");
+    assert!(
+        after.body.contains("1 project, 2 sessions"),
+        "{}",
+        after.body
+    );
     server.stop();
 }
 
@@ -194,4 +214,43 @@ fn a_stopped_server_leaves_the_graph_view_snapshot_current() {
         engine.graph().view_from_snapshot().unwrap(),
         "the view is loaded from the snapshot the stop saved"
     );
+}
+
+/// `--allow-host` names a host the web view and `/mcp` answer besides loopback names;
+/// any other `Host` (a page whose name was made to resolve here) is refused by both.
+#[test]
+fn allow_host_opens_the_web_view_and_mcp_to_that_name_alone() {
+    use crate::support::http;
+    let env = Env::new();
+    let server = Serve::spawn(env.serve(&["--allow-host", "eywa.internal"]));
+    let lines = server.wait_for(Duration::from_secs(60), |l| {
+        l.iter().any(|l| l.starts_with("eywa: serving gRPC on "))
+    });
+    let web: std::net::SocketAddr = lines
+        .iter()
+        .find_map(|l| l.strip_prefix("eywa: web view at http://"))
+        .and_then(|a| a.trim_end_matches('/').parse().ok())
+        .unwrap_or_else(|| panic!("serve prints the web view's address: {lines:#?}"));
+    let named = http::request(web, "GET", "/", "eywa.internal");
+    assert_eq!(named.status, 200, "{}", named.body);
+    assert!(named.body.contains("roaster"));
+    let other = http::request(web, "GET", "/", "evil.example");
+    assert_eq!(other.status, 421, "{}", other.body);
+    assert!(!other.body.contains("roaster"));
+    // `/mcp` refuses a `Host` it does not know before it reads the call; the allowed name
+    // gets past that check (to the MCP SDK's own answer for a call without a body).
+    let refused = "Host header is not allowed";
+    let other = http::request(web, "POST", "/mcp", "evil.example");
+    assert_eq!(other.status, 403, "{}", other.body);
+    assert!(other.body.contains(refused), "{}", other.body);
+    let named = http::request(web, "POST", "/mcp", "eywa.internal");
+    assert!(
+        !named.body.contains(refused),
+        "{} {}",
+        named.status,
+        named.body
+    );
+    let local = http::request(web, "POST", "/mcp", &web.to_string());
+    assert_eq!(named.status, local.status, "{}", named.body);
+    server.stop();
 }

@@ -49,3 +49,4 @@ mod untrusted;
 mod versions;
 mod view;
 mod walks;
+mod web;

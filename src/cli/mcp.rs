@@ -75,6 +75,7 @@ pub(super) fn http_service(
     paths: &Paths,
     engine: Arc<Engine>,
     tokens: bool,
+    allow_hosts: &[String],
     stop: tokio_util::sync::CancellationToken,
 ) -> rmcp::transport::streamable_http_server::StreamableHttpService<
     Tools,
@@ -94,6 +95,15 @@ pub(super) fn http_service(
     // the names the server is rightly reached by (its address, its DNS name, a proxy's).
     if tokens {
         config = config.disable_allowed_hosts();
+    } else if !allow_hosts.is_empty() {
+        // Loopback names (rmcp's own list), and the names given with `--allow-host`.
+        let hosts: Vec<String> = config
+            .allowed_hosts
+            .iter()
+            .cloned()
+            .chain(allow_hosts.iter().cloned())
+            .collect();
+        config = config.with_allowed_hosts(hosts);
     }
     StreamableHttpService::new(move || Ok(tools.clone()), Arc::default(), config)
 }

@@ -42,6 +42,10 @@ pub(super) struct Args {
     /// [default: auto]
     #[arg(long, env = "EYWA_MODEL_INSTALL", value_parser = ["auto", "never"])]
     model_install: Option<String>,
+    /// Answer the web view and /mcp for this host name too (a reverse proxy's, a DNS
+    /// name's), besides loopback names and the address listened on; repeatable
+    #[arg(long = "allow-host", value_name = "NAME")]
+    allow_hosts: Vec<String>,
 }
 
 pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
@@ -211,8 +215,23 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let tokens = access.tokens.is_some();
     let mcp = axum::Router::new().route_service(
         "/mcp",
-        super::mcp::http_service(paths, engine.clone(), tokens, mcp_stop.clone()),
+        super::mcp::http_service(
+            paths,
+            engine.clone(),
+            tokens,
+            &args.allow_hosts,
+            mcp_stop.clone(),
+        ),
     );
+    let web = eywa::web::router(
+        engine.clone(),
+        eywa::web::WebOptions {
+            bound: Some(addr),
+            allow_hosts: args.allow_hosts.clone(),
+            clock: eywa::model::Clock::system(),
+        },
+    );
+    let extra = mcp.merge(web);
     let scheme = if access.tls.is_some() {
         "https"
     } else {
@@ -240,13 +259,14 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             .context("cannot announce the server")?;
         let _announced = Withdraw(&data_dir);
         tracing::info!("serving eywa.v1 on {local} (Ctrl-C stops)");
+        errln!("eywa: web view at {scheme}://{local}/");
         errln!("eywa: MCP tools at {scheme}://{local}/mcp");
         errln!("eywa: serving gRPC on {local}");
         let stopping = async move {
             stop_signal.await;
             mcp_stop.cancel();
         };
-        eywa::server::run_with_routes(listener, served, access, mcp, stopping).await?;
+        eywa::server::run_with_routes(listener, served, access, extra, stopping).await?;
         anyhow::Ok(())
     });
     // A request still at work on a blocking thread past the grace is left to end with

@@ -336,7 +336,7 @@ where
 }
 
 /// Whether a request is a gRPC call: gRPC clients all send `application/grpc…`.
-fn is_grpc(headers: &http::HeaderMap) -> bool {
+pub(super) fn is_grpc(headers: &http::HeaderMap) -> bool {
     headers
         .get(http::header::CONTENT_TYPE)
         .and_then(|v| v.to_str().ok())

@@ -6,6 +6,7 @@ pub(crate) mod clients;
 pub(crate) mod fixture;
 pub(crate) mod fuzz;
 pub(crate) mod grpcurl;
+pub(crate) mod http;
 pub(crate) mod model;
 pub(crate) mod raw;
 pub(crate) mod serve;

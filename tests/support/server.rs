@@ -20,6 +20,35 @@ impl TestServer {
 
     /// A server on an engine the test keeps a handle to.
     pub(crate) fn start_shared(engine: Arc<Engine>) -> TestServer {
+        TestServer::start_with(engine, |_, _| axum::Router::new())
+    }
+
+    /// A server with the web view beside the API, as `serve` has it, its pages aged by
+    /// `clock` and answering `allow_hosts` too.
+    pub(crate) fn start_web(
+        engine: Arc<Engine>,
+        clock: eywa::model::Clock,
+        allow_hosts: &[&str],
+    ) -> TestServer {
+        let allow_hosts: Vec<String> = allow_hosts.iter().map(ToString::to_string).collect();
+        TestServer::start_with(engine, move |engine, bound| {
+            eywa::web::router(
+                engine,
+                eywa::web::WebOptions {
+                    bound: Some(bound),
+                    allow_hosts,
+                    clock,
+                },
+            )
+        })
+    }
+
+    /// A server with the routes `extra` makes (from the engine and the bound address)
+    /// beside the API.
+    fn start_with(
+        engine: Arc<Engine>,
+        extra: impl FnOnce(Arc<Engine>, SocketAddr) -> axum::Router + Send + 'static,
+    ) -> TestServer {
         let (addr_tx, addr_rx) = std::sync::mpsc::channel();
         let (shutdown_tx, shutdown_rx) = oneshot::channel::<()>();
         let thread = std::thread::spawn(move || {
@@ -31,7 +60,9 @@ impl TestServer {
             runtime.block_on(async move {
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
                 addr_tx.send(listener.local_addr().unwrap()).unwrap();
-                eywa::server::run(listener, engine, async {
+                let routes = extra(engine.clone(), listener.local_addr().unwrap());
+                let access = eywa::server::Access::default();
+                eywa::server::run_with_routes(listener, engine, access, routes, async {
                     let _ = shutdown_rx.await;
                 })
                 .await

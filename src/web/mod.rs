@@ -1,0 +1,305 @@
+//! The web view: what eywa holds, as pages a browser (or curl) reads, served by `eywa
+//! serve` on its own listener beside gRPC and `/mcp`. Pages are rendered on the server
+//! from the engine, every text escaped; every asset is compiled into the binary, and the
+//! Content-Security-Policy lets a page load nothing from anywhere else.
+//!
+//! Requests are answered only when their `Host` names this machine's loopback, the
+//! address the server is bound to, or a name given with `--allow-host`: a web page whose
+//! name resolves to 127.0.0.1 (DNS rebinding) gets 421, not the user's sessions.
+
+mod assets;
+mod pages;
+mod projects;
+
+use std::net::SocketAddr;
+use std::sync::Arc;
+
+use axum::extract::{Path, Query, Request, State};
+use axum::http::{HeaderValue, StatusCode, header};
+use axum::middleware::Next;
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+
+use crate::engine::Engine;
+use crate::model::Clock;
+
+/// What every page answers with: nothing from another origin, no inline script or
+/// style, no framing.
+pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; \
+     style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; \
+     base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+
+/// Sessions a project's page lists at a time.
+pub const SESSIONS_PER_PAGE: usize = 50;
+
+/// Messages a session's page holds; the rest are on the pages after it.
+pub const MESSAGES_PER_PAGE: usize = 200;
+
+/// Routes a [`Web`] serves, each a read: the view writes nothing yet.
+pub const ROUTES: [&str; 6] = [
+    "/",
+    "/projects/{name}",
+    "/sessions/{reference}",
+    "/assets/eywa.css",
+    "/favicon.svg",
+    "/favicon.ico",
+];
+
+/// How the web view is reached.
+#[derive(Clone, Default)]
+pub struct WebOptions {
+    /// The address the server listens on: its IP (and any port) is a `Host` answered.
+    pub bound: Option<SocketAddr>,
+    /// More names answered (`--allow-host`): a reverse proxy's, a DNS name's.
+    pub allow_hosts: Vec<String>,
+    /// The clock pages tell ages by (a fixed one in tests).
+    pub clock: Clock,
+}
+
+/// The web view's state, shared by its handlers.
+struct Web {
+    engine: Arc<Engine>,
+    options: WebOptions,
+    projects: projects::Cache,
+}
+
+/// The web view's routes, to merge beside the API's.
+pub fn router(engine: Arc<Engine>, options: WebOptions) -> axum::Router {
+    let web = Arc::new(Web {
+        engine,
+        options,
+        projects: projects::Cache::default(),
+    });
+    axum::Router::new()
+        .route(ROUTES[0], get(home))
+        .route(ROUTES[1], get(project))
+        .route(ROUTES[2], get(session))
+        .route(ROUTES[3], get(assets::stylesheet))
+        .route(ROUTES[4], get(assets::favicon))
+        .route(ROUTES[5], get(assets::favicon))
+        .layer(axum::middleware::from_fn_with_state(web.clone(), guard))
+        .with_state(web)
+}
+
+/// The page a request the router knows no route for gets, unless it is a gRPC call.
+pub fn not_found() -> Response {
+    let mut response = Failure::NotFound("no page here".to_owned()).into_response();
+    secure(&mut response);
+    response
+}
+
+/// Answers only the hosts this server is reached by, and marks every answer with the
+/// headers that keep a page to itself.
+async fn guard(State(web): State<Arc<Web>>, request: Request, next: Next) -> Response {
+    let host = request
+        .headers()
+        .get(header::HOST)
+        .and_then(|h| h.to_str().ok())
+        .map(str::to_owned)
+        .or_else(|| request.uri().authority().map(|a| a.as_str().to_owned()));
+    let mut response = match host {
+        Some(host) if host_allowed(&host, &web.options) => next.run(request).await,
+        Some(host) => Failure::Misdirected(host).into_response(),
+        None => Failure::Misdirected(String::new()).into_response(),
+    };
+    secure(&mut response);
+    response
+}
+
+/// Marks `response` with the headers that keep a page to itself: nothing loaded from
+/// elsewhere, no inline script, not framed, no type sniffed, no referrer sent.
+fn secure(response: &mut Response) {
+    let headers = response.headers_mut();
+    headers.insert(
+        header::CONTENT_SECURITY_POLICY,
+        HeaderValue::from_static(CONTENT_SECURITY_POLICY),
+    );
+    headers.insert(
+        header::X_CONTENT_TYPE_OPTIONS,
+        HeaderValue::from_static("nosniff"),
+    );
+    headers.insert(
+        header::REFERRER_POLICY,
+        HeaderValue::from_static("no-referrer"),
+    );
+    headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+}
+
+/// Whether `host` (a `Host` header: a name or address, and maybe a port) is one this
+/// server is reached by.
+pub fn host_allowed(host: &str, options: &WebOptions) -> bool {
+    let name = strip_port(host).to_ascii_lowercase();
+    if matches!(name.as_str(), "localhost" | "127.0.0.1" | "::1") {
+        return true;
+    }
+    if let Some(bound) = options.bound
+        && !bound.ip().is_unspecified()
+        && name == bound.ip().to_string()
+    {
+        return true;
+    }
+    options
+        .allow_hosts
+        .iter()
+        .any(|allowed| strip_port(allowed).eq_ignore_ascii_case(&name))
+}
+
+/// A `Host` without its port, an IPv6 address without its brackets.
+fn strip_port(host: &str) -> &str {
+    let host = host.trim();
+    if let Some(rest) = host.strip_prefix('[') {
+        return rest.split(']').next().unwrap_or(rest);
+    }
+    match host.rsplit_once(':') {
+        Some((name, port)) if port.chars().all(|c| c.is_ascii_digit()) => name,
+        _ => host,
+    }
+}
+
+/// Why a page cannot be shown: each a status and a page saying so.
+#[derive(Debug)]
+enum Failure {
+    /// 400: a parameter that does not parse, with why.
+    BadRequest(String),
+    /// 404: nothing at this address.
+    NotFound(String),
+    /// 421: a `Host` this server is not reached by.
+    Misdirected(String),
+    /// 500: the store failed.
+    Internal(String),
+}
+
+impl From<crate::Error> for Failure {
+    fn from(e: crate::Error) -> Failure {
+        match e {
+            crate::Error::NotFound(why) => Failure::NotFound(why),
+            crate::Error::InvalidArgument(why) => Failure::BadRequest(why),
+            other => {
+                tracing::warn!(error = %other, "a web page failed");
+                Failure::Internal(other.to_string())
+            }
+        }
+    }
+}
+
+impl IntoResponse for Failure {
+    fn into_response(self) -> Response {
+        let (status, why) = match self {
+            Failure::BadRequest(why) => (StatusCode::BAD_REQUEST, why),
+            Failure::NotFound(why) => (StatusCode::NOT_FOUND, why),
+            Failure::Misdirected(host) => (
+                StatusCode::MISDIRECTED_REQUEST,
+                format!(
+                    "this server does not answer for the host {}: reach it at 127.0.0.1, \
+                     or start it with --allow-host NAME",
+                    crate::error::quote(&host)
+                ),
+            ),
+            Failure::Internal(why) => (StatusCode::INTERNAL_SERVER_ERROR, why),
+        };
+        (status, html(pages::failure(status, &why))).into_response()
+    }
+}
+
+/// A rendered page as a response.
+fn html(markup: maud::Markup) -> Response {
+    (
+        [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
+        markup.into_string(),
+    )
+        .into_response()
+}
+
+/// Runs `f` on a blocking thread: the engine reads the store.
+async fn blocking<T: Send + 'static>(
+    f: impl FnOnce() -> Result<T, Failure> + Send + 'static,
+) -> Result<T, Failure> {
+    tokio::task::spawn_blocking(f)
+        .await
+        .map_err(|e| Failure::Internal(format!("a page's work stopped: {e}")))?
+}
+
+/// `/`: every project, most recently active first.
+async fn home(State(web): State<Arc<Web>>) -> Result<Response, Failure> {
+    let now = web.options.clock.now();
+    let rows = {
+        let web = web.clone();
+        blocking(move || Ok(web.projects.get(&web.engine)?)).await?
+    };
+    Ok(html(pages::home(&rows, now)))
+}
+
+/// A page number from `?page=N`, counted from 1.
+#[derive(Debug, serde::Deserialize)]
+struct Paging {
+    page: Option<String>,
+}
+
+impl Paging {
+    /// The page asked for (1 when none is), or why it is not one.
+    fn number(&self) -> Result<usize, Failure> {
+        match self.page.as_deref().map(str::trim) {
+            None | Some("") => Ok(1),
+            Some(p) => match p.parse::<usize>() {
+                Ok(n) if (1..=1_000_000).contains(&n) => Ok(n),
+                _ => Err(Failure::BadRequest(format!(
+                    "page must be a number from 1, got {}",
+                    crate::error::quote(p)
+                ))),
+            },
+        }
+    }
+}
+
+/// The query of a page that takes `?page=N`, or a 400 saying what is wrong with it.
+fn paging(
+    query: Result<Query<Paging>, axum::extract::rejection::QueryRejection>,
+) -> Result<usize, Failure> {
+    let Query(paging) = query.map_err(|e| Failure::BadRequest(e.body_text()))?;
+    paging.number()
+}
+
+/// `/projects/{name}`: a project's sessions, most recently active first, a page at a time.
+async fn project(
+    State(web): State<Arc<Web>>,
+    Path(name): Path<String>,
+    query: Result<Query<Paging>, axum::extract::rejection::QueryRejection>,
+) -> Result<Response, Failure> {
+    let page = paging(query)?;
+    let now = web.options.clock.now();
+    let engine = web.engine.clone();
+    let listed = blocking(move || {
+        let offset = (page - 1) * SESSIONS_PER_PAGE;
+        let listed = engine.list_sessions(Some(&name), SESSIONS_PER_PAGE, offset)?;
+        let rows = projects::session_rows(&engine, &listed.sessions)?;
+        Ok((name, listed, rows))
+    })
+    .await?;
+    let (name, listed, rows) = listed;
+    if listed.sessions.is_empty() && page > 1 {
+        return Err(Failure::NotFound(format!(
+            "{name} has {} sessions: there is no page {page}",
+            listed.total
+        )));
+    }
+    Ok(html(pages::project(&name, &listed, &rows, page, now)))
+}
+
+/// `/sessions/{reference}`: a session's handoff, then its transcript, a page at a time.
+async fn session(
+    State(web): State<Arc<Web>>,
+    Path(reference): Path<String>,
+    query: Result<Query<Paging>, axum::extract::rejection::QueryRejection>,
+) -> Result<Response, Failure> {
+    let page = paging(query)?;
+    let now = web.options.clock.now();
+    let engine = web.engine.clone();
+    let session = blocking(move || Ok(engine.session(&reference)?)).await?;
+    let pages = session.messages.len().div_ceil(MESSAGES_PER_PAGE).max(1);
+    if page > pages {
+        return Err(Failure::NotFound(format!(
+            "this session has {pages} pages of messages: there is no page {page}"
+        )));
+    }
+    Ok(html(pages::session(&session, page, pages, now)))
+}

@@ -1,0 +1,359 @@
+//! The pages, rendered from what the engine read. Maud escapes every value spliced in:
+//! a transcript's `<script>` is text on the page.
+
+use axum::http::StatusCode;
+use maud::{DOCTYPE, Markup, html};
+
+use super::projects::{ProjectRow, SessionExtras};
+use super::{MESSAGES_PER_PAGE, SESSIONS_PER_PAGE};
+use crate::claude::{Message, MessageKind, Role, resume_command};
+use crate::library::{Session, SessionPage};
+use crate::model::{Handoff, Timestamp, age};
+
+/// Every page's frame: its title, the stylesheet, the header with the way home.
+fn layout(title: &str, body: Markup) -> Markup {
+    html! {
+        (DOCTYPE)
+        html lang="en" {
+            head {
+                meta charset="utf-8";
+                meta name="viewport" content="width=device-width, initial-scale=1";
+                meta name="color-scheme" content="light dark";
+                title { (title) " · eywa" }
+                link rel="stylesheet" href="/assets/eywa.css";
+                link rel="icon" href="/favicon.svg" type="image/svg+xml";
+            }
+            body {
+                header.top {
+                    a.brand href="/" { "eywa" }
+                    nav { a href="/" { "Projects" } }
+                }
+                main { (body) }
+            }
+        }
+    }
+}
+
+/// A page saying why there is nothing to show.
+pub(super) fn failure(status: StatusCode, why: &str) -> Markup {
+    let title = format!(
+        "{} {}",
+        status.as_u16(),
+        status.canonical_reason().unwrap_or("Error")
+    );
+    layout(
+        &title,
+        html! {
+            h1 { (title) }
+            p.why { (why) }
+            p { a href="/" { "Back to the projects" } }
+        },
+    )
+}
+
+/// Thousands separated by commas: 1,234,567.
+fn count(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// `n` things, counted: "1 session", "1,204 sessions".
+fn counted(n: u64, thing: &str) -> String {
+    format!("{} {thing}{}", count(n), if n == 1 { "" } else { "s" })
+}
+
+/// Minutes as people read them: `<1m`, `45m`, `2h 5m`.
+fn minutes(m: u32) -> String {
+    match m {
+        0 => "<1m".to_owned(),
+        m if m < 60 => format!("{m}m"),
+        m if m % 60 == 0 => format!("{}h", m / 60),
+        m => format!("{}h {}m", m / 60, m % 60),
+    }
+}
+
+/// A moment, with its age beside it and the exact time on hover.
+fn when(at: Timestamp, now: Timestamp) -> Markup {
+    html! { time datetime=(at.to_rfc3339()) title=(at.to_rfc3339()) { (age(at, now)) } }
+}
+
+/// A path segment, escaped for a URL.
+fn segment(s: &str) -> String {
+    let mut out = String::with_capacity(s.len());
+    for b in s.bytes() {
+        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+            out.push(b as char);
+        } else {
+            out.push_str(&format!("%{b:02X}"));
+        }
+    }
+    out
+}
+
+/// `/`: the projects.
+pub(super) fn home(rows: &[ProjectRow], now: Timestamp) -> Markup {
+    let sessions: u64 = rows.iter().map(|r| r.sessions).sum();
+    layout(
+        "Projects",
+        html! {
+            h1 { "Projects" }
+            p.lead { (counted(rows.len() as u64, "project")) ", " (counted(sessions, "session")) }
+            @if rows.is_empty() {
+                p.empty { "Nothing ingested yet: run " code { "eywa ingest" } "." }
+            } @else {
+                table.list {
+                    thead { tr { th { "Project" } th.num { "Sessions" } th { "Last active" } th.num { "Tokens" } } }
+                    tbody {
+                        @for row in rows {
+                            tr {
+                                td {
+                                    a href={ "/projects/" (segment(&row.name)) } { (row.name) }
+                                    @for path in &row.paths { br; small.path { (path) } }
+                                }
+                                td.num { (count(row.sessions)) }
+                                td { (when(row.last_activity, now)) }
+                                td.num { (count(row.tokens)) }
+                            }
+                        }
+                    }
+                }
+            }
+        },
+    )
+}
+
+/// Links to the pages before and after `page` of `pages`, at `base?page=N`.
+fn pager(base: &str, page: usize, pages: usize) -> Markup {
+    html! {
+        @if pages > 1 {
+            nav.pager {
+                @if page > 1 { a rel="prev" href={ (base) "?page=" (page - 1) } { "← Newer" } }
+                span { "Page " (page) " of " (pages) }
+                @if page < pages { a rel="next" href={ (base) "?page=" (page + 1) } { "Older →" } }
+            }
+        }
+    }
+}
+
+/// `/projects/{name}`: a page of its sessions.
+pub(super) fn project(
+    name: &str,
+    listed: &SessionPage,
+    rows: &[SessionExtras],
+    page: usize,
+    now: Timestamp,
+) -> Markup {
+    let pages = (listed.total as usize).div_ceil(SESSIONS_PER_PAGE).max(1);
+    let base = format!("/projects/{}", segment(name));
+    layout(
+        name,
+        html! {
+            h1 { (name) }
+            p.lead { (counted(listed.total, "session")) ", most recently active first" }
+            ol.sessions start=((page - 1) * SESSIONS_PER_PAGE + 1) {
+                @for (s, extras) in listed.sessions.iter().zip(rows) {
+                    li {
+                        a.headline href={ "/sessions/" (segment(&s.session_id)) } {
+                            @if s.title.is_empty() { "(untitled)" } @else { (s.title) }
+                        }
+                        div.meta {
+                            (when(s.last_activity_at, now))
+                            " · " (minutes(extras.active_minutes))
+                            " · " (counted(u64::from(s.message_count), "message"))
+                            " · " (counted(extras.tokens, "token"))
+                            @if let Some(branch) = &s.git_branch { " · " code { (branch) } }
+                            " · " code.id { (s.session_id.get(..8).unwrap_or(&s.session_id)) }
+                        }
+                        @if !extras.bullets.is_empty() {
+                            ul.bullets { @for b in &extras.bullets { li { (b) } } }
+                        }
+                    }
+                }
+            }
+            (pager(&base, page, pages))
+        },
+    )
+}
+
+/// The handoff at the top of a session's page.
+fn handoff(h: &Handoff) -> Markup {
+    let s = &h.sections;
+    html! {
+        section.handoff {
+            h2 { "Handoff" }
+            @if !s.what_happened.is_empty() {
+                h3 { "What happened" }
+                ul { @for b in &s.what_happened { li { (b) } } }
+            }
+            @if !s.insights.is_empty() {
+                h3 { "Insights" }
+                ul { @for (topic, why) in &s.insights { li { strong { (topic) } " — " (why) } } }
+            }
+            @if !s.key_files.is_empty() {
+                h3 { "Key files" }
+                ul { @for f in &s.key_files { li { code { (f) } } } }
+            }
+            @if !s.open_threads.is_empty() {
+                h3 { "Open threads" }
+                ul { @for t in &s.open_threads { li { (t) } } }
+            }
+            @if !h.keywords.is_empty() {
+                p.keywords { @for k in &h.keywords { span.tag { (k) } " " } }
+            }
+        }
+    }
+}
+
+/// Who said a message, as its label reads.
+fn speaker(m: &Message) -> &'static str {
+    match (m.role, m.kind) {
+        (_, MessageKind::CompactSummary) => "compaction",
+        (_, MessageKind::Command) => "command",
+        (_, MessageKind::Summary) => "label",
+        (_, MessageKind::FileHistorySnapshot) => "snapshot",
+        (Role::User, _) => "user",
+        (Role::Assistant, _) => "assistant",
+        (Role::System, _) => "system",
+    }
+}
+
+/// One message of the transcript: its text as written, thinking and tool calls folded.
+fn message(m: &Message, now: Timestamp) -> Markup {
+    let class = format!(
+        "msg {}{}",
+        speaker(m),
+        if m.superseded { " superseded" } else { "" }
+    );
+    html! {
+        article class=(class) id=[m.uuid.as_deref().map(|u| format!("m-{u}"))] {
+            header {
+                span.who { (speaker(m)) }
+                @if let Some(at) = m.timestamp { " " (when(at, now)) }
+                @if m.superseded { " " span.badge { "superseded" } }
+                @if let Some(model) = &m.model { " " small.model { (model) } }
+            }
+            @if let Some(thinking) = &m.thinking {
+                details.thinking { summary { "Thinking" } pre { (thinking) } }
+            }
+            @if !m.text.is_empty() { div.text { (m.text) } }
+            @if !m.tracked_files.is_empty() {
+                ul.files { @for f in &m.tracked_files { li { code { (f) } } } }
+            }
+            @for call in &m.tool_calls {
+                details.tool {
+                    summary {
+                        span.tool-name { (call.name) }
+                        @if call.is_error { " " span.badge.error { "error" } }
+                        @if call.result.is_none() { " " span.badge { "no result" } }
+                    }
+                    h4 { "Input" }
+                    pre { (call.input) }
+                    @if let Some(result) = &call.result {
+                        h4 { "Result" }
+                        pre { (result) }
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// `/sessions/{reference}`: its handoff, then page `page` of its messages.
+pub(super) fn session(s: &Session, page: usize, pages: usize, now: Timestamp) -> Markup {
+    let e = s.episode.episode();
+    let id = e.map(|e| e.session_id.as_str()).unwrap_or_default();
+    let title = match e {
+        Some(e) if !e.title.is_empty() => e.title.as_str(),
+        _ => "(untitled)",
+    };
+    let start = (page - 1) * MESSAGES_PER_PAGE;
+    let shown = s.messages.iter().skip(start).take(MESSAGES_PER_PAGE);
+    let base = format!("/sessions/{}", segment(id));
+    let resume = e.and_then(|e| resume_command(&e.session_id, Some(&e.cwd)));
+    layout(
+        title,
+        html! {
+            h1 { (title) }
+            @if let Some(e) = e {
+                p.meta {
+                    @if !e.project.is_empty() {
+                        a href={ "/projects/" (segment(&e.project)) } { (e.project) } " · "
+                    }
+                    (when(e.start, now)) " · " (minutes(e.active_minutes))
+                    " · " (counted(u64::from(e.user_messages + e.assistant_messages), "message"))
+                    " · " (counted(super::projects::total(&e.tokens), "token"))
+                    @if let Some(branch) = &e.git_branch { " · " code { (branch) } }
+                    @if s.versions > 1 { " · " (s.versions) " versions of the transcript" }
+                    @if s.from_archive { " · " span.badge { "from the archive" } }
+                }
+                p.ids { code.id { (e.session_id) } }
+                @if let Some(resume) = &resume { pre.resume { code { (resume) } } }
+            }
+            @if let Some(h) = &s.handoff { (handoff(h)) }
+            @if !s.agents.is_empty() {
+                section.agents {
+                    h2 { "Subagents" }
+                    ul {
+                        @for agent in &s.agents {
+                            @if let Some(a) = agent.episode() {
+                                li {
+                                    a href={ "/sessions/" (segment(&a.session_id)) } {
+                                        @if a.title.is_empty() { (a.session_id) } @else { (a.title) }
+                                    }
+                                    " · " (counted(super::projects::total(&a.tokens), "token"))
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            section.transcript {
+                h2 { "Transcript" }
+                p.lead {
+                    (counted(s.messages.len() as u64, "message"))
+                    @if pages > 1 { ", " (start + 1) "–" ((start + MESSAGES_PER_PAGE).min(s.messages.len())) " here" }
+                }
+                @for m in shown { (message(m, now)) }
+            }
+            (pager(&base, page, pages))
+        },
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_read_with_thousands_separated() {
+        assert_eq!(count(0), "0");
+        assert_eq!(count(999), "999");
+        assert_eq!(count(1_000), "1,000");
+        assert_eq!(count(1_234_567), "1,234,567");
+    }
+
+    #[test]
+    fn path_segments_escape_what_a_url_path_would_read_as_syntax() {
+        assert_eq!(segment("eywa"), "eywa");
+        assert_eq!(segment("a b/c?d#e"), "a%20b%2Fc%3Fd%23e");
+        assert_eq!(segment("é"), "%C3%A9");
+    }
+
+    #[test]
+    fn a_failure_page_escapes_what_it_quotes() {
+        let page = failure(StatusCode::NOT_FOUND, "<script>alert(1)</script>").into_string();
+        assert!(
+            page.contains("&lt;script&gt;alert(1)&lt;/script&gt;"),
+            "{page}"
+        );
+        assert!(!page.contains("<script>"), "{page}");
+        assert!(page.contains("404 Not Found"));
+    }
+}

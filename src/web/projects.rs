@@ -1,0 +1,129 @@
+//! What the web view lists: projects with their sessions' counts and tokens, and a page
+//! of a project's sessions with what their episodes and handoffs add.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+
+use crate::Result;
+use crate::engine::Engine;
+use crate::library::SessionSummary;
+use crate::model::{NodeId, Timestamp, TokenUsage};
+
+/// One project of the home page.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(super) struct ProjectRow {
+    /// Its name (the last folder of its path): what `/projects/{name}` takes.
+    pub name: String,
+    /// The paths sessions worked in under that name.
+    pub paths: Vec<String>,
+    /// Main sessions under that name.
+    pub sessions: u64,
+    /// When the latest of them was last active.
+    pub last_activity: Timestamp,
+    /// Tokens of all of them (input, output and cache).
+    pub tokens: u64,
+}
+
+/// What a project page shows of a session besides its summary.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub(super) struct SessionExtras {
+    /// Tokens of the session (input, output and cache).
+    pub tokens: u64,
+    /// Minutes of work: its span less pauses over 30 minutes.
+    pub active_minutes: u32,
+    /// Its handoff's "what happened" bullets.
+    pub bullets: Vec<String>,
+}
+
+/// All of a session's tokens.
+pub(super) fn total(t: &TokenUsage) -> u64 {
+    t.input + t.output + t.cache_creation + t.cache_read
+}
+
+/// The projects, computed once per generation of the store's sources: every main session
+/// is read to count them, which a page should not do on every request.
+#[derive(Default)]
+pub(super) struct Cache(Mutex<Option<(u64, Arc<Vec<ProjectRow>>)>>);
+
+impl Cache {
+    /// The projects as of the store's current sources.
+    pub(super) fn get(&self, engine: &Engine) -> Result<Arc<Vec<ProjectRow>>> {
+        let generation = engine.graph().sources_generation()?;
+        if let Some((g, rows)) = &*self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            && *g == generation
+        {
+            return Ok(rows.clone());
+        }
+        let rows = Arc::new(projects(engine)?);
+        *self
+            .0
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some((generation, rows.clone()));
+        Ok(rows)
+    }
+}
+
+/// Every project a main session worked in, most recently active first; sessions with no
+/// project are listed under `(none)`.
+fn projects(engine: &Engine) -> Result<Vec<ProjectRow>> {
+    let mut by_name: HashMap<String, ProjectRow> = HashMap::new();
+    for node in engine.graph().sessions_newest_first()? {
+        let node = node?;
+        let Some(e) = node.episode() else { continue };
+        let name = if e.project.is_empty() {
+            "(none)".to_owned()
+        } else {
+            e.project.clone()
+        };
+        let row = by_name.entry(name.clone()).or_insert_with(|| ProjectRow {
+            name,
+            paths: Vec::new(),
+            sessions: 0,
+            last_activity: e.end,
+            tokens: 0,
+        });
+        row.sessions += 1;
+        row.tokens += total(&e.tokens);
+        row.last_activity = row.last_activity.max(e.end);
+        if !e.project_path.is_empty() && !row.paths.contains(&e.project_path) {
+            row.paths.push(e.project_path.clone());
+        }
+    }
+    let mut rows: Vec<ProjectRow> = by_name.into_values().collect();
+    for row in &mut rows {
+        row.paths.sort();
+    }
+    rows.sort_by(|a, b| {
+        b.last_activity
+            .cmp(&a.last_activity)
+            .then_with(|| a.name.cmp(&b.name))
+    });
+    Ok(rows)
+}
+
+/// Each listed session's tokens, working minutes and handoff bullets.
+pub(super) fn session_rows(
+    engine: &Engine,
+    sessions: &[SessionSummary],
+) -> Result<Vec<SessionExtras>> {
+    let graph = engine.graph();
+    sessions
+        .iter()
+        .map(|s| {
+            let mut extras = SessionExtras::default();
+            if let Some(node) = graph.node(NodeId::episode(&s.session_id))?
+                && let Some(e) = node.episode()
+            {
+                extras.tokens = total(&e.tokens);
+                extras.active_minutes = e.active_minutes;
+            }
+            if let Some(handoff) = graph.handoff(&s.session_id)? {
+                extras.bullets = handoff.sections.what_happened;
+            }
+            Ok(extras)
+        })
+        .collect()
+}

@@ -1,0 +1,288 @@
+//! The web view through the real server: every page from a fixture store, bad input,
+//! escaping, the security headers and the `Host` allowlist.
+
+use std::sync::Arc;
+
+use eywa::engine::{Engine, EngineConfig};
+use eywa::model::{Clock, Timestamp};
+use eywa::web::{CONTENT_SECURITY_POLICY, MESSAGES_PER_PAGE, ROUTES};
+
+use crate::support::fixture::{ClaudeHome, days_ago};
+use crate::support::http::{self, Reply};
+use crate::support::server::TestServer;
+
+const CART: &str = "5e110001-0000-4000-8000-000000000001";
+const BLOG: &str = "5e110002-0000-4000-8000-000000000002";
+const LONG: &str = "5e110003-0000-4000-8000-000000000003";
+
+/// Three sessions in two projects, one with a prompt that is markup, one long enough to
+/// take two pages; served with the web view on a clock fixed at noon today.
+fn served() -> (ClaudeHome, TestServer) {
+    let home = ClaudeHome::new();
+    home.session(
+        CART,
+        "/w/shop",
+        days_ago(3),
+        &[(
+            "<script>alert(1)</script> fix the cart total",
+            "Fixed the rounding <img src=x onerror=alert(2)> in `cart.rs`.",
+        )],
+    );
+    home.session(
+        BLOG,
+        "/w/blog",
+        days_ago(5),
+        &[("Write the release post", "Drafted it.")],
+    );
+    let many: Vec<(String, String)> = (0..MESSAGES_PER_PAGE)
+        .map(|i| {
+            (
+                format!("Step {i} of the migration"),
+                format!("Did step {i}."),
+            )
+        })
+        .collect();
+    let many: Vec<(&str, &str)> = many.iter().map(|(p, a)| (p.as_str(), a.as_str())).collect();
+    home.session(LONG, "/w/shop", days_ago(2), &many);
+    let engine = Engine::open(EngineConfig::temporary(home.root())).unwrap();
+    engine.ingest().unwrap();
+    let clock = Clock::manual(Timestamp(days_ago(0).timestamp_millis()));
+    let server = TestServer::start_web(Arc::new(engine), clock, &["eywa.internal"]);
+    (home, server)
+}
+
+/// Asserts an answer is an HTML page with `status` and the headers every answer carries.
+fn page(reply: &Reply, status: u16) {
+    assert_eq!(reply.status, status, "{}", reply.body);
+    assert_eq!(
+        reply.header("content-type"),
+        Some("text/html; charset=utf-8")
+    );
+    assert_eq!(
+        reply.header("content-security-policy"),
+        Some(CONTENT_SECURITY_POLICY)
+    );
+    assert_eq!(reply.header("x-content-type-options"), Some("nosniff"));
+    assert!(reply.body.starts_with("<!DOCTYPE html>"), "{}", reply.body);
+}
+
+#[test]
+fn every_page_shows_what_the_store_holds() {
+    let (_home, server) = served();
+    let home = http::get(server.addr, "/");
+    page(&home, 200);
+    assert!(
+        home.body.contains("2 projects, 3 sessions"),
+        "{}",
+        home.body
+    );
+    // Most recently active first: shop (2 days ago) before blog (5).
+    let shop = home
+        .body
+        .find(r#"href="/projects/shop""#)
+        .expect("shop listed");
+    let blog = home
+        .body
+        .find(r#"href="/projects/blog""#)
+        .expect("blog listed");
+    assert!(shop < blog, "{}", home.body);
+    assert!(home.body.contains("/w/shop"));
+
+    let project = http::get(server.addr, "/projects/shop");
+    page(&project, 200);
+    assert!(project.body.contains("2 sessions"), "{}", project.body);
+    let long = project.body.find(&format!("/sessions/{LONG}")).unwrap();
+    let cart = project.body.find(&format!("/sessions/{CART}")).unwrap();
+    assert!(long < cart, "newest first: {}", project.body);
+    assert!(!project.body.contains(BLOG));
+    // A session's row: its age on the page's clock, messages, its handoff's bullets.
+    assert!(project.body.contains("1 day ago"), "{}", project.body);
+    assert!(project.body.contains("2 days ago"), "{}", project.body);
+    assert!(project.body.contains("400 messages"), "{}", project.body);
+    assert!(project.body.contains("2 messages"), "{}", project.body);
+    assert!(project.body.contains("Asked:"), "{}", project.body);
+
+    // By its 8-character short id, as listings show it.
+    let session = http::get(server.addr, &format!("/sessions/{}", &CART[..8]));
+    page(&session, 200);
+    assert!(session.body.contains("Handoff"), "{}", session.body);
+    assert!(session.body.contains("fix the cart total"));
+    assert!(session.body.contains(r#"href="/projects/shop""#));
+    assert!(session.body.contains(&format!("claude --resume {CART}")));
+    // The tool call is there, folded.
+    assert!(
+        session.body.contains(r#"<details class="tool">"#),
+        "{}",
+        session.body
+    );
+
+    let css = http::get(server.addr, "/assets/eywa.css");
+    assert_eq!(css.status, 200);
+    assert_eq!(css.header("content-type"), Some("text/css; charset=utf-8"));
+    assert!(css.body.contains("prefers-color-scheme: dark"));
+    for icon in ["/favicon.ico", "/favicon.svg"] {
+        let reply = http::get(server.addr, icon);
+        assert_eq!(reply.status, 200, "{icon}");
+        assert_eq!(reply.header("content-type"), Some("image/svg+xml"));
+        assert!(reply.body.starts_with("<svg"));
+    }
+}
+
+#[test]
+fn transcript_text_is_shown_as_text_never_as_markup() {
+    let (_home, server) = served();
+    for path in [
+        format!("/sessions/{CART}"),
+        "/projects/shop".to_owned(),
+        "/".to_owned(),
+    ] {
+        let reply = http::get(server.addr, &path);
+        page(&reply, 200);
+        assert!(!reply.body.contains("<script"), "{path}: {}", reply.body);
+        assert!(!reply.body.contains("<img"), "{path}: {}", reply.body);
+    }
+    let session = http::get(server.addr, &format!("/sessions/{CART}"));
+    assert!(
+        session
+            .body
+            .contains("&lt;script&gt;alert(1)&lt;/script&gt; fix the cart total"),
+        "{}",
+        session.body
+    );
+    assert!(session.body.contains("&lt;img src=x onerror=alert(2)&gt;"));
+}
+
+#[test]
+fn bad_input_gets_a_page_saying_why_never_a_500() {
+    let (_home, server) = served();
+    for (path, status, why) in [
+        ("/sessions/ab", 400, "too short"),
+        ("/sessions/ffffffff", 404, "ffffffff"),
+        ("/projects/shop?page=abc", 400, "page must be a number"),
+        ("/projects/shop?page=0", 400, "page must be a number"),
+        ("/projects/shop?page=-1", 400, "page must be a number"),
+        ("/projects/shop?page=2", 404, "no page 2"),
+        ("/projects/nowhere", 404, "nowhere"),
+        ("/sessions/5e110003?page=3", 404, "no page 3"),
+        ("/no/such/page", 404, "no page here"),
+    ] {
+        let reply = http::get(server.addr, path);
+        page(&reply, status);
+        assert!(reply.body.contains(why), "{path}: {}", reply.body);
+    }
+}
+
+#[test]
+fn a_long_transcript_is_served_a_page_at_a_time() {
+    let (_home, server) = served();
+    // 200 exchanges: 400 messages, on two pages.
+    let first = http::get(server.addr, &format!("/sessions/{LONG}"));
+    page(&first, 200);
+    assert_eq!(first.body.matches("<article ").count(), MESSAGES_PER_PAGE);
+    assert!(first.body.contains("Step 0 of the migration"));
+    assert!(!first.body.contains("Step 100 of the migration"));
+    assert!(
+        first
+            .body
+            .contains(&format!(r#"rel="next" href="/sessions/{LONG}?page=2""#)),
+        "{}",
+        first.body
+    );
+    let second = http::get(server.addr, &format!("/sessions/{LONG}?page=2"));
+    page(&second, 200);
+    assert_eq!(second.body.matches("<article ").count(), MESSAGES_PER_PAGE);
+    assert!(second.body.contains("Step 199 of the migration"));
+    assert!(!second.body.contains(r#"rel="next""#));
+    assert!(second.body.contains(r#"rel="prev""#));
+}
+
+#[test]
+fn only_the_names_this_machine_is_reached_by_are_answered() {
+    let (_home, server) = served();
+    let port = server.addr.port();
+    for host in [
+        format!("127.0.0.1:{port}"),
+        format!("localhost:{port}"),
+        "localhost".to_owned(),
+        format!("[::1]:{port}"),
+        format!("eywa.internal:{port}"),
+        "EYWA.internal".to_owned(),
+    ] {
+        let reply = http::request(server.addr, "GET", "/", &host);
+        page(&reply, 200);
+        assert!(reply.body.contains("3 sessions"), "{host}");
+    }
+    // A page whose name was made to resolve here (DNS rebinding), or a look-alike.
+    for host in [
+        format!("evil.example:{port}"),
+        "eywa.internal.evil.example".to_owned(),
+        "localhost.evil.example".to_owned(),
+        "0.0.0.0".to_owned(),
+    ] {
+        let reply = http::request(server.addr, "GET", &format!("/sessions/{CART}"), &host);
+        page(&reply, 421);
+        assert!(
+            !reply.body.contains("fix the cart"),
+            "{host}: {}",
+            reply.body
+        );
+        assert!(reply.body.contains("--allow-host"), "{host}");
+    }
+}
+
+#[test]
+fn every_route_is_a_read() {
+    // The table of routes, pinned: each answers GET and refuses every method that writes.
+    assert_eq!(
+        ROUTES,
+        [
+            "/",
+            "/projects/{name}",
+            "/sessions/{reference}",
+            "/assets/eywa.css",
+            "/favicon.svg",
+            "/favicon.ico",
+        ]
+    );
+    let (_home, server) = served();
+    let host = server.addr.to_string();
+    for route in ROUTES {
+        let path = route
+            .replace("{name}", "shop")
+            .replace("{reference}", &CART[..8]);
+        assert_eq!(http::get(server.addr, &path).status, 200, "{path}");
+        for method in ["POST", "PUT", "DELETE", "PATCH"] {
+            let reply = http::request(server.addr, method, &path, &host);
+            assert_eq!(reply.status, 405, "{method} {path}");
+        }
+    }
+}
+
+#[test]
+fn a_grpc_call_to_an_unknown_method_is_still_unimplemented() {
+    // The web view's 404 page answers browsers; a gRPC client still hears UNIMPLEMENTED.
+    let (_home, server) = served();
+    let url = format!("http://{}", server.addr);
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let channel = tonic::transport::Endpoint::from_shared(url)
+            .unwrap()
+            .connect()
+            .await
+            .unwrap();
+        let mut grpc = tonic::client::Grpc::new(channel);
+        grpc.ready().await.unwrap();
+        let err = grpc
+            .unary(
+                tonic::Request::new(Vec::new()),
+                "/eywa.v1.Nothing/Here".parse().unwrap(),
+                crate::support::raw::RawCodec,
+            )
+            .await
+            .unwrap_err();
+        assert_eq!(err.code(), tonic::Code::Unimplemented, "{err:?}");
+    });
+}
