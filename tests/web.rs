@@ -51,6 +51,9 @@ fn served() -> (ClaudeHome, TestServer) {
     (home, server)
 }
 
+/// The script tag every page has: the view's own file, nothing inline.
+const SCRIPT_TAG: &str = r#"<script src="/assets/eywa.js" defer></script>"#;
+
 /// Asserts an answer is an HTML page with `status` and the headers every answer carries.
 fn page(reply: &Reply, status: u16) {
     assert_eq!(reply.status, status, "{}", reply.body);
@@ -116,6 +119,14 @@ fn every_page_shows_what_the_store_holds() {
         session.body
     );
 
+    let js = http::get(server.addr, "/assets/eywa.js");
+    assert_eq!(js.status, 200);
+    assert_eq!(
+        js.header("content-type"),
+        Some("text/javascript; charset=utf-8")
+    );
+    assert!(js.body.contains("metaKey"));
+
     let css = http::get(server.addr, "/assets/eywa.css");
     assert_eq!(css.status, 200);
     assert_eq!(css.header("content-type"), Some("text/css; charset=utf-8"));
@@ -138,7 +149,9 @@ fn transcript_text_is_shown_as_text_never_as_markup() {
     ] {
         let reply = http::get(server.addr, &path);
         page(&reply, 200);
-        assert!(!reply.body.contains("<script"), "{path}: {}", reply.body);
+        // The one script is the view's own file.
+        assert_eq!(reply.body.matches("<script").count(), 1, "{path}");
+        assert!(reply.body.contains(SCRIPT_TAG), "{path}: {}", reply.body);
         assert!(!reply.body.contains("<img"), "{path}: {}", reply.body);
     }
     let session = http::get(server.addr, &format!("/sessions/{CART}"));
@@ -165,6 +178,17 @@ fn bad_input_gets_a_page_saying_why_never_a_500() {
         ("/projects/nowhere", 404, "nowhere"),
         ("/sessions/5e110003?page=3", 404, "no page 3"),
         ("/no/such/page", 404, "no page here"),
+        ("/search?q=cart&since=notadate", 400, "notadate"),
+        (
+            "/search?q=cart&mode=fuzzy",
+            400,
+            "lexical, semantic or hybrid",
+        ),
+        ("/search?q=cart&type=nope", 400, "unknown content type"),
+        ("/search?q=cart&limit=0", 400, "limit must be"),
+        ("/search?q=cart&limit=x", 400, "limit must be"),
+        // No model in this store: semantic search cannot run, and says so.
+        ("/search?q=cart&mode=semantic", 409, "model"),
     ] {
         let reply = http::get(server.addr, path);
         page(&reply, status);
@@ -239,7 +263,9 @@ fn every_route_is_a_read() {
             "/",
             "/projects/{name}",
             "/sessions/{reference}",
+            "/search",
             "/assets/eywa.css",
+            "/assets/eywa.js",
             "/favicon.svg",
             "/favicon.ico",
         ]
@@ -285,4 +311,57 @@ fn a_grpc_call_to_an_unknown_method_is_still_unimplemented() {
             .unwrap_err();
         assert_eq!(err.code(), tonic::Code::Unimplemented, "{err:?}");
     });
+}
+
+#[test]
+fn search_shows_each_hit_with_the_signals_behind_its_rank() {
+    let (_home, server) = served();
+    let form = http::get(server.addr, "/search");
+    page(&form, 200);
+    assert!(
+        form.body.contains(r#"<form class="search""#),
+        "{}",
+        form.body
+    );
+    assert!(!form.body.contains("Nothing found"));
+
+    let found = http::get(server.addr, "/search?q=cart+total&mode=lexical");
+    page(&found, 200);
+    let first = found.body.find(r#"<li class="hit">"#).expect("a hit");
+    let cart = found
+        .body
+        .find(&format!(r#"href="/sessions/{CART}""#))
+        .unwrap();
+    assert!(first < cart, "{}", found.body);
+    assert!(found.body.contains("Why this rank"));
+    assert!(found.body.contains("Lexical (BM25)"));
+    assert!(found.body.contains("#1 ("), "{}", found.body);
+    assert!(found.body.contains(r#"href="/projects/shop""#));
+    // The mode asked is the one selected in the form again.
+    assert!(
+        found.body.contains(r#"<option value="lexical" selected>"#),
+        "{}",
+        found.body
+    );
+
+    // Hybrid without the model: lexical results, and a notice saying why.
+    let hybrid = http::get(server.addr, "/search?q=cart+total");
+    page(&hybrid, 200);
+    assert!(hybrid.body.contains("lexical results"), "{}", hybrid.body);
+    assert!(hybrid.body.contains(CART));
+
+    // Filters: a project with no match, a type that holds none.
+    let other = http::get(
+        server.addr,
+        "/search?q=cart+total&mode=lexical&project=blog",
+    );
+    page(&other, 200);
+    assert!(other.body.contains("Nothing found"), "{}", other.body);
+    assert!(!other.body.contains(CART));
+
+    // What was typed is text, in the title, the form and the notice alike.
+    let typed = http::get(server.addr, "/search?q=%3Cscript%3Ealert(1)%3C%2Fscript%3E");
+    page(&typed, 200);
+    assert_eq!(typed.body.matches("<script").count(), 1, "{}", typed.body);
+    assert!(typed.body.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
 }

@@ -65,21 +65,7 @@ fn parse_mode(s: &str) -> Result<SearchMode, String> {
 
 /// A time: RFC 3339, a date, or an age before now (`7d`, `12h`, `30m`, `2w`).
 fn parse_since(s: &str) -> Result<Timestamp, String> {
-    if let Some(t) = Timestamp::parse(s) {
-        return Ok(t);
-    }
-    let (n, unit) = s.split_at(s.len().saturating_sub(1));
-    let n: i64 = n
-        .parse()
-        .map_err(|_| format!("`{s}` is not RFC 3339, a date, or an age like 7d"))?;
-    let ms = match unit {
-        "m" => 60_000,
-        "h" => 3_600_000,
-        "d" => 86_400_000,
-        "w" => 7 * 86_400_000,
-        _ => return Err(format!("`{s}`: an age ends in m, h, d or w")),
-    };
-    Ok(Timestamp(Timestamp::now().0 - n.saturating_mul(ms)))
+    eywa::model::parse_since(s, Timestamp::now())
 }
 
 pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {

@@ -54,6 +54,29 @@ impl std::fmt::Display for Timestamp {
     }
 }
 
+/// A time as people give one: RFC 3339, a date, or an age before `now` (`7d`, `12h`,
+/// `30m`, `2w`); the error says which forms are taken.
+pub fn parse_since(s: &str, now: Timestamp) -> Result<Timestamp, String> {
+    let s = s.trim();
+    if let Some(t) = Timestamp::parse(s) {
+        return Ok(t);
+    }
+    let (n, unit) = s.split_at(s.len().saturating_sub(1));
+    let n: i64 = n
+        .parse()
+        .ok()
+        .filter(|n| *n >= 0)
+        .ok_or_else(|| format!("`{s}` is not RFC 3339, a date, or an age like 7d"))?;
+    let ms = match unit {
+        "m" => 60_000,
+        "h" => 3_600_000,
+        "d" => 86_400_000,
+        "w" => 7 * 86_400_000,
+        _ => return Err(format!("`{s}`: an age ends in m, h, d or w")),
+    };
+    Ok(Timestamp(now.0.saturating_sub(n.saturating_mul(ms))))
+}
+
 /// How long before `now` a moment was, as people say it: "just now", "5 minutes ago",
 /// "3 days ago", "2 months ago".
 pub fn age(at: Timestamp, now: Timestamp) -> String {
@@ -82,6 +105,19 @@ mod tests {
         let d = Timestamp::parse("2025-07-02").unwrap();
         assert_eq!(d.to_rfc3339(), "2025-07-02T00:00:00.000Z");
         assert_eq!(Timestamp::parse("yesterday"), None);
+    }
+
+    #[test]
+    fn since_takes_a_time_a_date_or_an_age() {
+        let now = Timestamp::parse("2026-11-28T12:00:00Z").unwrap();
+        let at = |s: &str| parse_since(s, now).map(Timestamp::to_rfc3339);
+        assert_eq!(at("2026-11-01").unwrap(), "2026-11-01T00:00:00.000Z");
+        assert_eq!(at(" 7d ").unwrap(), "2026-11-21T12:00:00.000Z");
+        assert_eq!(at("2w").unwrap(), "2026-11-14T12:00:00.000Z");
+        assert_eq!(at("90m").unwrap(), "2026-11-28T10:30:00.000Z");
+        for bad in ["", "notadate", "7y", "-3d", "d"] {
+            assert!(at(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -6,6 +6,9 @@ use axum::response::IntoResponse;
 /// The one stylesheet: light and dark, following the system.
 const STYLESHEET: &str = include_str!("assets/eywa.css");
 
+/// The one script: keyboard shortcuts. Pages read and work without it.
+const SCRIPT: &str = include_str!("assets/eywa.js");
+
 /// The icon, an SVG that browsers also take at `/favicon.ico`.
 const FAVICON: &str = include_str!("assets/favicon.svg");
 
@@ -30,5 +33,15 @@ pub(super) async fn favicon() -> impl IntoResponse {
             (header::CACHE_CONTROL, CACHE),
         ],
         FAVICON,
+    )
+}
+
+pub(super) async fn script() -> impl IntoResponse {
+    (
+        [
+            (header::CONTENT_TYPE, "text/javascript; charset=utf-8"),
+            (header::CACHE_CONTROL, CACHE),
+        ],
+        SCRIPT,
     )
 }

@@ -10,6 +10,7 @@
 mod assets;
 mod pages;
 mod projects;
+mod search;
 
 use std::net::SocketAddr;
 use std::sync::Arc;
@@ -36,11 +37,13 @@ pub const SESSIONS_PER_PAGE: usize = 50;
 pub const MESSAGES_PER_PAGE: usize = 200;
 
 /// Routes a [`Web`] serves, each a read: the view writes nothing yet.
-pub const ROUTES: [&str; 6] = [
+pub const ROUTES: [&str; 8] = [
     "/",
     "/projects/{name}",
     "/sessions/{reference}",
+    "/search",
     "/assets/eywa.css",
+    "/assets/eywa.js",
     "/favicon.svg",
     "/favicon.ico",
 ];
@@ -74,9 +77,11 @@ pub fn router(engine: Arc<Engine>, options: WebOptions) -> axum::Router {
         .route(ROUTES[0], get(home))
         .route(ROUTES[1], get(project))
         .route(ROUTES[2], get(session))
-        .route(ROUTES[3], get(assets::stylesheet))
-        .route(ROUTES[4], get(assets::favicon))
-        .route(ROUTES[5], get(assets::favicon))
+        .route(ROUTES[3], get(search))
+        .route(ROUTES[4], get(assets::stylesheet))
+        .route(ROUTES[5], get(assets::script))
+        .route(ROUTES[6], get(assets::favicon))
+        .route(ROUTES[7], get(assets::favicon))
         .layer(axum::middleware::from_fn_with_state(web.clone(), guard))
         .with_state(web)
 }
@@ -163,6 +168,8 @@ enum Failure {
     BadRequest(String),
     /// 404: nothing at this address.
     NotFound(String),
+    /// 409: what the store lacks to answer (semantic search without the model).
+    Unavailable(String),
     /// 421: a `Host` this server is not reached by.
     Misdirected(String),
     /// 500: the store failed.
@@ -174,6 +181,7 @@ impl From<crate::Error> for Failure {
         match e {
             crate::Error::NotFound(why) => Failure::NotFound(why),
             crate::Error::InvalidArgument(why) => Failure::BadRequest(why),
+            crate::Error::FailedPrecondition(why) => Failure::Unavailable(why),
             other => {
                 tracing::warn!(error = %other, "a web page failed");
                 Failure::Internal(other.to_string())
@@ -187,6 +195,7 @@ impl IntoResponse for Failure {
         let (status, why) = match self {
             Failure::BadRequest(why) => (StatusCode::BAD_REQUEST, why),
             Failure::NotFound(why) => (StatusCode::NOT_FOUND, why),
+            Failure::Unavailable(why) => (StatusCode::CONFLICT, why),
             Failure::Misdirected(host) => (
                 StatusCode::MISDIRECTED_REQUEST,
                 format!(
@@ -302,4 +311,25 @@ async fn session(
         )));
     }
     Ok(html(pages::session(&session, page, pages, now)))
+}
+
+/// `/search?q=…`: the search `eywa search` runs (mode, project, type, since, limit), each
+/// hit with the signals behind its rank; the form alone before a query.
+async fn search(
+    State(web): State<Arc<Web>>,
+    query: Result<Query<search::Params>, axum::extract::rejection::QueryRejection>,
+) -> Result<Response, Failure> {
+    let Query(params) = query.map_err(|e| Failure::BadRequest(e.body_text()))?;
+    let now = web.options.clock.now();
+    let asked = params.asked(now)?;
+    if asked.request.query.is_empty() {
+        return Ok(html(search::page(&asked, None, now)));
+    }
+    let engine = web.engine.clone();
+    let (asked, results) = blocking(move || {
+        let results = engine.search(&asked.request)?;
+        Ok((asked, results))
+    })
+    .await?;
+    Ok(html(search::page(&asked, Some(&results), now)))
 }

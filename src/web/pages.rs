@@ -11,7 +11,7 @@ use crate::library::{Session, SessionPage};
 use crate::model::{Handoff, Timestamp, age};
 
 /// Every page's frame: its title, the stylesheet, the header with the way home.
-fn layout(title: &str, body: Markup) -> Markup {
+pub(super) fn layout(title: &str, body: Markup) -> Markup {
     html! {
         (DOCTYPE)
         html lang="en" {
@@ -22,11 +22,15 @@ fn layout(title: &str, body: Markup) -> Markup {
                 title { (title) " · eywa" }
                 link rel="stylesheet" href="/assets/eywa.css";
                 link rel="icon" href="/favicon.svg" type="image/svg+xml";
+                script src="/assets/eywa.js" defer {}
             }
             body {
                 header.top {
                     a.brand href="/" { "eywa" }
-                    nav { a href="/" { "Projects" } }
+                    nav { a href="/" { "Projects" } a href="/search" { "Search" } }
+                    form.quick method="get" action="/search" role="search" {
+                        input #quick type="search" name="q" placeholder="Search (⌘K)" aria-label="Search" accesskey="k";
+                    }
                 }
                 main { (body) }
             }
@@ -80,12 +84,12 @@ fn minutes(m: u32) -> String {
 }
 
 /// A moment, with its age beside it and the exact time on hover.
-fn when(at: Timestamp, now: Timestamp) -> Markup {
+pub(super) fn when(at: Timestamp, now: Timestamp) -> Markup {
     html! { time datetime=(at.to_rfc3339()) title=(at.to_rfc3339()) { (age(at, now)) } }
 }
 
 /// A path segment, escaped for a URL.
-fn segment(s: &str) -> String {
+pub(super) fn segment(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for b in s.bytes() {
         if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {

@@ -1,0 +1,204 @@
+//! `/search`: the search `eywa search` runs, from a form, each hit with every signal
+//! behind its rank.
+
+use maud::{Markup, html};
+
+use crate::model::{SearchFilter, Timestamp, parse_since};
+use crate::retrieve::search::{CONTENT_TYPES, SearchHit, SearchRequest, SearchResults};
+use crate::retrieve::{SearchMode, Signals};
+
+use super::Failure;
+use super::pages::{layout, segment, when};
+
+/// Hits a search page shows unless asked for another number.
+const DEFAULT_LIMIT: usize = 20;
+
+/// A search page's query string, as typed into its form.
+#[derive(Debug, Default, serde::Deserialize)]
+pub(super) struct Params {
+    #[serde(default)]
+    q: String,
+    mode: Option<String>,
+    project: Option<String>,
+    #[serde(rename = "type")]
+    kind: Option<String>,
+    since: Option<String>,
+    limit: Option<String>,
+}
+
+/// What to search for, checked.
+pub(super) struct Asked {
+    /// The request; its query is empty when nothing was asked yet.
+    pub(super) request: SearchRequest,
+    params: Params,
+}
+
+impl Params {
+    /// The request these parameters ask, or a 400 saying which one is wrong.
+    pub(super) fn asked(self, now: Timestamp) -> Result<Asked, Failure> {
+        let given = |v: &Option<String>| {
+            v.as_deref()
+                .map(str::trim)
+                .filter(|v| !v.is_empty())
+                .map(str::to_owned)
+        };
+        let mode = match given(&self.mode) {
+            None => SearchMode::Hybrid,
+            Some(m) => SearchMode::parse(&m).ok_or_else(|| {
+                Failure::BadRequest(format!(
+                    "mode must be lexical, semantic or hybrid, got {}",
+                    crate::error::quote(&m)
+                ))
+            })?,
+        };
+        let kinds: Vec<String> = given(&self.kind).into_iter().collect();
+        crate::retrieve::search::content_types(&kinds).map_err(Failure::BadRequest)?;
+        let since = given(&self.since)
+            .map(|s| parse_since(&s, now))
+            .transpose()
+            .map_err(|why| Failure::BadRequest(format!("since: {why}")))?;
+        let limit = match given(&self.limit) {
+            None => DEFAULT_LIMIT,
+            Some(l) => l
+                .parse()
+                .ok()
+                .filter(|l| (1..=crate::retrieve::search::MAX_SEARCH_LIMIT).contains(l))
+                .ok_or_else(|| {
+                    Failure::BadRequest(format!(
+                        "limit must be a number from 1 to {}, got {}",
+                        crate::retrieve::search::MAX_SEARCH_LIMIT,
+                        crate::error::quote(&l)
+                    ))
+                })?,
+        };
+        let request = SearchRequest {
+            query: self.q.trim().to_owned(),
+            filter: SearchFilter {
+                kinds,
+                projects: given(&self.project).into_iter().collect(),
+                since,
+                ..SearchFilter::default()
+            },
+            limit,
+            mode,
+            focus: None,
+        };
+        Ok(Asked {
+            request,
+            params: self,
+        })
+    }
+}
+
+/// The search form, filled in with what was asked.
+fn form(asked: &Asked) -> Markup {
+    let p = &asked.params;
+    let mode = asked.request.mode;
+    let kind = p.kind.as_deref().unwrap_or("");
+    html! {
+        form.search method="get" action="/search" role="search" {
+            input type="search" name="q" value=(p.q) placeholder="Search sessions" autofocus aria-label="Query";
+            label { "Mode "
+                select name="mode" {
+                    @for m in SearchMode::ALL {
+                        option value=(m.as_str()) selected[m == mode] { (m.as_str()) }
+                    }
+                }
+            }
+            label { "Project " input type="text" name="project" value=[p.project.as_deref()] size="12"; }
+            label { "Type "
+                select name="type" {
+                    option value="" selected[kind.is_empty()] { "conversation" }
+                    @for t in CONTENT_TYPES {
+                        option value=(t) selected[kind == t] { (t) }
+                    }
+                }
+            }
+            label { "Since " input type="text" name="since" value=[p.since.as_deref()] placeholder="7d or 2026-01-01" size="12"; }
+            button type="submit" { "Search" }
+        }
+    }
+}
+
+/// Every term of a hit's score, as a table.
+fn why(s: &Signals) -> Markup {
+    let ranked = |r: &Option<crate::retrieve::Ranked>| match r {
+        Some(r) => format!("#{} ({:.3})", r.rank, r.score),
+        None => "not found".to_owned(),
+    };
+    html! {
+        details.why {
+            summary { "Why this rank" }
+            table {
+                tr { th { "Lexical (BM25)" } td { (ranked(&s.lexical)) } }
+                tr { th { "Semantic (cosine)" } td { (ranked(&s.semantic)) } }
+                tr { th { "Retrieval" } td { (format!("{:.4}", s.retrieval)) } }
+                tr { th { "Same project" } td { (format!("+{:.3}", s.same_project)) } }
+                tr { th { "Shared entities" } td { (format!("+{:.3}", s.shared)) } }
+                tr { th { "Graph proximity" } td {
+                    (format!("+{:.3}", s.proximity))
+                    @if let Some(d) = s.distance { " (" (d) " hops)" }
+                } }
+                tr { th { "Recency" } td { (format!("+{:.3}", s.recency)) } }
+                tr.total { th { "Total" } td { (format!("{:.4}", s.total)) } }
+            }
+        }
+    }
+}
+
+/// One hit: where it leads, its passage, and why it ranks where it does.
+fn hit(n: usize, h: &SearchHit, now: Timestamp) -> Markup {
+    html! {
+        li.hit {
+            div {
+                @if h.session_id.is_empty() {
+                    strong { @if h.title.is_empty() { "(no session)" } @else { (h.title) } }
+                } @else {
+                    a.headline href={ "/sessions/" (segment(&h.session_id)) } {
+                        @if h.title.is_empty() { "(untitled)" } @else { (h.title) }
+                    }
+                }
+            }
+            div.meta {
+                "#" (n)
+                @if !h.project.is_empty() {
+                    " · " a href={ "/projects/" (segment(&h.project)) } { (h.project) }
+                }
+                " · " (when(h.timestamp, now))
+                " · " code { (h.kind) }
+                @if let Some(agent) = &h.agent { " · subagent " code { (agent) } }
+                " · " (h.matches) " matching"
+                " · score " (format!("{:.3}", h.score))
+            }
+            blockquote.snippet { (h.snippet) }
+            (why(&h.signals))
+        }
+    }
+}
+
+/// The page: the form, then what was found (or nothing, before a query).
+pub(super) fn page(asked: &Asked, results: Option<&SearchResults>, now: Timestamp) -> Markup {
+    let title = if asked.request.query.is_empty() {
+        "Search".to_owned()
+    } else {
+        format!("{} – search", asked.request.query)
+    };
+    layout(
+        &title,
+        html! {
+            h1 { "Search" }
+            (form(asked))
+            @if let Some(results) = results {
+                @for notice in &results.notices { p.notice { (notice) } }
+                p.lead {
+                    (results.hits.len()) " sessions, " (results.mode.as_str()) " search"
+                }
+                @if results.hits.is_empty() {
+                    p.empty { "Nothing found." }
+                } @else {
+                    ol.hits { @for (i, h) in results.hits.iter().enumerate() { (hit(i + 1, h, now)) } }
+                }
+            }
+        },
+    )
+}
