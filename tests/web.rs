@@ -189,6 +189,11 @@ fn bad_input_gets_a_page_saying_why_never_a_500() {
         ("/search?q=cart&limit=x", 400, "limit must be"),
         // No model in this store: semantic search cannot run, and says so.
         ("/search?q=cart&mode=semantic", 409, "model"),
+        ("/nodes/project:shop?depth=9", 400, "depth must be 1 to 3"),
+        ("/nodes/project:shop?valid=notadate", 400, "notadate"),
+        ("/nodes/project:shop?recorded=yesterday", 400, "yesterday"),
+        ("/nodes/project:nowhere", 404, "nowhere"),
+        ("/nodes/bogus", 400, "neither a node id"),
     ] {
         let reply = http::get(server.addr, path);
         page(&reply, status);
@@ -212,6 +217,11 @@ fn a_long_transcript_is_served_a_page_at_a_time() {
         "{}",
         first.body
     );
+    // A message's page found by its uuid, as evidence links ask for it.
+    let at = http::get(server.addr, &format!("/sessions/{LONG}?at={LONG}-u150"));
+    page(&at, 200);
+    assert!(at.body.contains(&format!(r#"id="m-{LONG}-u150""#)));
+    assert!(at.body.contains("Page 2 of 2"), "{}", at.body);
     let second = http::get(server.addr, &format!("/sessions/{LONG}?page=2"));
     page(&second, 200);
     assert_eq!(second.body.matches("<article ").count(), MESSAGES_PER_PAGE);
@@ -264,6 +274,7 @@ fn every_route_is_a_read() {
             "/projects/{name}",
             "/sessions/{reference}",
             "/search",
+            "/nodes/{*reference}",
             "/assets/eywa.css",
             "/assets/eywa.js",
             "/favicon.svg",
@@ -275,7 +286,8 @@ fn every_route_is_a_read() {
     for route in ROUTES {
         let path = route
             .replace("{name}", "shop")
-            .replace("{reference}", &CART[..8]);
+            .replace("{reference}", &CART[..8])
+            .replace("{*reference}", "project:shop");
         assert_eq!(http::get(server.addr, &path).status, 200, "{path}");
         for method in ["POST", "PUT", "DELETE", "PATCH"] {
             let reply = http::request(server.addr, method, &path, &host);
@@ -364,4 +376,77 @@ fn search_shows_each_hit_with_the_signals_behind_its_rank() {
     page(&typed, 200);
     assert_eq!(typed.body.matches("<script").count(), 1, "{}", typed.body);
     assert!(typed.body.contains("&lt;script&gt;alert(1)&lt;/script&gt;"));
+}
+
+#[test]
+fn a_node_page_shows_what_touched_it_its_neighbours_and_the_graph_as_it_was() {
+    let (_home, server) = served();
+    let project = http::get(server.addr, "/nodes/project:shop");
+    page(&project, 200);
+    assert!(project.body.contains("What touched it"), "{}", project.body);
+    for session in [CART, LONG] {
+        assert!(
+            project
+                .body
+                .contains(&format!(r#"href="/sessions/{session}""#)),
+            "{session}: {}",
+            project.body
+        );
+    }
+    assert!(!project.body.contains(BLOG));
+    assert!(project.body.contains("<code>TOUCHED</code>"));
+    // The drawing: the node and its neighbours, each a link to its own page.
+    let drawn = |body: &str| body.matches("<circle").count();
+    assert_eq!(drawn(&project.body), 3, "{}", project.body);
+    assert!(project.body.contains(r#"<svg class="graph""#));
+    let neighbour = project
+        .body
+        .split(r#"<table class="list neighbors">"#)
+        .nth(1)
+        .and_then(|t| t.split(r#"href="/nodes/"#).nth(1))
+        .and_then(|h| h.split('"').next())
+        .expect("a neighbour links to its node")
+        .to_owned();
+    let next = http::get(server.addr, &format!("/nodes/{neighbour}"));
+    page(&next, 200);
+    assert!(
+        next.body.contains(r#"<span class="kind">Episode</span>"#),
+        "{}",
+        next.body
+    );
+
+    // Two hops reach what the sessions touched beyond the project.
+    let deeper = http::get(server.addr, "/nodes/project:shop?depth=2");
+    page(&deeper, 200);
+    assert!(
+        drawn(&deeper.body) > drawn(&project.body),
+        "{}",
+        deeper.body
+    );
+    assert!(deeper.body.contains(r#"<option value="2" selected>"#));
+
+    // Before eywa knew anything, the project had no neighbours.
+    let then = http::get(server.addr, "/nodes/project:shop?recorded=2000-01-01");
+    page(&then, 200);
+    assert!(
+        then.body.contains("None, as of these times."),
+        "{}",
+        then.body
+    );
+    assert!(then.body.contains("as eywa knew it at 2000-01-01"));
+    assert_eq!(drawn(&then.body), 1);
+
+    // From a session's and a project's pages to the graph.
+    let session = http::get(server.addr, &format!("/sessions/{CART}"));
+    let node = session
+        .body
+        .split(r#"<a href="/nodes/"#)
+        .nth(1)
+        .and_then(|h| h.split('"').next())
+        .expect("a session links to its node");
+    let episode = http::get(server.addr, &format!("/nodes/{node}"));
+    page(&episode, 200);
+    assert!(episode.body.contains("fix the cart total"));
+    let listed = http::get(server.addr, "/projects/shop");
+    assert!(listed.body.contains(r#"href="/nodes/project:shop""#));
 }

@@ -8,6 +8,7 @@
 //! name resolves to 127.0.0.1 (DNS rebinding) gets 421, not the user's sessions.
 
 mod assets;
+mod nodes;
 mod pages;
 mod projects;
 mod search;
@@ -37,11 +38,12 @@ pub const SESSIONS_PER_PAGE: usize = 50;
 pub const MESSAGES_PER_PAGE: usize = 200;
 
 /// Routes a [`Web`] serves, each a read: the view writes nothing yet.
-pub const ROUTES: [&str; 8] = [
+pub const ROUTES: [&str; 9] = [
     "/",
     "/projects/{name}",
     "/sessions/{reference}",
     "/search",
+    "/nodes/{*reference}",
     "/assets/eywa.css",
     "/assets/eywa.js",
     "/favicon.svg",
@@ -78,10 +80,11 @@ pub fn router(engine: Arc<Engine>, options: WebOptions) -> axum::Router {
         .route(ROUTES[1], get(project))
         .route(ROUTES[2], get(session))
         .route(ROUTES[3], get(search))
-        .route(ROUTES[4], get(assets::stylesheet))
-        .route(ROUTES[5], get(assets::script))
-        .route(ROUTES[6], get(assets::favicon))
+        .route(ROUTES[4], get(node))
+        .route(ROUTES[5], get(assets::stylesheet))
+        .route(ROUTES[6], get(assets::script))
         .route(ROUTES[7], get(assets::favicon))
+        .route(ROUTES[8], get(assets::favicon))
         .layer(axum::middleware::from_fn_with_state(web.clone(), guard))
         .with_state(web)
 }
@@ -238,10 +241,12 @@ async fn home(State(web): State<Arc<Web>>) -> Result<Response, Failure> {
     Ok(html(pages::home(&rows, now)))
 }
 
-/// A page number from `?page=N`, counted from 1.
+/// A page number from `?page=N`, counted from 1; on a session's page, `?at=UUID` asks
+/// for the page that holds that message instead.
 #[derive(Debug, serde::Deserialize)]
 struct Paging {
     page: Option<String>,
+    at: Option<String>,
 }
 
 impl Paging {
@@ -263,9 +268,10 @@ impl Paging {
 /// The query of a page that takes `?page=N`, or a 400 saying what is wrong with it.
 fn paging(
     query: Result<Query<Paging>, axum::extract::rejection::QueryRejection>,
-) -> Result<usize, Failure> {
+) -> Result<Paging, Failure> {
     let Query(paging) = query.map_err(|e| Failure::BadRequest(e.body_text()))?;
-    paging.number()
+    paging.number()?;
+    Ok(paging)
 }
 
 /// `/projects/{name}`: a project's sessions, most recently active first, a page at a time.
@@ -274,7 +280,7 @@ async fn project(
     Path(name): Path<String>,
     query: Result<Query<Paging>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Response, Failure> {
-    let page = paging(query)?;
+    let page = paging(query)?.number()?;
     let now = web.options.clock.now();
     let engine = web.engine.clone();
     let listed = blocking(move || {
@@ -300,11 +306,21 @@ async fn session(
     Path(reference): Path<String>,
     query: Result<Query<Paging>, axum::extract::rejection::QueryRejection>,
 ) -> Result<Response, Failure> {
-    let page = paging(query)?;
+    let paging = paging(query)?;
     let now = web.options.clock.now();
     let engine = web.engine.clone();
     let session = blocking(move || Ok(engine.session(&reference)?)).await?;
     let pages = session.messages.len().div_ceil(MESSAGES_PER_PAGE).max(1);
+    let held = paging.at.as_deref().and_then(|at| {
+        session
+            .messages
+            .iter()
+            .position(|m| m.uuid.as_deref() == Some(at))
+    });
+    let page = match (paging.page.is_some(), held) {
+        (false, Some(index)) => index / MESSAGES_PER_PAGE + 1,
+        _ => paging.number()?,
+    };
     if page > pages {
         return Err(Failure::NotFound(format!(
             "this session has {pages} pages of messages: there is no page {page}"
@@ -332,4 +348,26 @@ async fn search(
     })
     .await?;
     Ok(html(search::page(&asked, Some(&results), now)))
+}
+
+/// `/nodes/{reference}` (`project:eywa`, `file:src/lib.rs`, `session:7acd37a8`, a node
+/// id): the node, what touched it, its neighbours and a drawing of its neighbourhood, as
+/// of the valid and record times asked; the nodes to pick from when it names several.
+async fn node(
+    State(web): State<Arc<Web>>,
+    Path(reference): Path<String>,
+    query: Result<Query<nodes::Params>, axum::extract::rejection::QueryRejection>,
+) -> Result<Response, Failure> {
+    let Query(params) = query.map_err(|e| Failure::BadRequest(e.body_text()))?;
+    let now = web.options.clock.now();
+    let engine = web.engine.clone();
+    let (reference, read) = blocking(move || {
+        let read = params.read(&engine, &reference)?;
+        Ok((reference, read))
+    })
+    .await?;
+    Ok(html(match read {
+        nodes::Read::Several(nodes) => nodes::several(&reference, &nodes),
+        nodes::Read::One(shown) => nodes::page(&shown, now),
+    }))
 }

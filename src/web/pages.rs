@@ -160,7 +160,10 @@ pub(super) fn project(
         name,
         html! {
             h1 { (name) }
-            p.lead { (counted(listed.total, "session")) ", most recently active first" }
+            p.lead {
+                (counted(listed.total, "session")) ", most recently active first · "
+                a href={ "/nodes/project:" (segment(name)) } { "In the graph" }
+            }
             ol.sessions start=((page - 1) * SESSIONS_PER_PAGE + 1) {
                 @for (s, extras) in listed.sessions.iter().zip(rows) {
                     li {
@@ -297,7 +300,10 @@ pub(super) fn session(s: &Session, page: usize, pages: usize, now: Timestamp) ->
                     @if s.versions > 1 { " · " (s.versions) " versions of the transcript" }
                     @if s.from_archive { " · " span.badge { "from the archive" } }
                 }
-                p.ids { code.id { (e.session_id) } }
+                p.ids {
+                    code.id { (e.session_id) } " · "
+                    a href={ "/nodes/" (s.episode.id) } { "In the graph" }
+                }
                 @if let Some(resume) = &resume { pre.resume { code { (resume) } } }
             }
             @if let Some(h) = &s.handoff { (handoff(h)) }
