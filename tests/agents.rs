@@ -9,11 +9,11 @@ use serde_json::json;
 
 use crate::support::fixture::{ClaudeHome, days_ago, session_lines};
 
-const PARENT: &str = "a0000000-0000-4000-8000-000000000001";
+pub(crate) const PARENT: &str = "a0000000-0000-4000-8000-000000000001";
 
 /// A parent session whose assistant calls Task and whose next user line carries the
 /// result with `toolUseResult.agentId`.
-fn parent_lines(agent_id: &str, with_result: bool) -> Vec<String> {
+pub(crate) fn parent_lines(agent_id: &str, with_result: bool) -> Vec<String> {
     let start = days_ago(1);
     let mut lines = session_lines(
         PARENT,
@@ -46,7 +46,7 @@ fn parent_lines(agent_id: &str, with_result: bool) -> Vec<String> {
 }
 
 /// A subagent transcript: every line `isSidechain`, carrying the parent's sessionId.
-fn agent_lines(agent_id: &str, cwd: &str, report: &str) -> Vec<String> {
+pub(crate) fn agent_lines(agent_id: &str, cwd: &str, report: &str) -> Vec<String> {
     let start = days_ago(1) + chrono::Duration::minutes(3);
     vec![
         json!({"type": "user", "uuid": format!("{agent_id}-u"), "parentUuid": null, "isSidechain": true,
@@ -64,7 +64,7 @@ fn agent_lines(agent_id: &str, cwd: &str, report: &str) -> Vec<String> {
     ]
 }
 
-fn report() -> String {
+pub(crate) fn report() -> String {
     format!(
         "The flaky test is in tests/net.rs. {}",
         "It races the server start. ".repeat(8)
@@ -86,7 +86,7 @@ fn spawned(engine: &Engine) -> Vec<Node> {
         .collect()
 }
 
-fn write(home: &ClaudeHome, rel: &str, lines: &[String]) {
+pub(crate) fn write(home: &ClaudeHome, rel: &str, lines: &[String]) {
     let path = home.root().join("projects").join(rel);
     std::fs::create_dir_all(path.parent().unwrap()).unwrap();
     std::fs::write(path, lines.join("\n") + "\n").unwrap();

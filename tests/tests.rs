@@ -6,6 +6,7 @@ mod agents;
 mod append;
 mod archive;
 mod bounded;
+mod browser;
 mod check;
 mod chunks;
 mod claude_extras;

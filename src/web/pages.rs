@@ -69,7 +69,7 @@ fn count(n: u64) -> String {
 }
 
 /// `n` things, counted: "1 session", "1,204 sessions".
-fn counted(n: u64, thing: &str) -> String {
+pub(super) fn counted(n: u64, thing: &str) -> String {
     format!("{} {thing}{}", count(n), if n == 1 { "" } else { "s" })
 }
 
@@ -294,7 +294,7 @@ pub(super) fn session(s: &Session, page: usize, pages: usize, now: Timestamp) ->
                         a href={ "/projects/" (segment(&e.project)) } { (e.project) } " · "
                     }
                     (when(e.start, now)) " · " (minutes(e.active_minutes))
-                    " · " (counted(u64::from(e.user_messages + e.assistant_messages), "message"))
+                    " · " (counted(s.messages.len() as u64, "message"))
                     " · " (counted(super::projects::total(&e.tokens), "token"))
                     @if let Some(branch) = &e.git_branch { " · " code { (branch) } }
                     @if s.versions > 1 { " · " (s.versions) " versions of the transcript" }

@@ -8,7 +8,7 @@ use crate::retrieve::search::{CONTENT_TYPES, SearchHit, SearchRequest, SearchRes
 use crate::retrieve::{SearchMode, Signals};
 
 use super::Failure;
-use super::pages::{layout, segment, when};
+use super::pages::{counted, layout, segment, when};
 
 /// Hits a search page shows unless asked for another number.
 const DEFAULT_LIMIT: usize = 20;
@@ -146,8 +146,17 @@ fn why(s: &Signals) -> Markup {
     }
 }
 
+/// A snippet whose matched words the index wrapped in `**`, with those words marked.
+fn marked(snippet: &str) -> Markup {
+    html! {
+        @for (i, part) in snippet.split("**").enumerate() {
+            @if i % 2 == 1 { mark { (part) } } @else { (part) }
+        }
+    }
+}
+
 /// One hit: where it leads, its passage, and why it ranks where it does.
-fn hit(n: usize, h: &SearchHit, now: Timestamp) -> Markup {
+fn hit(h: &SearchHit, now: Timestamp) -> Markup {
     html! {
         li.hit {
             div {
@@ -160,17 +169,16 @@ fn hit(n: usize, h: &SearchHit, now: Timestamp) -> Markup {
                 }
             }
             div.meta {
-                "#" (n)
                 @if !h.project.is_empty() {
-                    " · " a href={ "/projects/" (segment(&h.project)) } { (h.project) }
+                    a href={ "/projects/" (segment(&h.project)) } { (h.project) } " · "
                 }
-                " · " (when(h.timestamp, now))
+                (when(h.timestamp, now))
                 " · " code { (h.kind) }
                 @if let Some(agent) = &h.agent { " · subagent " code { (agent) } }
                 " · " (h.matches) " matching"
                 " · score " (format!("{:.3}", h.score))
             }
-            blockquote.snippet { (h.snippet) }
+            blockquote.snippet { (marked(&h.snippet)) }
             (why(&h.signals))
         }
     }
@@ -191,14 +199,29 @@ pub(super) fn page(asked: &Asked, results: Option<&SearchResults>, now: Timestam
             @if let Some(results) = results {
                 @for notice in &results.notices { p.notice { (notice) } }
                 p.lead {
-                    (results.hits.len()) " sessions, " (results.mode.as_str()) " search"
+                    (counted(results.hits.len() as u64, "session")) ", " (results.mode.as_str()) " search"
                 }
                 @if results.hits.is_empty() {
                     p.empty { "Nothing found." }
                 } @else {
-                    ol.hits { @for (i, h) in results.hits.iter().enumerate() { (hit(i + 1, h, now)) } }
+                    ol.hits { @for h in &results.hits { (hit(h, now)) } }
                 }
             }
         },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn matched_words_are_marked_and_everything_else_is_text() {
+        let html = marked("the **flaky** <b>test</b> **runs**").into_string();
+        assert_eq!(
+            html,
+            "the <mark>flaky</mark> &lt;b&gt;test&lt;/b&gt; <mark>runs</mark>"
+        );
+        assert_eq!(marked("no match").into_string(), "no match");
+    }
 }

@@ -62,6 +62,31 @@ pub(crate) fn claude() -> Option<PathBuf> {
     found("Claude Code's CLI", claude_path(), Path::is_file)
 }
 
+/// playwright-core's folder, whose `chromium` drives the browser [`chromium`] finds.
+pub(crate) fn playwright() -> Option<PathBuf> {
+    found(
+        "playwright-core",
+        tools().join("npm/node_modules/playwright-core"),
+        |p| p.join("package.json").is_file(),
+    )
+}
+
+/// A Chromium to drive: `$EYWA_CHROMIUM`, else `chromium` on the PATH (Debian's).
+pub(crate) fn chromium() -> Option<PathBuf> {
+    let on_path = || {
+        std::env::var_os("PATH").and_then(|paths| {
+            std::env::split_paths(&paths)
+                .map(|dir| dir.join("chromium"))
+                .find(|p| p.is_file())
+        })
+    };
+    let path = std::env::var_os("EYWA_CHROMIUM")
+        .map(PathBuf::from)
+        .or_else(on_path)
+        .unwrap_or_else(|| PathBuf::from("/usr/bin/chromium"));
+    found("chromium", path, Path::is_file)
+}
+
 /// `tests/mcp/<name>`.
 pub(crate) fn script(name: &str) -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR"))

@@ -1,0 +1,145 @@
+// Drives eywa's web view in a real Chromium, as a person would, against a running
+// `eywa serve` (tests/browser.rs starts it). Fails on any console error, page error,
+// failed request or answer of 400 and above, and saves screenshots for review.
+//
+// Environment: EYWA_URL (the web view), CHROMIUM (the browser), PLAYWRIGHT (the
+// playwright-core folder), SHOTS (where screenshots go), STAGED and TARGET (a new
+// transcript to move into the Claude dir, for the live check), PARENT and NEW (session
+// ids), PROJECT (the project name).
+import { createRequire } from "node:module";
+import { renameSync, mkdirSync } from "node:fs";
+
+const env = (name) => {
+  const value = process.env[name];
+  if (!value) throw new Error(`${name} is not set`);
+  return value;
+};
+const url = env("EYWA_URL").replace(/\/$/, "");
+const { chromium } = createRequire(import.meta.url)(env("PLAYWRIGHT"));
+const shots = env("SHOTS");
+const project = env("PROJECT");
+const parent = env("PARENT");
+mkdirSync(shots, { recursive: true });
+
+const problems = [];
+const watch = (page) => {
+  page.on("console", (m) => {
+    if (m.type() === "error") problems.push(`console error on ${page.url()}: ${m.text()}`);
+  });
+  page.on("pageerror", (e) => problems.push(`page error on ${page.url()}: ${e.message}`));
+  page.on("requestfailed", (r) =>
+    problems.push(`request failed: ${r.url()} (${r.failure()?.errorText})`));
+  page.on("response", (r) => {
+    if (r.status() >= 400) problems.push(`${r.status()} for ${r.url()}`);
+  });
+  return page;
+};
+const check = (ok, what) => {
+  if (!ok) throw new Error(`not so: ${what}`);
+  console.log(`ok: ${what}`);
+};
+
+const browser = await chromium.launch({
+  executablePath: env("CHROMIUM"),
+  args: ["--no-sandbox", "--disable-gpu", "--disable-dev-shm-usage"],
+});
+try {
+  const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  const page = watch(await context.newPage());
+
+  // Home → project → session.
+  await page.goto(`${url}/`);
+  check((await page.title()).startsWith("Projects"), "the home page lists projects");
+  await page.click(`a[href="/projects/${project}"]`);
+  await page.waitForURL(`**/projects/${project}`);
+  await page.click(`a.headline[href="/sessions/${parent}"]`);
+  await page.waitForURL(`**/sessions/${parent}`);
+  check(await page.locator("section.handoff").isVisible(), "the session opens on its handoff");
+
+  // A tool call, folded until clicked.
+  const tool = page.locator("details.tool").first();
+  check(!(await tool.evaluate((d) => d.open)), "a tool call starts folded");
+  await tool.locator("summary").click();
+  check(await tool.evaluate((d) => d.open), "clicking a tool call unfolds it");
+  check(await tool.locator("pre").first().isVisible(), "its input shows");
+
+  // Its subagent, on a page of its own.
+  await page.click("section.agents a");
+  await page.waitForURL("**/sessions/agent-*");
+  check(
+    (await page.locator("section.transcript").innerText()).includes("flaky test"),
+    "the subagent's page shows its transcript",
+  );
+
+  // ⌘K (Ctrl+K here) from any page, then a hit.
+  await page.keyboard.press("Control+K");
+  check(
+    await page.evaluate(() => document.activeElement?.id === "quick"),
+    "Ctrl+K focuses the quick search",
+  );
+  await page.keyboard.type("flaky test");
+  await page.keyboard.press("Enter");
+  await page.waitForURL("**/search?q=flaky+test");
+  const hits = page.locator("li.hit a.headline");
+  check((await hits.count()) > 0, "the search finds sessions");
+  const why = page.locator("details.why").first();
+  await why.locator("summary").click();
+  check(await why.locator("table").isVisible(), "a hit's signals unfold");
+  await hits.first().click();
+  await page.waitForURL("**/sessions/**");
+  check((await page.locator("h1").count()) === 1, "a hit opens its session");
+
+  // A node, and through its drawing to a neighbour.
+  await page.goto(`${url}/nodes/project:${project}`);
+  const drawn = page.locator("svg.graph a");
+  check((await drawn.count()) >= 2, "the project's neighbourhood is drawn");
+  const first = await page.locator("h1").innerText();
+  await drawn.nth(1).click();
+  await page.waitForURL("**/nodes/**");
+  check((await page.locator("h1").innerText()) !== first, "a drawn node opens its page");
+  await page.selectOption("form.asof select[name=depth]", "2");
+  await page.click("form.asof button");
+  await page.waitForURL("**depth=2**");
+  check((await page.locator("svg.graph circle").count()) >= 2, "two hops are drawn");
+
+  // A new session, written while the project's page is open, is there at the next load.
+  await page.goto(`${url}/projects/${project}`);
+  renameSync(env("STAGED"), env("TARGET"));
+  const fresh = `a.headline[href="/sessions/${env("NEW")}"]`;
+  let seen = false;
+  for (let i = 0; i < 100 && !seen; i++) {
+    await page.waitForTimeout(100);
+    await page.reload();
+    seen = (await page.locator(fresh).count()) > 0;
+  }
+  check(seen, "a session written while serving appears");
+
+  // Screenshots: desktop and phone, light and dark.
+  const devices = {
+    desktop: { viewport: { width: 1280, height: 900 } },
+    phone: { viewport: { width: 390, height: 844 }, isMobile: true, hasTouch: true },
+  };
+  for (const scheme of ["light", "dark"]) {
+    for (const [name, device] of Object.entries(devices)) {
+      const shot = await browser.newContext({ ...device, colorScheme: scheme });
+      const p = watch(await shot.newPage());
+      for (const [page, path] of [
+        ["home", "/"],
+        ["session", `/sessions/${parent}`],
+        ["search", "/search?q=flaky+test"],
+        ["node", `/nodes/project:${project}`],
+      ]) {
+        await p.goto(`${url}${path}`);
+        await p.screenshot({ path: `${shots}/${page}-${name}-${scheme}.png` });
+      }
+      await shot.close();
+    }
+  }
+  console.log(`screenshots in ${shots}`);
+} finally {
+  await browser.close();
+}
+if (problems.length > 0) {
+  console.error(problems.join("\n"));
+  process.exit(1);
+}
