@@ -119,6 +119,31 @@ fn every_page_shows_what_the_store_holds() {
         session.body
     );
 
+    // Saved as Markdown, as `eywa sessions export` writes it.
+    let exported = http::get(server.addr, &format!("/sessions/{}/markdown", &CART[..8]));
+    assert_eq!(exported.status, 200, "{}", exported.body);
+    assert_eq!(
+        exported.header("content-type"),
+        Some("text/markdown; charset=utf-8")
+    );
+    assert_eq!(
+        exported.header("content-disposition"),
+        Some(format!(r#"attachment; filename="{CART}.md""#).as_str())
+    );
+    assert!(
+        exported.body.contains("fix the cart total"),
+        "{}",
+        exported.body
+    );
+    assert!(
+        session
+            .body
+            .contains(&format!(r#"href="/sessions/{CART}/markdown""#))
+    );
+    assert!(session.body.contains(r#"<button class="copy""#));
+    let missing = http::get(server.addr, "/sessions/ffffffff/markdown");
+    page(&missing, 404);
+
     let js = http::get(server.addr, "/assets/eywa.js");
     assert_eq!(js.status, 200);
     assert_eq!(
@@ -273,6 +298,7 @@ fn every_route_is_a_read() {
             "/",
             "/projects/{name}",
             "/sessions/{reference}",
+            "/sessions/{reference}/markdown",
             "/search",
             "/nodes/{*reference}",
             "/assets/eywa.css",

@@ -8,6 +8,7 @@
 //! name resolves to 127.0.0.1 (DNS rebinding) gets 421, not the user's sessions.
 
 mod assets;
+mod markdown;
 mod nodes;
 mod pages;
 mod projects;
@@ -38,10 +39,11 @@ pub const SESSIONS_PER_PAGE: usize = 50;
 pub const MESSAGES_PER_PAGE: usize = 200;
 
 /// Routes a [`Web`] serves, each a read: the view writes nothing yet.
-pub const ROUTES: [&str; 9] = [
+pub const ROUTES: [&str; 10] = [
     "/",
     "/projects/{name}",
     "/sessions/{reference}",
+    "/sessions/{reference}/markdown",
     "/search",
     "/nodes/{*reference}",
     "/assets/eywa.css",
@@ -79,12 +81,13 @@ pub fn router(engine: Arc<Engine>, options: WebOptions) -> axum::Router {
         .route(ROUTES[0], get(home))
         .route(ROUTES[1], get(project))
         .route(ROUTES[2], get(session))
-        .route(ROUTES[3], get(search))
-        .route(ROUTES[4], get(node))
-        .route(ROUTES[5], get(assets::stylesheet))
-        .route(ROUTES[6], get(assets::script))
-        .route(ROUTES[7], get(assets::favicon))
+        .route(ROUTES[3], get(export))
+        .route(ROUTES[4], get(search))
+        .route(ROUTES[5], get(node))
+        .route(ROUTES[6], get(assets::stylesheet))
+        .route(ROUTES[7], get(assets::script))
         .route(ROUTES[8], get(assets::favicon))
+        .route(ROUTES[9], get(assets::favicon))
         .layer(axum::middleware::from_fn_with_state(web.clone(), guard))
         .with_state(web)
 }
@@ -370,4 +373,42 @@ async fn node(
         nodes::Read::Several(nodes) => nodes::several(&reference, &nodes),
         nodes::Read::One(shown) => nodes::page(&shown, now),
     }))
+}
+
+/// `/sessions/{reference}/markdown`: the session as `eywa sessions export` writes it, to
+/// save.
+async fn export(
+    State(web): State<Arc<Web>>,
+    Path(reference): Path<String>,
+) -> Result<Response, Failure> {
+    let engine = web.engine.clone();
+    let (id, markdown) = blocking(move || {
+        let id = engine.resolve_one(&format!("session:{reference}"))?;
+        let id = id
+            .episode()
+            .map(|e| e.session_id.clone())
+            .unwrap_or(reference);
+        let markdown = engine.export_session(&id, crate::library::ExportFormat::Markdown)?;
+        Ok((id, markdown))
+    })
+    .await?;
+    // The id is a file stem from the store: keep only what a file name may hold.
+    let name: String = id
+        .chars()
+        .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
+        .collect();
+    Ok((
+        [
+            (
+                header::CONTENT_TYPE,
+                "text/markdown; charset=utf-8".to_owned(),
+            ),
+            (
+                header::CONTENT_DISPOSITION,
+                format!("attachment; filename=\"{name}.md\""),
+            ),
+        ],
+        markdown,
+    )
+        .into_response())
 }

@@ -2,7 +2,7 @@
 //! a transcript's `<script>` is text on the page.
 
 use axum::http::StatusCode;
-use maud::{DOCTYPE, Markup, html};
+use maud::{DOCTYPE, Markup, PreEscaped, html};
 
 use super::projects::{ProjectRow, SessionExtras};
 use super::{MESSAGES_PER_PAGE, SESSIONS_PER_PAGE};
@@ -231,6 +231,20 @@ fn speaker(m: &Message) -> &'static str {
     }
 }
 
+/// A message's text: Markdown for what people and the model wrote, as written for the
+/// rest (commands, labels) and for a text too long to parse.
+fn text(m: &Message) -> Markup {
+    let prose = matches!(
+        m.kind,
+        MessageKind::Prompt | MessageKind::Response | MessageKind::CompactSummary
+    );
+    if let Some(rendered) = prose.then(|| super::markdown::render(&m.text)).flatten() {
+        html! { div.md { (PreEscaped(rendered)) } }
+    } else {
+        html! { div.text { (m.text) } }
+    }
+}
+
 /// One message of the transcript: its text as written, thinking and tool calls folded.
 fn message(m: &Message, now: Timestamp) -> Markup {
     let class = format!(
@@ -249,7 +263,7 @@ fn message(m: &Message, now: Timestamp) -> Markup {
             @if let Some(thinking) = &m.thinking {
                 details.thinking { summary { "Thinking" } pre { (thinking) } }
             }
-            @if !m.text.is_empty() { div.text { (m.text) } }
+            @if !m.text.is_empty() { (text(m)) }
             @if !m.tracked_files.is_empty() {
                 ul.files { @for f in &m.tracked_files { li { code { (f) } } } }
             }
@@ -302,9 +316,15 @@ pub(super) fn session(s: &Session, page: usize, pages: usize, now: Timestamp) ->
                 }
                 p.ids {
                     code.id { (e.session_id) } " · "
-                    a href={ "/nodes/" (s.episode.id) } { "In the graph" }
+                    a href={ "/nodes/" (s.episode.id) } { "In the graph" } " · "
+                    a href={ "/sessions/" (segment(&e.session_id)) "/markdown" } download { "Export as Markdown" }
                 }
-                @if let Some(resume) = &resume { pre.resume { code { (resume) } } }
+                @if let Some(resume) = &resume {
+                    div.resume {
+                        pre { code { (resume) } }
+                        button.copy type="button" data-copy=(resume) { "Copy" }
+                    }
+                }
             }
             @if let Some(h) = &s.handoff { (handoff(h)) }
             @if !s.agents.is_empty() {

@@ -45,6 +45,7 @@ const browser = await chromium.launch({
 });
 try {
   const context = await browser.newContext({ viewport: { width: 1280, height: 900 } });
+  await context.grantPermissions(["clipboard-read", "clipboard-write"], { origin: url });
   const page = watch(await context.newPage());
 
   // Home → project → session.
@@ -55,6 +56,11 @@ try {
   await page.click(`a.headline[href="/sessions/${parent}"]`);
   await page.waitForURL(`**/sessions/${parent}`);
   check(await page.locator("section.handoff").isVisible(), "the session opens on its handoff");
+
+  // The resume command, copied.
+  await page.click("div.resume button.copy");
+  const copied = await page.evaluate(() => navigator.clipboard.readText());
+  check(copied === `cd /w/app && claude --resume ${parent}`, "Copy puts the resume command on the clipboard");
 
   // A tool call, folded until clicked.
   const tool = page.locator("details.tool").first();

@@ -17,3 +17,12 @@ document.addEventListener("keydown", (event) => {
     quick.blur();
   }
 });
+// A button with data-copy puts its text on the clipboard.
+document.addEventListener("click", (event) => {
+  const button = event.target instanceof Element ? event.target.closest("button[data-copy]") : null;
+  if (!button || !navigator.clipboard) return;
+  navigator.clipboard.writeText(button.dataset.copy).then(
+    () => { button.textContent = "Copied"; },
+    () => { button.textContent = "Copy failed"; },
+  );
+});
