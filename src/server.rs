@@ -4,10 +4,12 @@
 
 mod access;
 mod announce;
+mod hosts;
 mod tls;
 
 pub use self::access::{Access, Tls, Tokens, WRITE_METHODS};
 pub use self::announce::Announcement;
+pub use self::hosts::Hosts;
 
 use std::future::Future;
 use std::path::PathBuf;
@@ -110,7 +112,13 @@ pub async fn run_with_routes(
     let router = Server::builder()
         .accept_http1(true)
         .max_concurrent_streams(MAX_STREAMS)
-        .layer(access::AuthLayer(access.tokens.map(Arc::new)))
+        .layer(access::AuthLayer {
+            tokens: access.tokens.map(Arc::new),
+            hosts: Arc::new(Hosts {
+                bound: listener.local_addr().ok(),
+                ..access.hosts
+            }),
+        })
         .add_routes(routes)
         .add_service(health_service)
         .add_service(reflection().build_v1()?)

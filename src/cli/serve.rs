@@ -42,8 +42,8 @@ pub(super) struct Args {
     /// [default: auto]
     #[arg(long, env = "EYWA_MODEL_INSTALL", value_parser = ["auto", "never"])]
     model_install: Option<String>,
-    /// Answer the web view and /mcp for this host name too (a reverse proxy's, a DNS
-    /// name's), besides loopback names and the address listened on; repeatable
+    /// Answer this host name too (a reverse proxy's, a DNS name's), besides loopback names
+    /// and the address listened on; other names are refused (DNS rebinding); repeatable
     #[arg(long = "allow-host", value_name = "NAME")]
     allow_hosts: Vec<String>,
 }
@@ -65,11 +65,12 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
              will need a token, over TLS"
         );
     }
-    let access = if args.allow_remote {
+    let mut access = if args.allow_remote {
         remote_access(paths, &args, addr)?
     } else {
         eywa::server::Access::default()
     };
+    access.hosts.allow.clone_from(&args.allow_hosts);
     if let Some(running) = Announcement::read_live(&paths.data_dir) {
         anyhow::bail!(
             "eywa serve is already running for {} (pid {}, listening on {}): one server per \
@@ -226,8 +227,6 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let web = eywa::web::router(
         engine.clone(),
         eywa::web::WebOptions {
-            bound: Some(addr),
-            allow_hosts: args.allow_hosts.clone(),
             clock: eywa::model::Clock::system(),
         },
     );
@@ -355,6 +354,7 @@ fn remote_access(
     Ok(eywa::server::Access {
         tokens: Some(tokens),
         tls: Some(tls),
+        hosts: eywa::server::Hosts::default(),
     })
 }
 

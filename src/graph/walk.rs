@@ -176,21 +176,32 @@ impl Graph {
         limit: usize,
     ) -> Result<Vec<Neighbor>> {
         let mut out = Vec::new();
-        for hop in self.hops(id, filter)? {
+        let mut failed = None;
+        // Stops at `limit`: a project or a file can have tens of thousands of edges.
+        self.hops_into(id, filter, |hop| {
             if out.len() >= limit {
-                break;
+                return false;
             }
-            if let (Some(edge), Some(node)) = (
-                self.edge_for(hop.edge, filter.as_of)?,
-                self.node(hop.other)?,
-            ) {
-                out.push(Neighbor {
+            let read = self
+                .edge_for(hop.edge, filter.as_of)
+                .and_then(|edge| Ok((edge, self.node(hop.other)?)));
+            match read {
+                Ok((Some(edge), Some(node))) => out.push(Neighbor {
                     edge,
                     node: (*node).clone(),
-                });
+                }),
+                Ok(_) => {}
+                Err(e) => {
+                    failed = Some(e);
+                    return false;
+                }
             }
+            out.len() < limit
+        })?;
+        match failed {
+            Some(e) => Err(e),
+            None => Ok(out),
         }
-        Ok(out)
     }
 
     /// Episodes with an edge to `entity` that held within the filter's window, newest

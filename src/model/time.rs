@@ -61,7 +61,8 @@ pub fn parse_since(s: &str, now: Timestamp) -> Result<Timestamp, String> {
     if let Some(t) = Timestamp::parse(s) {
         return Ok(t);
     }
-    let (n, unit) = s.split_at(s.len().saturating_sub(1));
+    // The unit is the last character, which need not be one byte.
+    let (n, unit) = s.split_at(s.char_indices().last().map_or(0, |(i, _)| i));
     let n: i64 = n
         .parse()
         .ok()
@@ -115,7 +116,7 @@ mod tests {
         assert_eq!(at(" 7d ").unwrap(), "2026-11-21T12:00:00.000Z");
         assert_eq!(at("2w").unwrap(), "2026-11-14T12:00:00.000Z");
         assert_eq!(at("90m").unwrap(), "2026-11-28T10:30:00.000Z");
-        for bad in ["", "notadate", "7y", "-3d", "d"] {
+        for bad in ["", "notadate", "7y", "-3d", "d", "7é", "é"] {
             assert!(at(bad).is_err(), "{bad}");
         }
     }

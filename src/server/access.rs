@@ -277,13 +277,21 @@ pub struct Access {
     pub tokens: Option<Tokens>,
     /// `None`: plaintext (a loopback server).
     pub tls: Option<Tls>,
+    /// The names a server without tokens answers for, besides loopback names and the
+    /// address it listens on (which the server adds).
+    pub hosts: super::Hosts,
 }
 
-/// A tower layer that refuses a call before it reaches its service, when the server asks
+/// A tower layer that refuses a call before it reaches its service. When the server asks
 /// for tokens: a gRPC call with UNAUTHENTICATED or PERMISSION_DENIED, any other request
-/// (`/mcp`) with HTTP 401 or 403.
+/// (`/mcp`, the web view) with HTTP 401 or 403. When it does not: a call naming a host
+/// it is not reached by (see [`super::Hosts`]) with PERMISSION_DENIED, or the web view's
+/// 421 page.
 #[derive(Debug, Clone)]
-pub(super) struct AuthLayer(pub Option<Arc<Tokens>>);
+pub(super) struct AuthLayer {
+    pub tokens: Option<Arc<Tokens>>,
+    pub hosts: Arc<super::Hosts>,
+}
 
 impl<S> tower::Layer<S> for AuthLayer {
     type Service = Auth<S>;
@@ -291,7 +299,8 @@ impl<S> tower::Layer<S> for AuthLayer {
     fn layer(&self, inner: S) -> Auth<S> {
         Auth {
             inner,
-            tokens: self.0.clone(),
+            tokens: self.tokens.clone(),
+            hosts: self.hosts.clone(),
         }
     }
 }
@@ -300,6 +309,7 @@ impl<S> tower::Layer<S> for AuthLayer {
 pub(super) struct Auth<S> {
     inner: S,
     tokens: Option<Arc<Tokens>>,
+    hosts: Arc<super::Hosts>,
 }
 
 type BoxFuture<T> = std::pin::Pin<Box<dyn std::future::Future<Output = T> + Send>>;
@@ -318,6 +328,22 @@ where
     }
 
     fn call(&mut self, request: http::Request<B>) -> Self::Future {
+        if self.tokens.is_none() {
+            let host = super::hosts::of_request(&request).unwrap_or_default();
+            if !self.hosts.allows(&host) {
+                let answer = if is_grpc(request.headers()) {
+                    tonic::Status::permission_denied(format!(
+                        "this server does not answer for the host {}: reach it at \
+                         127.0.0.1, or start it with --allow-host NAME",
+                        crate::error::quote(&host)
+                    ))
+                    .into_http()
+                } else {
+                    crate::web::misdirected(&host).map(tonic::body::Body::new)
+                };
+                return Box::pin(async move { Ok(answer) });
+            }
+        }
         if let Some(tokens) = &self.tokens
             && let Err(status) = tokens.check(
                 request.uri().path(),

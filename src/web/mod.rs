@@ -3,9 +3,10 @@
 //! from the engine, every text escaped; every asset is compiled into the binary, and the
 //! Content-Security-Policy lets a page load nothing from anywhere else.
 //!
-//! Requests are answered only when their `Host` names this machine's loopback, the
-//! address the server is bound to, or a name given with `--allow-host`: a web page whose
-//! name resolves to 127.0.0.1 (DNS rebinding) gets 421, not the user's sessions.
+//! The server answers only requests whose `Host` names this machine's loopback, the
+//! address it is bound to, or a name given with `--allow-host` (see
+//! [`crate::server::Hosts`]): a web page whose name resolves to 127.0.0.1 (DNS rebinding)
+//! gets 421, not the user's sessions.
 
 mod assets;
 mod markdown;
@@ -14,7 +15,6 @@ mod pages;
 mod projects;
 mod search;
 
-use std::net::SocketAddr;
 use std::sync::Arc;
 
 use axum::extract::{Path, Query, Request, State};
@@ -29,8 +29,8 @@ use crate::model::Clock;
 /// What every page answers with: nothing from another origin, no inline script or
 /// style, no framing.
 pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; \
-     style-src 'self'; img-src 'self' data:; connect-src 'self'; font-src 'self'; \
-     base-uri 'none'; form-action 'self'; frame-ancestors 'none'";
+     style-src 'self'; img-src 'self'; connect-src 'self'; base-uri 'none'; \
+     form-action 'self'; frame-ancestors 'none'";
 
 /// Sessions a project's page lists at a time.
 pub const SESSIONS_PER_PAGE: usize = 50;
@@ -52,13 +52,10 @@ pub const ROUTES: [&str; 10] = [
     "/favicon.ico",
 ];
 
-/// How the web view is reached.
+/// How the web view renders. (Which hosts it answers is the server's, see
+/// [`crate::server::Hosts`].)
 #[derive(Clone, Default)]
 pub struct WebOptions {
-    /// The address the server listens on: its IP (and any port) is a `Host` answered.
-    pub bound: Option<SocketAddr>,
-    /// More names answered (`--allow-host`): a reverse proxy's, a DNS name's.
-    pub allow_hosts: Vec<String>,
     /// The clock pages tell ages by (a fixed one in tests).
     pub clock: Clock,
 }
@@ -88,7 +85,7 @@ pub fn router(engine: Arc<Engine>, options: WebOptions) -> axum::Router {
         .route(ROUTES[7], get(assets::script))
         .route(ROUTES[8], get(assets::favicon))
         .route(ROUTES[9], get(assets::favicon))
-        .layer(axum::middleware::from_fn_with_state(web.clone(), guard))
+        .layer(axum::middleware::from_fn(guard))
         .with_state(web)
 }
 
@@ -99,19 +96,18 @@ pub fn not_found() -> Response {
     response
 }
 
-/// Answers only the hosts this server is reached by, and marks every answer with the
-/// headers that keep a page to itself.
-async fn guard(State(web): State<Arc<Web>>, request: Request, next: Next) -> Response {
-    let host = request
-        .headers()
-        .get(header::HOST)
-        .and_then(|h| h.to_str().ok())
-        .map(str::to_owned)
-        .or_else(|| request.uri().authority().map(|a| a.as_str().to_owned()));
-    let mut response = match host {
-        Some(host) if host_allowed(&host, &web.options) => next.run(request).await,
-        Some(host) => Failure::Misdirected(host).into_response(),
-        None => Failure::Misdirected(String::new()).into_response(),
+/// Marks every answer with the headers that keep a page to itself, and refuses what
+/// another site's page asks of this one without navigating to it (an image or a script
+/// pointed at a search: it cannot read the answer, but can make the server work).
+async fn guard(request: Request, next: Next) -> Response {
+    let cross_site = {
+        let fetch = |name: &str| request.headers().get(name).and_then(|v| v.to_str().ok());
+        fetch("sec-fetch-site") == Some("cross-site") && fetch("sec-fetch-mode") != Some("navigate")
+    };
+    let mut response = if cross_site {
+        Failure::CrossSite.into_response()
+    } else {
+        next.run(request).await
     };
     secure(&mut response);
     response
@@ -134,37 +130,21 @@ fn secure(response: &mut Response) {
         HeaderValue::from_static("no-referrer"),
     );
     headers.insert(header::X_FRAME_OPTIONS, HeaderValue::from_static("DENY"));
+    headers.insert(
+        "cross-origin-resource-policy",
+        HeaderValue::from_static("same-origin"),
+    );
+    if !headers.contains_key(header::CACHE_CONTROL) {
+        headers.insert(header::CACHE_CONTROL, HeaderValue::from_static("no-store"));
+    }
 }
 
-/// Whether `host` (a `Host` header: a name or address, and maybe a port) is one this
-/// server is reached by.
-pub fn host_allowed(host: &str, options: &WebOptions) -> bool {
-    let name = strip_port(host).to_ascii_lowercase();
-    if matches!(name.as_str(), "localhost" | "127.0.0.1" | "::1") {
-        return true;
-    }
-    if let Some(bound) = options.bound
-        && !bound.ip().is_unspecified()
-        && name == bound.ip().to_string()
-    {
-        return true;
-    }
-    options
-        .allow_hosts
-        .iter()
-        .any(|allowed| strip_port(allowed).eq_ignore_ascii_case(&name))
-}
-
-/// A `Host` without its port, an IPv6 address without its brackets.
-fn strip_port(host: &str) -> &str {
-    let host = host.trim();
-    if let Some(rest) = host.strip_prefix('[') {
-        return rest.split(']').next().unwrap_or(rest);
-    }
-    match host.rsplit_once(':') {
-        Some((name, port)) if port.chars().all(|c| c.is_ascii_digit()) => name,
-        _ => host,
-    }
+/// The page a request naming a host this server is not reached by gets (421), with the
+/// headers every page has.
+pub fn misdirected(host: &str) -> Response {
+    let mut response = Failure::Misdirected(host.to_owned()).into_response();
+    secure(&mut response);
+    response
 }
 
 /// Why a page cannot be shown: each a status and a page saying so.
@@ -178,6 +158,8 @@ enum Failure {
     Unavailable(String),
     /// 421: a `Host` this server is not reached by.
     Misdirected(String),
+    /// 403: another site's page asking without navigating here.
+    CrossSite,
     /// 500: the store failed.
     Internal(String),
 }
@@ -209,6 +191,10 @@ impl IntoResponse for Failure {
                      or start it with --allow-host NAME",
                     crate::error::quote(&host)
                 ),
+            ),
+            Failure::CrossSite => (
+                StatusCode::FORBIDDEN,
+                "another site's page may link here, not load from here".to_owned(),
             ),
             Failure::Internal(why) => (StatusCode::INTERNAL_SERVER_ERROR, why),
         };
@@ -320,7 +306,8 @@ async fn session(
             .iter()
             .position(|m| m.uuid.as_deref() == Some(at))
     });
-    let page = match (paging.page.is_some(), held) {
+    let asked = paging.page.as_deref().is_some_and(|p| !p.trim().is_empty());
+    let page = match (asked, held) {
         (false, Some(index)) => index / MESSAGES_PER_PAGE + 1,
         _ => paging.number()?,
     };
@@ -393,10 +380,13 @@ async fn export(
     })
     .await?;
     // The id is a file stem from the store: keep only what a file name may hold.
-    let name: String = id
+    let mut name: String = id
         .chars()
         .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
         .collect();
+    if name.is_empty() {
+        name = "session".to_owned();
+    }
     Ok((
         [
             (

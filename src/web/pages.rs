@@ -103,7 +103,7 @@ pub(super) fn segment(s: &str) -> String {
 
 /// `/`: the projects.
 pub(super) fn home(rows: &[ProjectRow], now: Timestamp) -> Markup {
-    let sessions: u64 = rows.iter().map(|r| r.sessions).sum();
+    let sessions = rows.iter().fold(0u64, |n, r| n.saturating_add(r.sessions));
     layout(
         "Projects",
         html! {
@@ -231,6 +231,27 @@ fn speaker(m: &Message) -> &'static str {
     }
 }
 
+/// Most of one text (a message, its thinking) a page holds, in bytes: the rest is in the
+/// Markdown export. Tool inputs and results are cut at 16,000 characters already.
+const MAX_SHOWN: usize = 200_000;
+
+/// `text` up to [`MAX_SHOWN`] bytes (at a character's start), and a note of what was left
+/// out.
+fn cut(text: &str) -> (&str, Markup) {
+    if text.len() <= MAX_SHOWN {
+        return (text, html! {});
+    }
+    let end = (0..=MAX_SHOWN)
+        .rev()
+        .find(|&i| text.is_char_boundary(i))
+        .unwrap_or(0);
+    let left = text.len() - end;
+    (
+        &text[..end],
+        html! { p.cut { "… " (count(left as u64)) " more bytes: the Markdown export has them all." } },
+    )
+}
+
 /// A message's text: Markdown for what people and the model wrote, as written for the
 /// rest (commands, labels) and for a text too long to parse.
 fn text(m: &Message) -> Markup {
@@ -238,10 +259,11 @@ fn text(m: &Message) -> Markup {
         m.kind,
         MessageKind::Prompt | MessageKind::Response | MessageKind::CompactSummary
     );
-    if let Some(rendered) = prose.then(|| super::markdown::render(&m.text)).flatten() {
-        html! { div.md { (PreEscaped(rendered)) } }
+    let (shown, note) = cut(&m.text);
+    if let Some(rendered) = prose.then(|| super::markdown::render(shown)).flatten() {
+        html! { div.md { (PreEscaped(rendered)) } (note) }
     } else {
-        html! { div.text { (m.text) } }
+        html! { div.text { (shown) } (note) }
     }
 }
 
@@ -261,7 +283,8 @@ fn message(m: &Message, now: Timestamp) -> Markup {
                 @if let Some(model) = &m.model { " " small.model { (model) } }
             }
             @if let Some(thinking) = &m.thinking {
-                details.thinking { summary { "Thinking" } pre { (thinking) } }
+                @let (shown, note) = cut(thinking);
+                details.thinking { summary { "Thinking" } pre { (shown) } (note) }
             }
             @if !m.text.is_empty() { (text(m)) }
             @if !m.tracked_files.is_empty() {
@@ -374,6 +397,22 @@ mod tests {
         assert_eq!(segment("eywa"), "eywa");
         assert_eq!(segment("a b/c?d#e"), "a%20b%2Fc%3Fd%23e");
         assert_eq!(segment("é"), "%C3%A9");
+    }
+
+    #[test]
+    fn a_long_text_is_cut_at_a_character_and_says_how_much_is_left() {
+        let (shown, note) = cut("short");
+        assert_eq!(shown, "short");
+        assert!(note.into_string().is_empty());
+        // Two-byte characters: the limit falls inside one.
+        let long = "é".repeat(MAX_SHOWN / 2 + 10);
+        let (shown, note) = cut(&long);
+        assert_eq!(shown.len(), MAX_SHOWN);
+        assert!(long.starts_with(shown));
+        assert!(note.into_string().contains("20 more bytes"));
+        let odd = format!("x{}", "é".repeat(MAX_SHOWN / 2));
+        let (shown, _) = cut(&odd);
+        assert_eq!(shown.len(), MAX_SHOWN - 1);
     }
 
     #[test]

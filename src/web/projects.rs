@@ -37,7 +37,10 @@ pub(super) struct SessionExtras {
 
 /// All of a session's tokens.
 pub(super) fn total(t: &TokenUsage) -> u64 {
-    t.input + t.output + t.cache_creation + t.cache_read
+    t.input
+        .saturating_add(t.output)
+        .saturating_add(t.cache_creation)
+        .saturating_add(t.cache_read)
 }
 
 /// The projects, computed once per generation of the store's sources: every main session
@@ -66,27 +69,29 @@ impl Cache {
     }
 }
 
-/// Every project a main session worked in, most recently active first; sessions with no
-/// project are listed under `(none)`.
+/// Every project a main session worked in, most recently active first, named as its most
+/// recent session names it.
 fn projects(engine: &Engine) -> Result<Vec<ProjectRow>> {
     let mut by_name: HashMap<String, ProjectRow> = HashMap::new();
     for node in engine.graph().sessions_newest_first()? {
         let node = node?;
         let Some(e) = node.episode() else { continue };
-        let name = if e.project.is_empty() {
-            "(none)".to_owned()
-        } else {
-            e.project.clone()
-        };
-        let row = by_name.entry(name.clone()).or_insert_with(|| ProjectRow {
-            name,
-            paths: Vec::new(),
-            sessions: 0,
-            last_activity: e.end,
-            tokens: 0,
-        });
+        // Sessions with no project have no page of their own to list them on.
+        if e.project.is_empty() {
+            continue;
+        }
+        // By name without regard to case: a project's page finds its sessions so.
+        let row = by_name
+            .entry(e.project.to_lowercase())
+            .or_insert_with(|| ProjectRow {
+                name: e.project.clone(),
+                paths: Vec::new(),
+                sessions: 0,
+                last_activity: e.end,
+                tokens: 0,
+            });
         row.sessions += 1;
-        row.tokens += total(&e.tokens);
+        row.tokens = row.tokens.saturating_add(total(&e.tokens));
         row.last_activity = row.last_activity.max(e.end);
         if !e.project_path.is_empty() && !row.paths.contains(&e.project_path) {
             row.paths.push(e.project_path.clone());

@@ -28,10 +28,25 @@ pub(crate) fn get(addr: SocketAddr, path: &str) -> Reply {
 
 /// `method path` with `host` as the `Host` header.
 pub(crate) fn request(addr: SocketAddr, method: &str, path: &str, host: &str) -> Reply {
+    request_with(addr, method, path, host, &[])
+}
+
+/// [`request`] with more headers.
+pub(crate) fn request_with(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    host: &str,
+    headers: &[(&str, &str)],
+) -> Reply {
     let mut stream = TcpStream::connect(addr).unwrap();
+    let more: String = headers
+        .iter()
+        .map(|(name, value)| format!("{name}: {value}\r\n"))
+        .collect();
     write!(
         stream,
-        "{method} {path} HTTP/1.1\r\nHost: {host}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n"
+        "{method} {path} HTTP/1.1\r\nHost: {host}\r\n{more}Connection: close\r\nContent-Length: 0\r\n\r\n"
     )
     .unwrap();
     let mut raw = Vec::new();

@@ -20,7 +20,9 @@ impl TestServer {
 
     /// A server on an engine the test keeps a handle to.
     pub(crate) fn start_shared(engine: Arc<Engine>) -> TestServer {
-        TestServer::start_with(engine, |_, _| axum::Router::new())
+        TestServer::start_with(engine, eywa::server::Access::default(), |_| {
+            axum::Router::new()
+        })
     }
 
     /// A server with the web view beside the API, as `serve` has it, its pages aged by
@@ -30,24 +32,24 @@ impl TestServer {
         clock: eywa::model::Clock,
         allow_hosts: &[&str],
     ) -> TestServer {
-        let allow_hosts: Vec<String> = allow_hosts.iter().map(ToString::to_string).collect();
-        TestServer::start_with(engine, move |engine, bound| {
-            eywa::web::router(
-                engine,
-                eywa::web::WebOptions {
-                    bound: Some(bound),
-                    allow_hosts,
-                    clock,
-                },
-            )
+        let access = eywa::server::Access {
+            hosts: eywa::server::Hosts {
+                bound: None,
+                allow: allow_hosts.iter().map(ToString::to_string).collect(),
+            },
+            ..eywa::server::Access::default()
+        };
+        TestServer::start_with(engine, access, move |engine| {
+            eywa::web::router(engine, eywa::web::WebOptions { clock })
         })
     }
 
-    /// A server with the routes `extra` makes (from the engine and the bound address)
-    /// beside the API.
+    /// A server asking `access` of its callers, with the routes `extra` makes from the
+    /// engine beside the API.
     fn start_with(
         engine: Arc<Engine>,
-        extra: impl FnOnce(Arc<Engine>, SocketAddr) -> axum::Router + Send + 'static,
+        access: eywa::server::Access,
+        extra: impl FnOnce(Arc<Engine>) -> axum::Router + Send + 'static,
     ) -> TestServer {
         let (addr_tx, addr_rx) = std::sync::mpsc::channel();
         let (shutdown_tx, shutdown_rx) = oneshot::channel::<()>();
@@ -60,8 +62,7 @@ impl TestServer {
             runtime.block_on(async move {
                 let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
                 addr_tx.send(listener.local_addr().unwrap()).unwrap();
-                let routes = extra(engine.clone(), listener.local_addr().unwrap());
-                let access = eywa::server::Access::default();
+                let routes = extra(engine.clone());
                 eywa::server::run_with_routes(listener, engine, access, routes, async {
                     let _ = shutdown_rx.await;
                 })
