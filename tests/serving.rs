@@ -254,3 +254,64 @@ fn allow_host_opens_the_web_view_and_mcp_to_that_name_alone() {
     assert_eq!(named.status, local.status, "{}", named.body);
     server.stop();
 }
+
+/// `eywa open` prints the web view's address of a page on the running server, which
+/// serves it; without a server, where `serve` would listen, and says none runs.
+#[test]
+fn eywa_open_prints_the_address_of_a_session_a_node_or_a_search() {
+    use crate::support::http;
+    let env = Env::new();
+    let open = |args: &[&str]| {
+        let out = crate::support::succeed(env.eywa().arg("open").args(args));
+        (
+            String::from_utf8(out.stdout).unwrap().trim().to_owned(),
+            String::from_utf8(out.stderr).unwrap(),
+        )
+    };
+    let (url, said) = open(&["c0ffee00"]);
+    assert_eq!(url, "http://127.0.0.1:50051/sessions/c0ffee00");
+    assert!(said.contains("no eywa serve is running"), "{said}");
+
+    let server = Serve::spawn(env.serve(&[]));
+    let lines = server.wait_for(Duration::from_secs(60), |l| {
+        l.iter().any(|l| l.starts_with("eywa: serving gRPC on "))
+    });
+    let addr: std::net::SocketAddr = lines
+        .iter()
+        .find_map(|l| l.strip_prefix("eywa: serving gRPC on "))
+        .and_then(|a| a.parse().ok())
+        .unwrap_or_else(|| panic!("{lines:#?}"));
+    for (args, path, shows) in [
+        (vec![], "/".to_owned(), "roaster"),
+        (
+            vec!["c0ffee00"],
+            "/sessions/c0ffee00".to_owned(),
+            "Tune the roast profile",
+        ),
+        (
+            vec!["project:roaster"],
+            "/nodes/project:roaster".to_owned(),
+            "What touched it",
+        ),
+        (
+            vec!["--search", "roast profile"],
+            "/search?q=roast+profile".to_owned(),
+            "c0ffee00-0000-4000-8000-000000000001",
+        ),
+    ] {
+        let (url, said) = open(&args);
+        assert_eq!(url, format!("http://{addr}{path}"), "{args:?}");
+        assert!(!said.contains("no eywa serve"), "{said}");
+        let page = http::get(addr, &path);
+        assert_eq!(page.status, 200, "{path}: {}", page.body);
+        assert!(page.body.contains(shows), "{path}: {}", page.body);
+    }
+    let out = crate::support::succeed(env.eywa().args(["open", "file:src/a b.rs", "--json"]));
+    let json: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        json["url"],
+        format!("http://{addr}/nodes/file:src/a%20b.rs")
+    );
+    assert_eq!(json["serving"], true);
+    server.stop();
+}

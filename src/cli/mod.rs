@@ -32,6 +32,7 @@ mod ingest;
 mod mcp;
 mod memory;
 mod model;
+mod open;
 mod render;
 mod search;
 mod serve;
@@ -115,6 +116,9 @@ enum Command {
     Import(import::Args),
     /// Counts, tier sizes and cache hit rates
     Stats(stats::Args),
+    /// The web view's address of a session, a node or a search (`eywa serve` serves it);
+    /// --browser opens it
+    Open(open::Args),
     /// The embedding model: install it, or see whether it is installed
     Model(model::Args),
     /// Embed what waits in the semantic backlog (serve does this in the background)
@@ -226,6 +230,7 @@ pub(crate) fn run() -> anyhow::Result<ExitCode> {
         | Command::Docs(_)
         | Command::Import(_)
         | Command::Stats(_)
+        | Command::Open(_)
         | Command::Model(_)
         | Command::Embed(_)
         | Command::Check(_)
@@ -257,6 +262,7 @@ pub(crate) fn run() -> anyhow::Result<ExitCode> {
         Command::Docs(args) => docs::run(&paths, args),
         Command::Import(args) => import::run(&paths, args),
         Command::Stats(args) => stats::run(&paths, args),
+        Command::Open(args) => open::run(&paths, args),
         Command::Model(args) => model::run(&paths, args),
         Command::Embed(args) => embed::run(&paths, args),
         Command::Check(args) => check::check(&paths, args),

@@ -89,6 +89,38 @@ pub fn router(engine: Arc<Engine>, options: WebOptions) -> axum::Router {
         .with_state(web)
 }
 
+/// The path of the page about `reference`: a node's when it has a `type:` or `session:`
+/// prefix (`project:eywa`, `file:src/lib.rs`), a session's otherwise (an id or a prefix of
+/// one); the projects without one. `eywa open` prints it after the server's address.
+pub fn page_of(reference: Option<&str>) -> String {
+    match reference.map(str::trim).filter(|r| !r.is_empty()) {
+        None => "/".to_owned(),
+        // A node's reference keeps its slashes: `/nodes/{*reference}` takes them.
+        Some(r) if r.contains(':') => format!(
+            "/nodes/{}",
+            r.split('/')
+                .map(pages::segment)
+                .collect::<Vec<_>>()
+                .join("/")
+        ),
+        Some(r) => format!("/sessions/{}", pages::segment(r)),
+    }
+}
+
+/// The path of the search page for `query`.
+pub fn search_page(query: &str) -> String {
+    let query: String = query
+        .trim()
+        .bytes()
+        .map(|b| match b {
+            b' ' => "+".to_owned(),
+            b if b.is_ascii_alphanumeric() || b"-._~".contains(&b) => (b as char).to_string(),
+            b => format!("%{b:02X}"),
+        })
+        .collect();
+    format!("/search?q={query}")
+}
+
 /// The page a request the router knows no route for gets, unless it is a gRPC call.
 pub fn not_found() -> Response {
     let mut response = Failure::NotFound("no page here".to_owned()).into_response();

@@ -88,11 +88,13 @@ pub(super) fn when(at: Timestamp, now: Timestamp) -> Markup {
     html! { time datetime=(at.to_rfc3339()) title=(at.to_rfc3339()) { (age(at, now)) } }
 }
 
-/// A path segment, escaped for a URL.
+/// A path segment, escaped for a URL (whose path always starts with `/`, so a `:` in it
+/// is never read as a scheme's).
 pub(super) fn segment(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for b in s.bytes() {
-        if b.is_ascii_alphanumeric() || b"-._~".contains(&b) {
+        // `:` and `@` may stand in a path (RFC 3986's pchar): `project:eywa` reads so.
+        if b.is_ascii_alphanumeric() || b"-._~:@".contains(&b) {
             out.push(b as char);
         } else {
             out.push_str(&format!("%{b:02X}"));
