@@ -515,3 +515,83 @@ fn issue_30_a_read_longer_than_the_hook_goes_on_in_the_background() {
     );
     assert_eq!(env.search("tern249")["hits"][0]["session_id"], LOGIN);
 }
+
+/// The web view's `/context` is what SessionStart hands over, byte for byte (the hook
+/// asking the running server, the page its engine), and shows what a small budget left
+/// out.
+#[test]
+fn the_web_views_context_page_is_what_session_start_hands_over() {
+    let env = Env::new();
+    crate::support::succeed(env.eywa().args([
+        "memory",
+        "add",
+        "Deploys need the VPN up",
+        "--type",
+        "LTM",
+        "--project",
+        "webapp",
+    ]));
+    let server = Serve::spawn({
+        let mut serve = env.eywa();
+        serve.args(["serve", "--addr", "127.0.0.1:0", "--no-ingest"]);
+        serve
+    });
+    let lines = server.wait_for(Duration::from_secs(60), |l| {
+        l.iter().any(|l| l.starts_with("eywa: serving gRPC on "))
+    });
+    let addr: std::net::SocketAddr = lines
+        .iter()
+        .find_map(|l| l.strip_prefix("eywa: serving gRPC on "))
+        .and_then(|a| a.parse().ok())
+        .unwrap_or_else(|| panic!("{lines:#?}"));
+    // What the page shows as the context, unescaped.
+    let shown = |body: &str| {
+        body.split(r#"<pre class="context">"#)
+            .nth(1)
+            .and_then(|rest| rest.split("</pre>").next())
+            .map(|t| {
+                t.replace("&lt;", "<")
+                    .replace("&gt;", ">")
+                    .replace("&quot;", "\"")
+                    .replace("&#39;", "'")
+                    .replace("&amp;", "&")
+            })
+            .unwrap_or_else(|| panic!("no context on the page: {body}"))
+    };
+    let new_session = env.home.root().join("projects/-w-webapp/new.jsonl");
+    let input = start_input("new", &new_session, "/w/webapp", "startup");
+    for (hook_args, query) in [
+        (vec!["session-start"], "cwd=/w/webapp"),
+        (vec!["session-start"], "project=webapp"),
+        (
+            vec!["session-start", "--max-tokens", "150"],
+            "cwd=/w/webapp&tokens=150",
+        ),
+    ] {
+        let handed = context_of(&env.hook(&hook_args, &input).0, "SessionStart");
+        let page = crate::support::http::get(addr, &format!("/context?{query}"));
+        assert_eq!(page.status, 200, "{}", page.body);
+        assert_eq!(shown(&page.body), handed, "{query}");
+        assert!(page.body.contains("Deploys need the VPN up") || query.contains("150"));
+    }
+    // The small budget's page lists what it left out, with its tokens.
+    let small = crate::support::http::get(addr, "/context?project=webapp&tokens=150");
+    let left = small
+        .body
+        .split("<h2>Left out</h2>")
+        .nth(1)
+        .expect("a Left out list");
+    assert!(left.contains("Fix the login redirect loop"), "{left}");
+    assert!(left.contains(" tokens"), "{left}");
+    // A project eywa never saw: the hook adds nothing, and the page says so.
+    let none = crate::support::http::get(addr, "/context?cwd=/w/nowhere");
+    assert_eq!(none.status, 200);
+    assert!(
+        none.body.contains("eywa has no handoff of this project"),
+        "{}",
+        none.body
+    );
+    let bad = crate::support::http::get(addr, "/context?project=webapp&tokens=lots");
+    assert_eq!(bad.status, 400, "{}", bad.body);
+    server.stop();
+}

@@ -224,6 +224,8 @@ fn bad_input_gets_a_page_saying_why_never_a_500() {
         ("/nodes/project:shop?recorded=yesterday", 400, "yesterday"),
         ("/nodes/project:nowhere", 404, "nowhere"),
         ("/nodes/bogus", 400, "neither a node id"),
+        ("/context?project=shop&cwd=/w/shop", 400, "not both"),
+        ("/context?project=shop&tokens=0", 400, "tokens must be"),
     ] {
         let reply = http::get(server.addr, path);
         page(&reply, status);
@@ -306,6 +308,7 @@ fn every_route_is_a_read() {
             "/sessions/{reference}/markdown",
             "/search",
             "/nodes/{*reference}",
+            "/context",
             "/assets/eywa.css",
             "/assets/eywa.js",
             "/favicon.svg",

@@ -773,3 +773,30 @@ fn absolute_reference(reference: &str) -> String {
     std::path::absolute(reference)
         .map_or_else(|_| reference.to_owned(), |p| p.display().to_string())
 }
+
+/// SessionStart's blocks, asked of the running server or the store.
+impl eywa::retrieve::start::StartSource for Client {
+    type Error = anyhow::Error;
+
+    fn best_handoffs(&self, project: &str, limit: usize) -> anyhow::Result<Vec<Handoff>> {
+        let options = GetOptions {
+            days_back: eywa::engine::MAX_DAYS_BACK,
+            limit,
+            projects: vec![project.to_owned()],
+        };
+        let outcome = self.get("", &options)?;
+        Ok(outcome.hits.iter().map(|h| h.handoff.clone()).collect())
+    }
+
+    fn stored_handoff(&self, session_id: &str) -> anyhow::Result<Option<Handoff>> {
+        Ok(self.node(&format!("session:{session_id}"))?.1)
+    }
+
+    fn memories(&self, project: &str, limit: usize) -> anyhow::Result<Vec<MemoryItem>> {
+        let filter = MemoryFilter {
+            project: Some(project.to_owned()),
+            ..Default::default()
+        };
+        Ok(self.list_memories(&filter, limit, 0)?.0)
+    }
+}

@@ -11,8 +11,7 @@ use std::io::{Read as _, Write as _};
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
-use eywa::model::{Handoff, Timestamp};
-use eywa::retrieve::GetOptions;
+use eywa::model::Timestamp;
 use eywa::retrieve::context::estimate_tokens;
 use serde_json::{Value, json};
 
@@ -376,14 +375,8 @@ fn connect(paths: &Paths, background: bool) -> anyhow::Result<Client> {
     }
 }
 
-/// How many handoffs SessionStart hands over: the project's most recent, at any age (a
-/// project picked up again after months needs them most).
-const START_HANDOFFS: usize = 3;
-/// How many of the project's memories SessionStart adds.
-const START_MEMORIES: usize = 5;
-
 /// The cwd project's best handoffs with their open threads, and its memories, within
-/// `max_tokens`; `None` for a project eywa has never seen.
+/// `max_tokens` (see [`eywa::retrieve::start`]); `None` for a project eywa has never seen.
 fn session_start(
     client: &Client,
     hook: &HookInput,
@@ -394,122 +387,16 @@ fn session_start(
         anyhow::bail!("the hook's input has no cwd");
     }
     let project = eywa::extract::project_of(&hook.cwd).name;
-    let options = GetOptions {
-        days_back: eywa::engine::MAX_DAYS_BACK,
-        // One more: the session being resumed is not news to itself.
-        limit: START_HANDOFFS + 1,
-        projects: vec![project.clone()],
-    };
-    let outcome = client.get("", &options)?;
-    let handoffs: Vec<Handoff> = outcome
-        .hits
-        .iter()
-        .filter(|h| eywa::claude::claude_id(&h.handoff.session_id) != hook.session_id)
-        .take(START_HANDOFFS)
-        .map(|h| super::mcp::full_handoff(client, &h.handoff))
-        .collect::<anyhow::Result<_>>()?;
-    if handoffs.is_empty() {
-        return Ok(None);
-    }
-    // The project's memories, most recently changed first. They are a bonus: a store
-    // without them (or a listing that fails) still hands off.
-    let filter = eywa::memory::MemoryFilter {
-        project: Some(project.clone()),
-        ..Default::default()
-    };
-    let (memories, _) = client
-        .list_memories(&filter, START_MEMORIES * 4, 0)
-        .unwrap_or_default();
-    let mut blocks: Vec<String> = handoffs
-        .iter()
-        .map(|h| handoff_block(h, staleness))
-        .collect();
-    let memory_lines: Vec<String> = memories
-        .iter()
-        // CLAUDE.md is in the agent's context already.
-        .filter(|m| {
-            !m.origin
-                .as_deref()
-                .is_some_and(|o| o.ends_with("CLAUDE.md"))
-        })
-        .take(START_MEMORIES)
-        .map(|m| {
-            format!(
-                "- [{}] {} (`{}`)",
-                m.memory_type.as_str(),
-                m.content.trim(),
-                m.id
-            )
-        })
-        .collect();
-    if !memory_lines.is_empty() {
-        // After the best handoff, before the others.
-        let at = blocks.len().min(1);
-        blocks.insert(at, format!("### Memories\n{}", memory_lines.join("\n")));
-    }
-    let header = format!(
-        "## eywa: what earlier sessions of {project} left\n(eywa_get, eywa_search and \
-         eywa_session read more)\n"
-    );
-    Ok(fit_blocks(&header, &blocks, max_tokens))
-}
-
-/// A handoff for the start of a session: headline, the notice its age calls for (as
-/// `eywa context` gives it), what happened, open threads, resume.
-fn handoff_block(h: &Handoff, staleness: Option<[u32; 3]>) -> String {
-    let days = (chrono::Local::now().date_naive() - h.date)
-        .num_days()
-        .max(0);
-    let age = match days {
-        0 => "today".to_owned(),
-        1 => "yesterday".to_owned(),
-        n => {
-            let now = eywa::model::Timestamp::now();
-            eywa::model::age(eywa::model::Timestamp(now.0 - n * 86_400_000), now)
-        }
-    };
-    let mut out = format!(
-        "### {} · {} (session `{}`, {age})\n",
-        h.date, h.headline, h.short_id
-    );
-    if let Some(notice) = eywa::retrieve::context::staleness(days, staleness) {
-        out.push_str(&format!("{notice}\n"));
-    }
-    for item in h.sections.what_happened.iter().take(3) {
-        out.push_str(&format!("- {}\n", item.trim()));
-    }
-    if !h.sections.open_threads.is_empty() {
-        out.push_str("Open threads:\n");
-        for item in &h.sections.open_threads {
-            out.push_str(&format!("- [ ] {}\n", item.trim()));
-        }
-    }
-    out.push_str(&super::mcp::resume_line(h));
-    out
-}
-
-/// `header` and the blocks that fit in `budget` tokens, in order, each whole or left out;
-/// `None` when not even the first fits.
-fn fit_blocks(header: &str, blocks: &[String], budget: usize) -> Option<String> {
-    let mut out = header.to_owned();
-    let mut used = estimate_tokens(header);
-    let mut any = false;
-    for block in blocks {
-        // What eywa stores is redacted as it comes in; this is the last look before it
-        // goes into a session (a store from before documents and memories were redacted,
-        // a server of an older version), and before it is measured.
-        let block = eywa::extract::redact(block, &mut eywa::extract::RedactionCounts::default());
-        let cost = estimate_tokens(&block) + 1;
-        if used + cost > budget {
-            continue;
-        }
-        out.push('\n');
-        out.push_str(&block);
-        out.push('\n');
-        used += cost;
-        any = true;
-    }
-    any.then_some(out)
+    let start = eywa::retrieve::start::session_start(
+        client,
+        &project,
+        &hook.session_id,
+        max_tokens,
+        staleness,
+        Timestamp::now(),
+        chrono::Local::now().date_naive(),
+    )?;
+    Ok(start.text)
 }
 
 /// How close a past session must be to a prompt to be worth its tokens: absolute scores,
@@ -559,7 +446,9 @@ fn prompt_context(
         return Ok(None);
     }
     let header = "## eywa: earlier sessions about this\n";
-    Ok(fit_blocks(header, &blocks, max_tokens))
+    Ok(eywa::retrieve::start::fit_blocks(
+        header, &blocks, max_tokens,
+    ))
 }
 
 /// Appends a line to `<data>/logs/hooks.log` (0600, in a 0700 folder); a log that cannot
@@ -625,15 +514,5 @@ mod tests {
         assert_eq!(parse_event("SessionStart"), Ok(Event::SessionStart));
         assert_eq!(parse_event("pre_compact"), Ok(Event::PreCompact));
         assert!(parse_event("Notification").is_err());
-    }
-
-    #[test]
-    fn blocks_that_do_not_fit_are_left_out_whole() {
-        let blocks = vec!["a".repeat(40), "b".repeat(400), "c".repeat(40)];
-        let out = fit_blocks("h\n", &blocks, 40).unwrap();
-        assert!(out.contains(&"a".repeat(40)) && out.contains(&"c".repeat(40)));
-        assert!(!out.contains('b'));
-        assert!(estimate_tokens(&out) <= 40);
-        assert_eq!(fit_blocks("h\n", &["x".repeat(400)], 40), None);
     }
 }

@@ -503,16 +503,7 @@ pub(super) fn eywa_get_text(bodies: &[String]) -> String {
 /// A handoff with its sections: a hit read from the index files carries only what `get`
 /// prints.
 pub(super) fn full_handoff(client: &Client, handoff: &Handoff) -> anyhow::Result<Handoff> {
-    let s = &handoff.sections;
-    let bare = s.what_happened.is_empty()
-        && s.insights.is_empty()
-        && s.key_files.is_empty()
-        && s.open_threads.is_empty();
-    if !bare || handoff.substance == 0 {
-        return Ok(handoff.clone());
-    }
-    let (_, stored) = client.node(&format!("session:{}", handoff.session_id))?;
-    Ok(stored.unwrap_or_else(|| handoff.clone()))
+    eywa::retrieve::start::full(client, handoff.clone())
 }
 
 /// A handoff file's body, as the Python Eywa reads it back: the text after the
@@ -531,9 +522,7 @@ pub(super) fn handoff_body(handoff: &Handoff) -> String {
 /// `Resume: `cd <cwd> && claude --resume <id>``; nothing for a session Claude Code never
 /// had (an imported handoff).
 pub(super) fn resume_line(h: &Handoff) -> String {
-    eywa::claude::resume_command(&h.session_id, Some(&h.cwd))
-        .map(|c| format!("Resume: `{c}`"))
-        .unwrap_or_default()
+    eywa::retrieve::start::resume_line(h)
 }
 
 fn eywa_search(client: &Client, args: &Arguments) -> Answer {

@@ -228,6 +228,7 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         engine.clone(),
         eywa::web::WebOptions {
             clock: eywa::model::Clock::system(),
+            staleness: paths.staleness_days,
         },
     );
     let extra = mcp.merge(web);

@@ -363,3 +363,31 @@ fn tagged(tag: &str, body: &str) -> String {
         crate::retrieve::context::thousands(tokens)
     )
 }
+
+/// SessionStart's blocks, read from this store (the web view's `/context`; the hook asks
+/// through its client, which asks the same of a running server).
+impl crate::retrieve::start::StartSource for Engine {
+    type Error = Error;
+
+    fn best_handoffs(&self, project: &str, limit: usize) -> Result<Vec<crate::model::Handoff>> {
+        let options = crate::retrieve::GetOptions {
+            days_back: super::MAX_DAYS_BACK,
+            limit,
+            projects: vec![project.to_owned()],
+        };
+        let outcome = self.get_handoffs("", &options)?;
+        Ok(outcome.hits.iter().map(|h| h.handoff.clone()).collect())
+    }
+
+    fn stored_handoff(&self, session_id: &str) -> Result<Option<crate::model::Handoff>> {
+        self.graph().handoff(session_id)
+    }
+
+    fn memories(&self, project: &str, limit: usize) -> Result<Vec<crate::memory::MemoryItem>> {
+        let filter = crate::memory::MemoryFilter {
+            project: Some(project.to_owned()),
+            ..Default::default()
+        };
+        Ok(self.list_memories(&filter, limit, 0)?.0)
+    }
+}

@@ -9,6 +9,7 @@
 //! gets 421, not the user's sessions.
 
 mod assets;
+mod context;
 mod markdown;
 mod nodes;
 mod pages;
@@ -39,13 +40,14 @@ pub const SESSIONS_PER_PAGE: usize = 50;
 pub const MESSAGES_PER_PAGE: usize = 200;
 
 /// Routes a [`Web`] serves, each a read: the view writes nothing yet.
-pub const ROUTES: [&str; 10] = [
+pub const ROUTES: [&str; 11] = [
     "/",
     "/projects/{name}",
     "/sessions/{reference}",
     "/sessions/{reference}/markdown",
     "/search",
     "/nodes/{*reference}",
+    "/context",
     "/assets/eywa.css",
     "/assets/eywa.js",
     "/favicon.svg",
@@ -58,6 +60,9 @@ pub const ROUTES: [&str; 10] = [
 pub struct WebOptions {
     /// The clock pages tell ages by (a fixed one in tests).
     pub clock: Clock,
+    /// The ages (days) at which a handoff is marked aging, stale and old, as the hooks
+    /// are told (`staleness_days`).
+    pub staleness: Option<[u32; 3]>,
 }
 
 /// The web view's state, shared by its handlers.
@@ -81,10 +86,11 @@ pub fn router(engine: Arc<Engine>, options: WebOptions) -> axum::Router {
         .route(ROUTES[3], get(export))
         .route(ROUTES[4], get(search))
         .route(ROUTES[5], get(node))
-        .route(ROUTES[6], get(assets::stylesheet))
-        .route(ROUTES[7], get(assets::script))
-        .route(ROUTES[8], get(assets::favicon))
+        .route(ROUTES[6], get(start))
+        .route(ROUTES[7], get(assets::stylesheet))
+        .route(ROUTES[8], get(assets::script))
         .route(ROUTES[9], get(assets::favicon))
+        .route(ROUTES[10], get(assets::favicon))
         .layer(axum::middleware::from_fn(guard))
         .with_state(web)
 }
@@ -433,4 +439,21 @@ async fn export(
         markdown,
     )
         .into_response())
+}
+
+/// `/context?project=NAME` or `?cwd=PATH` (and `tokens`): what the SessionStart hook
+/// would hand an agent starting there now, and what did not fit.
+async fn start(
+    State(web): State<Arc<Web>>,
+    query: Result<Query<context::Params>, axum::extract::rejection::QueryRejection>,
+) -> Result<Response, Failure> {
+    let Query(params) = query.map_err(|e| Failure::BadRequest(e.body_text()))?;
+    let now = web.options.clock.now();
+    let (engine, thresholds) = (web.engine.clone(), web.options.staleness);
+    let (params, start) = blocking(move || {
+        let start = params.read(&engine, thresholds, now)?;
+        Ok((params, start))
+    })
+    .await?;
+    Ok(html(context::page(&params, start.as_ref())))
 }

@@ -40,7 +40,13 @@ impl TestServer {
             ..eywa::server::Access::default()
         };
         TestServer::start_with(engine, access, move |engine| {
-            eywa::web::router(engine, eywa::web::WebOptions { clock })
+            eywa::web::router(
+                engine,
+                eywa::web::WebOptions {
+                    clock,
+                    staleness: None,
+                },
+            )
         })
     }
 
