@@ -28,12 +28,14 @@ fn served() -> (ClaudeHome, TestServer) {
             "Fixed the rounding <img src=x onerror=alert(2)> in `cart.rs`.",
         )],
     );
-    home.session(
+    let blog = home.session(
         BLOG,
         "/w/blog",
         days_ago(5),
         &[("Write the release post", "Drafted it.")],
     );
+    // A line that is not JSON: the ingest skips it, and /stats lists the file.
+    crate::support::fixture::append(&blog, &["{not json".to_owned()]);
     let many: Vec<(String, String)> = (0..MESSAGES_PER_PAGE)
         .map(|i| {
             (
@@ -309,6 +311,7 @@ fn every_route_is_a_read() {
             "/search",
             "/nodes/{*reference}",
             "/context",
+            "/stats",
             "/assets/eywa.css",
             "/assets/eywa.js",
             "/favicon.svg",
@@ -550,4 +553,28 @@ fn a_grpc_call_naming_another_host_is_refused() {
         call("http://eywa.internal").await.unwrap();
         call("http://localhost:50051").await.unwrap();
     });
+}
+
+#[test]
+fn stats_show_counts_tiers_tokens_and_what_the_last_ingest_skipped() {
+    let (_home, server) = served();
+    let stats = http::get(server.addr, "/stats");
+    page(&stats, 200);
+    let body = &stats.body;
+    assert!(
+        body.contains("<th>Sessions</th><td class=\"num\">3</td>"),
+        "{body}"
+    );
+    assert!(body.contains("Tokens per day"));
+    assert!(body.contains(r#"<svg class="chart""#), "{body}");
+    // Per project, each a link to its page.
+    let projects = body.split("Tokens per project").nth(1).unwrap();
+    assert!(projects.contains(r#"href="/projects/shop""#), "{projects}");
+    assert!(projects.contains(r#"href="/projects/blog""#), "{projects}");
+    assert!(body.contains("No model: searches are lexical."), "{body}");
+    assert!(body.contains("Cold blobs (zstd"));
+    // The ingest that built the store skipped the line that is not JSON.
+    let last = body.split("<h2>Last ingest</h2>").nth(1).unwrap();
+    assert!(last.contains("3 of 3 session files read"), "{last}");
+    assert!(last.contains(&format!("{BLOG}.jsonl")), "{last}");
 }

@@ -157,6 +157,8 @@ pub struct Engine {
     deferred: crate::ingest::Deferred,
     /// When this process last moved idle chunks to the cold tier (ms; 0: not yet).
     last_sweep: std::sync::atomic::AtomicI64,
+    /// This process's last ingest run that ended, and when.
+    last_ingest: Mutex<Option<(crate::model::Timestamp, Arc<IngestReport>)>>,
     /// Who wrote each message uuid; loaded on first use.
     authors: crate::archive::Authors,
     /// The full-text index (index tier), opened on first use.
@@ -284,6 +286,7 @@ impl Engine {
             text_commits: crate::ingest::GroupCommit::default(),
             deferred: crate::ingest::Deferred::default(),
             last_sweep: std::sync::atomic::AtomicI64::new(0),
+            last_ingest: Mutex::new(None),
             authors: crate::archive::Authors::default(),
             text: std::sync::OnceLock::new(),
             grams: std::sync::OnceLock::new(),

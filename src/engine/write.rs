@@ -31,7 +31,7 @@ impl Engine {
         &self,
         run: impl for<'w> FnOnce(&'w Writer<'w>) -> Result<IngestReport>,
     ) -> Result<IngestReport> {
-        self.write(|writer| {
+        let report = self.write(|writer| {
             let report = run(writer);
             if report.is_err() {
                 // It may know lines of files whose group never landed: loaded again next
@@ -39,7 +39,31 @@ impl Engine {
                 writer.authors.forget();
             }
             report
-        })
+        })?;
+        let mut last = self
+            .last_ingest
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        // A watcher's look that found nothing new does not hide what the last read found.
+        let read = report.files_read + report.agent_files_read + report.files_skipped;
+        if last.is_none() || read > 0 {
+            *last = Some((
+                crate::model::Timestamp::now(),
+                std::sync::Arc::new(report.clone()),
+            ));
+        }
+        drop(last);
+        Ok(report)
+    }
+
+    /// This process's last ingest run that ended well and read something (a `serve`'s
+    /// first, or its watcher's latest that found news), and when it ended; `None` before
+    /// one.
+    pub fn last_ingest(&self) -> Option<(crate::model::Timestamp, std::sync::Arc<IngestReport>)> {
+        self.last_ingest
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .clone()
     }
 
     /// Reads one session now (its transcript path, id, or a unique 8+ character prefix of

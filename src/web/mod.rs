@@ -15,6 +15,7 @@ mod nodes;
 mod pages;
 mod projects;
 mod search;
+mod stats;
 
 use std::sync::Arc;
 
@@ -40,7 +41,7 @@ pub const SESSIONS_PER_PAGE: usize = 50;
 pub const MESSAGES_PER_PAGE: usize = 200;
 
 /// Routes a [`Web`] serves, each a read: the view writes nothing yet.
-pub const ROUTES: [&str; 11] = [
+pub const ROUTES: [&str; 12] = [
     "/",
     "/projects/{name}",
     "/sessions/{reference}",
@@ -48,6 +49,7 @@ pub const ROUTES: [&str; 11] = [
     "/search",
     "/nodes/{*reference}",
     "/context",
+    "/stats",
     "/assets/eywa.css",
     "/assets/eywa.js",
     "/favicon.svg",
@@ -87,10 +89,11 @@ pub fn router(engine: Arc<Engine>, options: WebOptions) -> axum::Router {
         .route(ROUTES[4], get(search))
         .route(ROUTES[5], get(node))
         .route(ROUTES[6], get(start))
-        .route(ROUTES[7], get(assets::stylesheet))
-        .route(ROUTES[8], get(assets::script))
-        .route(ROUTES[9], get(assets::favicon))
+        .route(ROUTES[7], get(stats))
+        .route(ROUTES[8], get(assets::stylesheet))
+        .route(ROUTES[9], get(assets::script))
         .route(ROUTES[10], get(assets::favicon))
+        .route(ROUTES[11], get(assets::favicon))
         .layer(axum::middleware::from_fn(guard))
         .with_state(web)
 }
@@ -261,11 +264,11 @@ async fn blocking<T: Send + 'static>(
 /// `/`: every project, most recently active first.
 async fn home(State(web): State<Arc<Web>>) -> Result<Response, Failure> {
     let now = web.options.clock.now();
-    let rows = {
+    let overview = {
         let web = web.clone();
         blocking(move || Ok(web.projects.get(&web.engine)?)).await?
     };
-    Ok(html(pages::home(&rows, now)))
+    Ok(html(pages::home(&overview.projects, now)))
 }
 
 /// A page number from `?page=N`, counted from 1; on a session's page, `?at=UUID` asks
@@ -456,4 +459,20 @@ async fn start(
     })
     .await?;
     Ok(html(context::page(&params, start.as_ref())))
+}
+
+/// `/stats`: counts, tiers, caches, the embedding backlog, the last ingest's skipped
+/// files, tokens per day and per project.
+async fn stats(State(web): State<Arc<Web>>) -> Result<Response, Failure> {
+    let now = web.options.clock.now();
+    let (stats, overview, last) = {
+        let web = web.clone();
+        blocking(move || {
+            let stats = web.engine.stats()?;
+            let overview = web.projects.get(&web.engine)?;
+            Ok((stats, overview, web.engine.last_ingest()))
+        })
+        .await?
+    };
+    Ok(html(stats::page(&stats, &overview, last.as_ref(), now)))
 }

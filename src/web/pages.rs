@@ -27,7 +27,7 @@ pub(super) fn layout(title: &str, body: Markup) -> Markup {
             body {
                 header.top {
                     a.brand href="/" { "eywa" }
-                    nav { a href="/" { "Projects" } a href="/search" { "Search" } a href="/context" { "Context" } }
+                    nav { a href="/" { "Projects" } a href="/search" { "Search" } a href="/context" { "Context" } a href="/stats" { "Stats" } }
                     form.quick method="get" action="/search" role="search" {
                         input #quick type="search" name="q" placeholder="Search (⌘K)" aria-label="Search" accesskey="k";
                     }
@@ -56,7 +56,7 @@ pub(super) fn failure(status: StatusCode, why: &str) -> Markup {
 }
 
 /// Thousands separated by commas: 1,234,567.
-fn count(n: u64) -> String {
+pub(super) fn count(n: u64) -> String {
     let digits = n.to_string();
     let mut out = String::with_capacity(digits.len() + digits.len() / 3);
     for (i, c) in digits.chars().enumerate() {

@@ -43,39 +43,54 @@ pub(super) fn total(t: &TokenUsage) -> u64 {
         .saturating_add(t.cache_read)
 }
 
-/// The projects, computed once per generation of the store's sources: every main session
-/// is read to count them, which a page should not do on every request.
+/// What every main session adds up to: the projects, and tokens by the day sessions
+/// started (UTC).
+#[derive(Debug, Default)]
+pub(super) struct Overview {
+    pub projects: Vec<ProjectRow>,
+    /// Each day a session started, oldest first, with its sessions' tokens.
+    pub days: Vec<(chrono::NaiveDate, u64)>,
+}
+
+/// The overview, computed once per generation of the store's sources: every main
+/// session is read to count them, which a page should not do on every request.
 #[derive(Default)]
-pub(super) struct Cache(Mutex<Option<(u64, Arc<Vec<ProjectRow>>)>>);
+pub(super) struct Cache(Mutex<Option<(u64, Arc<Overview>)>>);
 
 impl Cache {
-    /// The projects as of the store's current sources.
-    pub(super) fn get(&self, engine: &Engine) -> Result<Arc<Vec<ProjectRow>>> {
+    /// The overview as of the store's current sources.
+    pub(super) fn get(&self, engine: &Engine) -> Result<Arc<Overview>> {
         let generation = engine.graph().sources_generation()?;
-        if let Some((g, rows)) = &*self
+        let cached = self
             .0
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((g, overview)) = &*cached
             && *g == generation
         {
-            return Ok(rows.clone());
+            return Ok(overview.clone());
         }
-        let rows = Arc::new(projects(engine)?);
+        drop(cached);
+        let overview = Arc::new(overview(engine)?);
         *self
             .0
             .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some((generation, rows.clone()));
-        Ok(rows)
+            .unwrap_or_else(std::sync::PoisonError::into_inner) =
+            Some((generation, overview.clone()));
+        Ok(overview)
     }
 }
 
 /// Every project a main session worked in, most recently active first, named as its most
-/// recent session names it.
-fn projects(engine: &Engine) -> Result<Vec<ProjectRow>> {
+/// recent session names it; and the tokens of each day.
+fn overview(engine: &Engine) -> Result<Overview> {
     let mut by_name: HashMap<String, ProjectRow> = HashMap::new();
+    let mut days: std::collections::BTreeMap<chrono::NaiveDate, u64> = Default::default();
     for node in engine.graph().sessions_newest_first()? {
         let node = node?;
         let Some(e) = node.episode() else { continue };
+        let day = days.entry(e.start.date()).or_default();
+        *day = day.saturating_add(total(&e.tokens));
         // Sessions with no project have no page of their own to list them on.
         if e.project.is_empty() {
             continue;
@@ -106,7 +121,10 @@ fn projects(engine: &Engine) -> Result<Vec<ProjectRow>> {
             .cmp(&a.last_activity)
             .then_with(|| a.name.cmp(&b.name))
     });
-    Ok(rows)
+    Ok(Overview {
+        projects: rows,
+        days: days.into_iter().collect(),
+    })
 }
 
 /// Each listed session's tokens, working minutes and handoff bullets.

@@ -134,6 +134,8 @@ try {
         ["session", `/sessions/${parent}`],
         ["search", "/search?q=flaky+test"],
         ["node", `/nodes/project:${project}`],
+        ["context", `/context?project=${project}`],
+        ["stats", "/stats"],
       ]) {
         await p.goto(`${url}${path}`);
         await p.screenshot({ path: `${shots}/${page}-${name}-${scheme}.png` });
