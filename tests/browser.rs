@@ -42,6 +42,22 @@ fn a_person_browses_what_eywa_knows() {
     let lines = session_lines(NEW, "/w/app", days_ago(0), &[("Ship the fix", "Shipped.")]);
     std::fs::write(&staged, lines.join("\n") + "\n").unwrap();
     let target = home.root().join(format!("projects/-w-app/{NEW}.jsonl"));
+    // A turn the test appends to the parent's transcript while its page is open.
+    let appended = home.root().join("appended.jsonl");
+    let more = session_lines(
+        PARENT,
+        "/w/app",
+        days_ago(0),
+        &[("One more check", "Checked.")],
+    );
+    let more: Vec<String> = more
+        .into_iter()
+        .map(|l| {
+            l.replace(&format!("{PARENT}-u0"), "late-u")
+                .replace(&format!("{PARENT}-a0"), "late-a")
+        })
+        .collect();
+    std::fs::write(&appended, more.join("\n") + "\n").unwrap();
 
     let data = tempfile::tempdir().unwrap();
     let scratch = tempfile::tempdir().unwrap();
@@ -75,6 +91,12 @@ fn a_person_browses_what_eywa_knows() {
         .env("PARENT", PARENT)
         .env("NEW", NEW)
         .env("PROJECT", "app")
+        .env(
+            "PARENT_PATH",
+            home.root().join(format!("projects/-w-app/{PARENT}.jsonl")),
+        )
+        .env("APPENDED", &appended)
+        .env("APPENDED_UUID", "late-u")
         .env("HOME", scratch.path())
         .output()
         .unwrap();

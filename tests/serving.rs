@@ -315,3 +315,84 @@ fn eywa_open_prints_the_address_of_a_session_a_node_or_a_search() {
     assert_eq!(json["serving"], true);
     server.stop();
 }
+
+/// An open page hears of a new session over `/events` (the watcher looks often while a
+/// page listens, though its interval here is a minute), and a stopping server ends the
+/// stream at once instead of waiting out the connections' grace.
+#[test]
+fn an_open_page_hears_of_a_new_session_and_stopping_ends_its_stream() {
+    use std::io::{Read, Write};
+    let env = Env::new();
+    let server = Serve::spawn(env.serve(&["--watch-interval-ms", "60000"]));
+    let lines = server.wait_for(Duration::from_secs(60), |l| {
+        l.iter().any(|l| l.starts_with("eywa: serving gRPC on "))
+    });
+    let addr: std::net::SocketAddr = lines
+        .iter()
+        .find_map(|l| l.strip_prefix("eywa: serving gRPC on "))
+        .and_then(|a| a.parse().ok())
+        .unwrap_or_else(|| panic!("{lines:#?}"));
+    let mut stream = std::net::TcpStream::connect(addr).unwrap();
+    stream
+        .set_read_timeout(Some(Duration::from_secs(20)))
+        .unwrap();
+    write!(stream, "GET /events HTTP/1.1\r\nHost: {addr}\r\n\r\n").unwrap();
+    let mut said = Vec::new();
+    // Reads until the stream has said `needle` (or ends, or 20 s pass without a byte).
+    let mut until = |needle: &str, said: &mut Vec<u8>| {
+        let mut buf = [0u8; 4096];
+        while !String::from_utf8_lossy(said).contains(needle) {
+            match stream.read(&mut buf) {
+                Ok(0) | Err(_) => break,
+                Ok(n) => said.extend_from_slice(&buf[..n]),
+            }
+        }
+        String::from_utf8_lossy(said).contains(needle)
+    };
+    assert!(
+        until("event: ready", &mut said),
+        "{}",
+        String::from_utf8_lossy(&said)
+    );
+    let text = String::from_utf8_lossy(&said).into_owned();
+    assert!(text.contains("content-type: text/event-stream"), "{text}");
+
+    // A new session, written whole (renamed in) while the page listens.
+    let lines = session_lines(
+        "c0ffee00-0000-4000-8000-000000000003",
+        "/w/roaster",
+        days_ago(0),
+        &[("Chart the first crack", "Charted.")],
+    );
+    let staged = env.home.root().join("staged.jsonl");
+    std::fs::write(&staged, lines.join("\n") + "\n").unwrap();
+    std::fs::rename(
+        &staged,
+        env.home
+            .root()
+            .join("projects/-w-roaster/c0ffee00-0000-4000-8000-000000000003.jsonl"),
+    )
+    .unwrap();
+    assert!(
+        until("event: changed", &mut said),
+        "no change heard: {}",
+        String::from_utf8_lossy(&said)
+    );
+    let page = crate::support::http::get(addr, "/projects/roaster");
+    assert!(page.body.contains("Chart the first crack"), "{}", page.body);
+    assert!(
+        page.body
+            .contains(r#"id="s-c0ffee00-0000-4000-8000-000000000003""#)
+    );
+
+    // Stopping ends the open stream itself: no connection is left for the grace to close.
+    let said_at_stop = server.stop();
+    let mut rest = Vec::new();
+    let _ = stream.read_to_end(&mut rest);
+    assert!(
+        !said_at_stop
+            .iter()
+            .any(|l| l.contains("connections still open")),
+        "{said_at_stop:#?}"
+    );
+}

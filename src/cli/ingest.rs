@@ -41,7 +41,7 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
                     "eywa: following {} (Ctrl-C stops)",
                     paths.claude_dir.display()
                 );
-                follow(|| Ok(engine.ingest()?), interval, &stop);
+                follow(|| Ok(engine.ingest()?), interval, &stop, &|| false);
             }
             Client::Remote(_) => {
                 errln!(
@@ -50,7 +50,7 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
                     client.server().unwrap_or_default(),
                     interval.as_millis()
                 );
-                follow(|| client.ingest(&mut |_| {}), interval, &stop);
+                follow(|| client.ingest(&mut |_| {}), interval, &stop, &|| false);
             }
         }
         return Ok(ExitCode::SUCCESS);
@@ -154,6 +154,7 @@ pub(super) fn follow(
     mut ingest: impl FnMut() -> anyhow::Result<IngestReport>,
     interval: Duration,
     stop: &AtomicBool,
+    hurry: &dyn Fn() -> bool,
 ) {
     while !stop.load(Ordering::Relaxed) {
         match ingest() {
@@ -174,9 +175,13 @@ pub(super) fn follow(
                 }) => {}
             Err(e) => tracing::warn!(error = %format!("{e:#}"), "ingest failed; trying again"),
         }
-        // Sleep in slices so a stop is seen promptly.
+        // Sleep in slices so a stop is seen promptly; while `hurry` says so (a page
+        // listens for news), look again after `LIVE_INTERVAL` at most.
         let mut waited = Duration::ZERO;
-        while waited < interval && !stop.load(Ordering::Relaxed) {
+        while waited < interval
+            && !stop.load(Ordering::Relaxed)
+            && !(waited >= eywa::web::LIVE_INTERVAL && hurry())
+        {
             let step = (interval - waited).min(Duration::from_millis(50));
             std::thread::sleep(step);
             waited += step;

@@ -143,13 +143,19 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let engine = Arc::new(engine);
     let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let watch_interval_ms = paths.settings.watch_interval_ms.value;
+    // Pages of the web view listening for news: the watcher looks more often meanwhile.
+    let live = Arc::new(eywa::web::Live::default());
     let watcher = (watch_interval_ms > 0).then(|| {
-        let (engine, stop) = (engine.clone(), stop.clone());
+        let (engine, stop, live) = (engine.clone(), stop.clone(), live.clone());
         let interval = std::time::Duration::from_millis(watch_interval_ms);
         // A run under way when the server stops ends at its next file.
         let cancel = eywa::cancel::Cancel::of_flag(stop.clone());
         std::thread::spawn(move || {
-            cancel.within(|| super::ingest::follow(|| Ok(engine.ingest()?), interval, &stop));
+            cancel.within(|| {
+                super::ingest::follow(|| Ok(engine.ingest()?), interval, &stop, &|| {
+                    live.listening()
+                });
+            });
         })
     });
     // Embeds what ingest queued, newest first, while the server answers.
@@ -229,6 +235,8 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         eywa::web::WebOptions {
             clock: eywa::model::Clock::system(),
             staleness: paths.staleness_days,
+            live,
+            stop: mcp_stop.clone(),
         },
     );
     let extra = mcp.merge(web);

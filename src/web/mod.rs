@@ -10,6 +10,7 @@
 
 mod assets;
 mod context;
+mod live;
 mod markdown;
 mod nodes;
 mod pages;
@@ -28,6 +29,8 @@ use axum::routing::get;
 use crate::engine::Engine;
 use crate::model::Clock;
 
+pub use self::live::{LIVE_INTERVAL, Live};
+
 /// What every page answers with: nothing from another origin, no inline script or
 /// style, no framing.
 pub const CONTENT_SECURITY_POLICY: &str = "default-src 'none'; script-src 'self'; \
@@ -41,7 +44,7 @@ pub const SESSIONS_PER_PAGE: usize = 50;
 pub const MESSAGES_PER_PAGE: usize = 200;
 
 /// Routes a [`Web`] serves, each a read: the view writes nothing yet.
-pub const ROUTES: [&str; 12] = [
+pub const ROUTES: [&str; 13] = [
     "/",
     "/projects/{name}",
     "/sessions/{reference}",
@@ -50,6 +53,7 @@ pub const ROUTES: [&str; 12] = [
     "/nodes/{*reference}",
     "/context",
     "/stats",
+    "/events",
     "/assets/eywa.css",
     "/assets/eywa.js",
     "/favicon.svg",
@@ -65,6 +69,11 @@ pub struct WebOptions {
     /// The ages (days) at which a handoff is marked aging, stale and old, as the hooks
     /// are told (`staleness_days`).
     pub staleness: Option<[u32; 3]>,
+    /// Who listens for changes (shared with `serve`'s watcher, which looks more often
+    /// while someone does).
+    pub live: Arc<Live>,
+    /// Cancelled when the server stops: open event streams end at once.
+    pub stop: tokio_util::sync::CancellationToken,
 }
 
 /// The web view's state, shared by its handlers.
@@ -90,10 +99,11 @@ pub fn router(engine: Arc<Engine>, options: WebOptions) -> axum::Router {
         .route(ROUTES[5], get(node))
         .route(ROUTES[6], get(start))
         .route(ROUTES[7], get(stats))
-        .route(ROUTES[8], get(assets::stylesheet))
-        .route(ROUTES[9], get(assets::script))
-        .route(ROUTES[10], get(assets::favicon))
+        .route(ROUTES[8], get(events))
+        .route(ROUTES[9], get(assets::stylesheet))
+        .route(ROUTES[10], get(assets::script))
         .route(ROUTES[11], get(assets::favicon))
+        .route(ROUTES[12], get(assets::favicon))
         .layer(axum::middleware::from_fn(guard))
         .with_state(web)
 }
@@ -475,4 +485,14 @@ async fn stats(State(web): State<Arc<Web>>) -> Result<Response, Failure> {
         .await?
     };
     Ok(html(stats::page(&stats, &overview, last.as_ref(), now)))
+}
+
+/// `/events`: server-sent events for an open page, `changed` when an ingest changed what
+/// sessions serve.
+async fn events(State(web): State<Arc<Web>>) -> Response {
+    live::events(
+        web.engine.clone(),
+        web.options.live.clone(),
+        web.options.stop.clone(),
+    )
 }

@@ -163,12 +163,14 @@ pub(super) fn project(
         html! {
             h1 { (name) }
             p.lead {
-                (counted(listed.total, "session")) ", most recently active first · "
+                span #session-count data-live-text { (counted(listed.total, "session")) }
+                ", most recently active first · "
                 a href={ "/nodes/project:" (segment(name)) } { "In the graph" }
             }
-            ol.sessions start=((page - 1) * SESSIONS_PER_PAGE + 1) {
+            // The first page follows the project: a new session shows at its top.
+            ol.sessions #sessions start=((page - 1) * SESSIONS_PER_PAGE + 1) data-live[page == 1] {
                 @for (s, extras) in listed.sessions.iter().zip(rows) {
-                    li {
+                    li id={ "s-" (s.session_id) } {
                         a.headline href={ "/sessions/" (segment(&s.session_id)) } {
                             @if s.title.is_empty() { "(untitled)" } @else { (s.title) }
                         }
@@ -371,11 +373,14 @@ pub(super) fn session(s: &Session, page: usize, pages: usize, now: Timestamp) ->
             }
             section.transcript {
                 h2 { "Transcript" }
-                p.lead {
+                p.lead #message-count data-live-text {
                     (counted(s.messages.len() as u64, "message"))
                     @if pages > 1 { ", " (start + 1) "–" ((start + MESSAGES_PER_PAGE).min(s.messages.len())) " here" }
                 }
-                @for m in shown { (message(m, now)) }
+                // The last page follows the session: new turns show at its end.
+                div #messages data-live[page == pages] {
+                    @for m in shown { (message(m, now)) }
+                }
             }
             (pager(&base, page, pages))
         },

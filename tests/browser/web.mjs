@@ -7,7 +7,7 @@
 // transcript to move into the Claude dir, for the live check), PARENT and NEW (session
 // ids), PROJECT (the project name).
 import { createRequire } from "node:module";
-import { renameSync, mkdirSync } from "node:fs";
+import { appendFileSync, mkdirSync, readFileSync, renameSync } from "node:fs";
 
 const env = (name) => {
   const value = process.env[name];
@@ -27,8 +27,11 @@ const watch = (page) => {
     if (m.type() === "error") problems.push(`console error on ${page.url()}: ${m.text()}`);
   });
   page.on("pageerror", (e) => problems.push(`page error on ${page.url()}: ${e.message}`));
-  page.on("requestfailed", (r) =>
-    problems.push(`request failed: ${r.url()} (${r.failure()?.errorText})`));
+  page.on("requestfailed", (r) => {
+    // A page's event stream is cut when the page is left: that is not a failure.
+    const left = r.url().endsWith("/events") && r.failure()?.errorText === "net::ERR_ABORTED";
+    if (!left) problems.push(`request failed: ${r.url()} (${r.failure()?.errorText})`);
+  });
   page.on("response", (r) => {
     if (r.status() >= 400) problems.push(`${r.status()} for ${r.url()}`);
   });
@@ -108,17 +111,29 @@ try {
   await page.waitForURL("**depth=2**");
   check((await page.locator("svg.graph circle").count()) >= 2, "two hops are drawn");
 
-  // A new session, written while the project's page is open, is there at the next load.
+  // A new session, written while the project's page is open, appears on it by itself.
   await page.goto(`${url}/projects/${project}`);
+  await page.waitForFunction(() => document.querySelector("[data-live]") !== null);
+  let started = Date.now();
   renameSync(env("STAGED"), env("TARGET"));
-  const fresh = `a.headline[href="/sessions/${env("NEW")}"]`;
-  let seen = false;
-  for (let i = 0; i < 100 && !seen; i++) {
-    await page.waitForTimeout(100);
-    await page.reload();
-    seen = (await page.locator(fresh).count()) > 0;
-  }
-  check(seen, "a session written while serving appears");
+  await page.waitForSelector(`#s-${env("NEW")}`, { timeout: 15000 });
+  console.log(`a new session showed ${Date.now() - started} ms after it was written`);
+  check(
+    (await page.locator("#session-count").innerText()).startsWith("2 sessions"),
+    "a session written while serving appears on the open page, and is counted",
+  );
+
+  // A turn appended to an open session's transcript appears at its end.
+  await page.goto(`${url}/sessions/${parent}`);
+  const turns = await page.locator("#messages > article").count();
+  started = Date.now();
+  appendFileSync(env("PARENT_PATH"), readFileSync(env("APPENDED")));
+  await page.waitForSelector(`#m-${env("APPENDED_UUID")}`, { timeout: 15000 });
+  console.log(`a new turn showed ${Date.now() - started} ms after it was written`);
+  check(
+    (await page.locator("#messages > article").count()) > turns,
+    "a turn appended while the session is open appears at its end",
+  );
 
   // Screenshots: desktop and phone, light and dark.
   const devices = {

@@ -44,7 +44,7 @@ impl TestServer {
                 engine,
                 eywa::web::WebOptions {
                     clock,
-                    staleness: None,
+                    ..eywa::web::WebOptions::default()
                 },
             )
         })

@@ -26,3 +26,44 @@ document.addEventListener("click", (event) => {
     () => { button.textContent = "Copy failed"; },
   );
 });
+// A page with a [data-live] list follows the store: when /events says an ingest changed
+// something, the page fetches itself again and adds the items (by id) it lacks, where the
+// new version has them, and refreshes its [data-live-text] counts. What is open stays open.
+(() => {
+  const lists = document.querySelectorAll("[data-live][id]");
+  if (lists.length === 0 || !window.EventSource) return;
+  let busy = false;
+  let again = false;
+  const refresh = async () => {
+    if (busy) { again = true; return; }
+    busy = true;
+    try {
+      const answer = await fetch(location.href, { headers: { Accept: "text/html" } });
+      if (!answer.ok) return;
+      const fresh = new DOMParser().parseFromString(await answer.text(), "text/html");
+      for (const list of lists) {
+        const next = fresh.getElementById(list.id);
+        if (!next) continue;
+        const items = [...next.children];
+        items.forEach((item, i) => {
+          if (!item.id || document.getElementById(item.id)) return;
+          const after = items.slice(i + 1).find((n) => n.id && document.getElementById(n.id));
+          const node = document.importNode(item, true);
+          node.classList.add("new");
+          if (after) list.insertBefore(node, document.getElementById(after.id));
+          else list.appendChild(node);
+        });
+      }
+      for (const text of document.querySelectorAll("[data-live-text][id]")) {
+        const next = fresh.getElementById(text.id);
+        if (next) text.textContent = next.textContent;
+      }
+    } finally {
+      busy = false;
+      if (again) { again = false; refresh(); }
+    }
+  };
+  const events = new EventSource("/events");
+  events.addEventListener("changed", refresh);
+  window.addEventListener("pagehide", () => events.close());
+})();
