@@ -7,6 +7,7 @@ mod announce;
 mod hosts;
 mod tls;
 
+pub(crate) use self::access::random_hex;
 pub use self::access::{Access, Tls, Tokens, WRITE_METHODS};
 pub use self::announce::Announcement;
 pub use self::hosts::Hosts;

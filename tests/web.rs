@@ -14,6 +14,7 @@ use crate::support::server::TestServer;
 const CART: &str = "5e110001-0000-4000-8000-000000000001";
 const BLOG: &str = "5e110002-0000-4000-8000-000000000002";
 const LONG: &str = "5e110003-0000-4000-8000-000000000003";
+const MEMORY: &str = "Totals round half to even in the cart";
 
 /// Three sessions in two projects, one with a prompt that is markup, one long enough to
 /// take two pages; served with the web view on a clock fixed at noon today.
@@ -48,6 +49,18 @@ fn served() -> (ClaudeHome, TestServer) {
     home.session(LONG, "/w/shop", days_ago(2), &many);
     let engine = Engine::open(EngineConfig::temporary(home.root())).unwrap();
     engine.ingest().unwrap();
+    engine
+        .remember(eywa::memory::NewMemory {
+            content: MEMORY.to_owned(),
+            memory_type: eywa::model::MemoryType::Ltm,
+            importance: 0.7,
+            project: Some("shop".to_owned()),
+            session: Some(CART.to_owned()),
+            tags: vec!["cart".to_owned()],
+            about: Vec::new(),
+            origin: None,
+        })
+        .unwrap();
     let clock = Clock::manual(Timestamp(days_ago(0).timestamp_millis()));
     let server = TestServer::start_web(Arc::new(engine), clock, &["eywa.internal"]);
     (home, server)
@@ -299,42 +312,206 @@ fn only_the_names_this_machine_is_reached_by_are_answered() {
 }
 
 #[test]
-fn every_route_is_a_read() {
-    // The table of routes, pinned: each answers GET and refuses every method that writes.
+fn every_route_reads_or_writes_as_its_table_says() {
+    use eywa::web::Effect::{Read, Write};
+    // The table of routes, pinned.
     assert_eq!(
         ROUTES,
         [
-            "/",
-            "/projects/{name}",
-            "/sessions/{reference}",
-            "/sessions/{reference}/markdown",
-            "/search",
-            "/nodes/{*reference}",
-            "/context",
-            "/stats",
-            "/events",
-            "/assets/eywa.css",
-            "/assets/eywa.js",
-            "/favicon.svg",
-            "/favicon.ico",
+            ("/", Read),
+            ("/projects/{name}", Read),
+            ("/sessions/{reference}", Read),
+            ("/sessions/{reference}/markdown", Read),
+            ("/search", Read),
+            ("/nodes/{*reference}", Read),
+            ("/context", Read),
+            ("/stats", Read),
+            ("/events", Read),
+            ("/memories", Read),
+            ("/memories/{id}", Read),
+            ("/assets/eywa.css", Read),
+            ("/assets/eywa.js", Read),
+            ("/favicon.svg", Read),
+            ("/favicon.ico", Read),
+            ("/memories/{id}/update", Write),
+            ("/memories/{id}/forget", Write),
+            ("/memories", Write),
         ]
     );
     let (_home, server) = served();
     let host = server.addr.to_string();
-    for route in ROUTES {
+    let id = memory_id(&server);
+    let writes: Vec<&str> = ROUTES
+        .iter()
+        .filter(|(_, e)| *e == Write)
+        .map(|(r, _)| *r)
+        .collect();
+    for (route, effect) in ROUTES {
         let path = route
             .replace("{name}", "shop")
             .replace("{reference}", &CART[..8])
-            .replace("{*reference}", "project:shop");
-        // The event stream never ends by itself: `serving.rs` reads it.
-        if path != "/events" {
-            assert_eq!(http::get(server.addr, &path).status, 200, "{path}");
-        }
-        for method in ["POST", "PUT", "DELETE", "PATCH"] {
-            let reply = http::request(server.addr, method, &path, &host);
-            assert_eq!(reply.status, 405, "{method} {path}");
+            .replace("{*reference}", "project:shop")
+            .replace("{id}", &id);
+        match effect {
+            Read => {
+                // The event stream never ends by itself: `serving.rs` reads it.
+                if path != "/events" {
+                    assert_eq!(http::get(server.addr, &path).status, 200, "{path}");
+                }
+                for method in ["POST", "PUT", "DELETE", "PATCH"] {
+                    if method == "POST" && writes.contains(&route) {
+                        continue;
+                    }
+                    let reply = http::request(server.addr, method, &path, &host);
+                    assert_eq!(reply.status, 405, "{method} {path}");
+                }
+            }
+            Write => {
+                if !ROUTES.contains(&(route, Read)) {
+                    assert_eq!(http::get(server.addr, &path).status, 405, "GET {path}");
+                }
+                // A form without this server's token is refused before it writes.
+                let forged = http::post_form(
+                    server.addr,
+                    &path,
+                    &[
+                        ("csrf", "0123"),
+                        ("content", "forged"),
+                        ("reason", "forged"),
+                    ],
+                );
+                page(&forged, 403);
+                assert!(forged.body.contains("reload the page"), "{}", forged.body);
+            }
         }
     }
+    // Nothing was written by the forged forms.
+    let memory = http::get(server.addr, &format!("/memories/{id}"));
+    assert!(!memory.body.contains("forged"), "{}", memory.body);
+    assert!(memory.body.contains("v1 remembered"), "{}", memory.body);
+}
+
+/// The fixture memory's id, from its listing.
+fn memory_id(server: &TestServer) -> String {
+    let list = http::get(server.addr, "/memories");
+    list.body
+        .split(r#"href="/memories/"#)
+        .nth(1)
+        .and_then(|h| h.split('"').next())
+        .expect("the memory is listed")
+        .to_owned()
+}
+
+/// The form token a page carries.
+fn csrf(body: &str) -> String {
+    body.split(r#"name="csrf" value=""#)
+        .nth(1)
+        .and_then(|v| v.split('"').next())
+        .expect("a form with the token")
+        .to_owned()
+}
+
+#[test]
+fn memories_are_listed_recalled_remembered_updated_and_forgotten() {
+    let (_home, server) = served();
+    let list = http::get(server.addr, "/memories");
+    page(&list, 200);
+    assert!(list.body.contains(MEMORY), "{}", list.body);
+    assert!(list.body.contains("1 memory"), "{}", list.body);
+    // The session it came from, linked.
+    assert!(list.body.contains(&format!(r#"href="/sessions/{CART}""#)));
+    let recalled = http::get(server.addr, "/memories?q=rounding+cart+totals");
+    page(&recalled, 200);
+    assert!(recalled.body.contains(MEMORY), "{}", recalled.body);
+    assert!(recalled.body.contains("recall score"));
+    let bad = http::get(server.addr, "/memories?type=LONG");
+    page(&bad, 400);
+
+    let token = csrf(&list.body);
+    let made = http::post_form(
+        server.addr,
+        "/memories",
+        &[
+            ("csrf", &token),
+            ("content", "Invoices close on the <b>last</b> day"),
+            ("type", "PROCEDURAL"),
+            ("importance", "0.9"),
+            ("project", "shop"),
+            ("tags", "billing, dates"),
+        ],
+    );
+    assert_eq!(made.status, 303, "{}", made.body);
+    let at = made
+        .header("location")
+        .expect("to the memory's page")
+        .to_owned();
+    assert!(at.starts_with("/memories/"), "{at}");
+    let new = http::get(server.addr, &at);
+    page(&new, 200);
+    assert!(
+        new.body
+            .contains("Invoices close on the &lt;b&gt;last&lt;/b&gt; day")
+    );
+    assert!(new.body.contains("PROCEDURAL"));
+    assert!(
+        new.body.contains(r#"<span class="tag">billing</span>"#),
+        "{}",
+        new.body
+    );
+
+    let id = at.trim_start_matches("/memories/");
+    let updated = http::post_form(
+        server.addr,
+        &format!("/memories/{id}/update"),
+        &[
+            ("csrf", &token),
+            ("content", "Invoices close on the first day"),
+            ("reason", "the ledger moved"),
+        ],
+    );
+    assert_eq!(updated.status, 303, "{}", updated.body);
+    let history = http::get(server.addr, &at);
+    assert!(history.body.contains("v2 updated"), "{}", history.body);
+    assert!(history.body.contains("the ledger moved"));
+    assert!(
+        history
+            .body
+            .contains("<del>- Invoices close on the &lt;b&gt;last&lt;/b&gt; day"),
+        "{}",
+        history.body
+    );
+    assert!(
+        history
+            .body
+            .contains("<ins>+ Invoices close on the first day"),
+        "{}",
+        history.body
+    );
+
+    let bad = http::post_form(
+        server.addr,
+        &format!("/memories/{id}/update"),
+        &[("csrf", &token), ("importance", "7")],
+    );
+    page(&bad, 400);
+    assert!(bad.body.contains("importance must be"), "{}", bad.body);
+
+    let forgotten = http::post_form(
+        server.addr,
+        &format!("/memories/{id}/forget"),
+        &[("csrf", &token), ("reason", "wrong")],
+    );
+    assert_eq!(forgotten.status, 303);
+    let gone = http::get(server.addr, &at);
+    assert!(gone.body.contains("v3 forgotten"), "{}", gone.body);
+    assert!(
+        !gone.body.contains("/forget\""),
+        "no forms for a forgotten memory"
+    );
+    let list = http::get(server.addr, "/memories");
+    assert!(!list.body.contains("Invoices close"), "{}", list.body);
+    let missing = http::get(server.addr, "/memories/ffffffffffffffff");
+    page(&missing, 404);
 }
 
 #[test]
@@ -438,7 +615,8 @@ fn a_node_page_shows_what_touched_it_its_neighbours_and_the_graph_as_it_was() {
     assert!(project.body.contains("<code>TOUCHED</code>"));
     // The drawing: the node and its neighbours, each a link to its own page.
     let drawn = |body: &str| body.matches("<circle").count();
-    assert_eq!(drawn(&project.body), 3, "{}", project.body);
+    // The project, its two sessions, and the memory about it.
+    assert_eq!(drawn(&project.body), 4, "{}", project.body);
     assert!(project.body.contains(r#"<svg class="graph""#));
     let neighbour = project
         .body

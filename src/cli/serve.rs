@@ -238,7 +238,8 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             live,
             stop: mcp_stop.clone(),
         },
-    );
+    )
+    .context("cannot set up the web view")?;
     let extra = mcp.merge(web);
     let scheme = if access.tls.is_some() {
         "https"

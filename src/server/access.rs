@@ -105,6 +105,17 @@ impl Tokens {
         path: &str,
         authorization: Option<&http::HeaderValue>,
     ) -> std::result::Result<(), tonic::Status> {
+        self.check_request(path, false, authorization)
+    }
+
+    /// [`Tokens::check`] of a request that `writes` whatever its path (a web form's
+    /// POST): only the token that may write may make it.
+    pub fn check_request(
+        &self,
+        path: &str,
+        writes: bool,
+        authorization: Option<&http::HeaderValue>,
+    ) -> std::result::Result<(), tonic::Status> {
         if OPEN_PREFIXES.iter().any(|p| path.starts_with(p)) {
             return Ok(());
         }
@@ -113,7 +124,7 @@ impl Tokens {
                 "this server needs a token: send `authorization: Bearer <token>` (the server's \
                  <data>/token, or <data>/token.read to read only)",
             )),
-            Some(Scope::Read) if WRITE_METHODS.contains(&path) => {
+            Some(Scope::Read) if writes || WRITE_METHODS.contains(&path) => {
                 Err(tonic::Status::permission_denied(format!(
                     "{path} changes the store: the read-only token may not call it"
                 )))
@@ -157,7 +168,7 @@ fn token_file(path: &Path) -> Result<String> {
 }
 
 /// `n` random bytes from the kernel, as lowercase hex.
-fn random_hex(n: usize) -> Result<String> {
+pub(crate) fn random_hex(n: usize) -> Result<String> {
     use std::io::Read;
     let mut bytes = vec![0; n];
     let source = Path::new("/dev/urandom");
@@ -344,9 +355,13 @@ where
                 return Box::pin(async move { Ok(answer) });
             }
         }
+        // A request other than a read of a page or an asset (a form's POST) writes.
+        let writes = !is_grpc(request.headers())
+            && !matches!(*request.method(), http::Method::GET | http::Method::HEAD);
         if let Some(tokens) = &self.tokens
-            && let Err(status) = tokens.check(
+            && let Err(status) = tokens.check_request(
                 request.uri().path(),
+                writes,
                 request.headers().get(http::header::AUTHORIZATION),
             )
         {
@@ -423,6 +438,24 @@ mod tests {
         let write = bearer("w-0123456789abcdef");
         assert!(tokens.check(migrate, Some(&write)).is_ok());
         assert!(tokens.check("/grpc.health.v1.Health/Check", None).is_ok());
+        // A web page reads with either token; its forms write with the writing one alone.
+        assert!(
+            tokens
+                .check_request("/memories", false, Some(&read))
+                .is_ok()
+        );
+        assert_eq!(
+            tokens
+                .check_request("/memories", true, Some(&read))
+                .unwrap_err()
+                .code(),
+            tonic::Code::PermissionDenied
+        );
+        assert!(
+            tokens
+                .check_request("/memories", true, Some(&write))
+                .is_ok()
+        );
     }
 
     #[test]

@@ -12,6 +12,7 @@ mod assets;
 mod context;
 mod live;
 mod markdown;
+mod memories;
 mod nodes;
 mod pages;
 mod projects;
@@ -24,7 +25,7 @@ use axum::extract::{Path, Query, Request, State};
 use axum::http::{HeaderValue, StatusCode, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
-use axum::routing::get;
+use axum::routing::{get, post};
 
 use crate::engine::Engine;
 use crate::model::Clock;
@@ -43,21 +44,37 @@ pub const SESSIONS_PER_PAGE: usize = 50;
 /// Messages a session's page holds; the rest are on the pages after it.
 pub const MESSAGES_PER_PAGE: usize = 200;
 
-/// Routes a [`Web`] serves, each a read: the view writes nothing yet.
-pub const ROUTES: [&str; 13] = [
-    "/",
-    "/projects/{name}",
-    "/sessions/{reference}",
-    "/sessions/{reference}/markdown",
-    "/search",
-    "/nodes/{*reference}",
-    "/context",
-    "/stats",
-    "/events",
-    "/assets/eywa.css",
-    "/assets/eywa.js",
-    "/favicon.svg",
-    "/favicon.ico",
+/// Whether a route reads the store or writes to it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Effect {
+    /// Answers `GET`; refuses the methods that write.
+    Read,
+    /// Answers `POST` with the page's CSRF token, and only to the token that may write
+    /// when the server asks for tokens.
+    Write,
+}
+
+/// Every route the web view serves, with what it does: one table, pinned by a test.
+pub const ROUTES: [(&str, Effect); 18] = [
+    ("/", Effect::Read),
+    ("/projects/{name}", Effect::Read),
+    ("/sessions/{reference}", Effect::Read),
+    ("/sessions/{reference}/markdown", Effect::Read),
+    ("/search", Effect::Read),
+    ("/nodes/{*reference}", Effect::Read),
+    ("/context", Effect::Read),
+    ("/stats", Effect::Read),
+    ("/events", Effect::Read),
+    ("/memories", Effect::Read),
+    ("/memories/{id}", Effect::Read),
+    ("/assets/eywa.css", Effect::Read),
+    ("/assets/eywa.js", Effect::Read),
+    ("/favicon.svg", Effect::Read),
+    ("/favicon.ico", Effect::Read),
+    ("/memories/{id}/update", Effect::Write),
+    ("/memories/{id}/forget", Effect::Write),
+    // Remembers: `/memories` answers POST as well as GET.
+    ("/memories", Effect::Write),
 ];
 
 /// How the web view renders. (Which hosts it answers is the server's, see
@@ -81,31 +98,41 @@ struct Web {
     engine: Arc<Engine>,
     options: WebOptions,
     projects: projects::Cache,
+    /// The token every form that writes carries: a page of another site cannot know it.
+    csrf: String,
 }
 
-/// The web view's routes, to merge beside the API's.
-pub fn router(engine: Arc<Engine>, options: WebOptions) -> axum::Router {
+/// The web view's routes, to merge beside the API's; fails when the kernel gives no
+/// random bytes for the forms' token.
+pub fn router(engine: Arc<Engine>, options: WebOptions) -> crate::Result<axum::Router> {
     let web = Arc::new(Web {
         engine,
         options,
         projects: projects::Cache::default(),
+        csrf: crate::server::random_hex(32)?,
     });
-    axum::Router::new()
-        .route(ROUTES[0], get(home))
-        .route(ROUTES[1], get(project))
-        .route(ROUTES[2], get(session))
-        .route(ROUTES[3], get(export))
-        .route(ROUTES[4], get(search))
-        .route(ROUTES[5], get(node))
-        .route(ROUTES[6], get(start))
-        .route(ROUTES[7], get(stats))
-        .route(ROUTES[8], get(events))
-        .route(ROUTES[9], get(assets::stylesheet))
-        .route(ROUTES[10], get(assets::script))
-        .route(ROUTES[11], get(assets::favicon))
-        .route(ROUTES[12], get(assets::favicon))
+    let route = |i: usize| ROUTES[i].0;
+    Ok(axum::Router::new()
+        .route(route(0), get(home))
+        .route(route(1), get(project))
+        .route(route(2), get(session))
+        .route(route(3), get(export))
+        .route(route(4), get(search))
+        .route(route(5), get(node))
+        .route(route(6), get(start))
+        .route(route(7), get(stats))
+        .route(route(8), get(events))
+        // `/memories` reads with GET and remembers with POST.
+        .route(route(9), get(memories_list).post(remember))
+        .route(route(10), get(memory))
+        .route(route(11), get(assets::stylesheet))
+        .route(route(12), get(assets::script))
+        .route(route(13), get(assets::favicon))
+        .route(route(14), get(assets::favicon))
+        .route(route(15), post(update_memory))
+        .route(route(16), post(forget_memory))
         .layer(axum::middleware::from_fn(guard))
-        .with_state(web)
+        .with_state(web))
 }
 
 /// The path of the page about `reference`: a node's when it has a `type:` or `session:`
@@ -211,6 +238,8 @@ enum Failure {
     Misdirected(String),
     /// 403: another site's page asking without navigating here.
     CrossSite,
+    /// 403: a form without this server's token (stale, or another site's).
+    Forged,
     /// 500: the store failed.
     Internal(String),
 }
@@ -246,6 +275,12 @@ impl IntoResponse for Failure {
             Failure::CrossSite => (
                 StatusCode::FORBIDDEN,
                 "another site's page may link here, not load from here".to_owned(),
+            ),
+            Failure::Forged => (
+                StatusCode::FORBIDDEN,
+                "this form is not one this server gave out (or the server restarted since): \
+                 reload the page and send it again"
+                    .to_owned(),
             ),
             Failure::Internal(why) => (StatusCode::INTERNAL_SERVER_ERROR, why),
         };
@@ -495,4 +530,82 @@ async fn events(State(web): State<Arc<Web>>) -> Response {
         web.options.live.clone(),
         web.options.stop.clone(),
     )
+}
+
+/// `/memories?q=…&project=…&type=…`: memories recalled for words, or listed.
+async fn memories_list(
+    State(web): State<Arc<Web>>,
+    query: Result<Query<memories::Params>, axum::extract::rejection::QueryRejection>,
+) -> Result<Response, Failure> {
+    let Query(params) = query.map_err(|e| Failure::BadRequest(e.body_text()))?;
+    let now = web.options.clock.now();
+    let engine = web.engine.clone();
+    let listed = blocking(move || params.read(&engine)).await?;
+    Ok(html(memories::list(&listed, &web.csrf, now)))
+}
+
+/// `/memories/{id}`: a memory's versions, and the forms that change it.
+async fn memory(State(web): State<Arc<Web>>, Path(id): Path<String>) -> Result<Response, Failure> {
+    let now = web.options.clock.now();
+    let engine = web.engine.clone();
+    let versions = blocking(move || Ok(engine.memory_history(&id)?)).await?;
+    Ok(html(memories::history(&versions, &web.csrf, now)))
+}
+
+/// Whether a form carries this server's token (compared in constant time).
+fn forged(web: &Web, given: &str) -> bool {
+    let (a, b) = (web.csrf.as_bytes(), given.as_bytes());
+    a.len() != b.len() || a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) != 0
+}
+
+/// Where a browser goes after a write: the memory's page (303, so a reload does not send
+/// the form again).
+fn to_memory(id: &str) -> Response {
+    axum::response::Redirect::to(&format!("/memories/{}", pages::segment(id))).into_response()
+}
+
+type FormResult<T> = Result<axum::Form<T>, axum::extract::rejection::FormRejection>;
+
+/// `POST /memories`: remembers what the form says.
+async fn remember(
+    State(web): State<Arc<Web>>,
+    form: FormResult<memories::Remember>,
+) -> Result<Response, Failure> {
+    let axum::Form(form) = form.map_err(|e| Failure::BadRequest(e.body_text()))?;
+    if forged(&web, &form.csrf) {
+        return Err(Failure::Forged);
+    }
+    let engine = web.engine.clone();
+    let item = blocking(move || form.apply(&engine)).await?;
+    Ok(to_memory(&item.id))
+}
+
+/// `POST /memories/{id}/update`.
+async fn update_memory(
+    State(web): State<Arc<Web>>,
+    Path(id): Path<String>,
+    form: FormResult<memories::Update>,
+) -> Result<Response, Failure> {
+    let axum::Form(form) = form.map_err(|e| Failure::BadRequest(e.body_text()))?;
+    if forged(&web, &form.csrf) {
+        return Err(Failure::Forged);
+    }
+    let engine = web.engine.clone();
+    let item = blocking(move || form.apply(&engine, &id)).await?;
+    Ok(to_memory(&item.id))
+}
+
+/// `POST /memories/{id}/forget`.
+async fn forget_memory(
+    State(web): State<Arc<Web>>,
+    Path(id): Path<String>,
+    form: FormResult<memories::Forget>,
+) -> Result<Response, Failure> {
+    let axum::Form(form) = form.map_err(|e| Failure::BadRequest(e.body_text()))?;
+    if forged(&web, &form.csrf) {
+        return Err(Failure::Forged);
+    }
+    let engine = web.engine.clone();
+    let item = blocking(move || form.apply(&engine, &id)).await?;
+    Ok(to_memory(&item.id))
 }

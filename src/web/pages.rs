@@ -27,7 +27,7 @@ pub(super) fn layout(title: &str, body: Markup) -> Markup {
             body {
                 header.top {
                     a.brand href="/" { "eywa" }
-                    nav { a href="/" { "Projects" } a href="/search" { "Search" } a href="/context" { "Context" } a href="/stats" { "Stats" } }
+                    nav { a href="/" { "Projects" } a href="/search" { "Search" } a href="/memories" { "Memories" } a href="/context" { "Context" } a href="/stats" { "Stats" } }
                     form.quick method="get" action="/search" role="search" {
                         input #quick type="search" name="q" placeholder="Search (⌘K)" aria-label="Search" accesskey="k";
                     }

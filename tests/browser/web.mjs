@@ -111,6 +111,24 @@ try {
   await page.waitForURL("**depth=2**");
   check((await page.locator("svg.graph circle").count()) >= 2, "two hops are drawn");
 
+  // A memory remembered from its form, then forgotten.
+  await page.goto(`${url}/memories`);
+  await page.fill("form.write textarea[name=content]", "Start the server before the net tests");
+  await page.fill("form.write input[name=project]", project);
+  await page.click("form.write button[type=submit]");
+  await page.waitForURL(/\/memories\/[0-9a-f]+$/);
+  check(
+    (await page.locator("div.memory").innerText()).includes("Start the server"),
+    "a memory is remembered from its form",
+  );
+  await page.fill('form[action$="/forget"] input[name=reason]', "done with it");
+  await page.click('form[action$="/forget"] button');
+  await page.waitForURL(/\/memories\/[0-9a-f]+$/);
+  check(
+    (await page.locator("ol.versions").innerText()).includes("forgotten"),
+    "and forgotten from its page",
+  );
+
   // A new session, written while the project's page is open, appears on it by itself.
   await page.goto(`${url}/projects/${project}`);
   await page.waitForFunction(() => document.querySelector("[data-live]") !== null);
@@ -151,6 +169,7 @@ try {
         ["node", `/nodes/project:${project}`],
         ["context", `/context?project=${project}`],
         ["stats", "/stats"],
+        ["memories", "/memories"],
       ]) {
         await p.goto(`${url}${path}`);
         await p.screenshot({ path: `${shots}/${page}-${name}-${scheme}.png` });

@@ -39,6 +39,43 @@ pub(crate) fn request_with(
     host: &str,
     headers: &[(&str, &str)],
 ) -> Reply {
+    send(addr, method, path, host, headers, "")
+}
+
+/// `POST path` of a form's fields, as a browser sends it.
+pub(crate) fn post_form(addr: SocketAddr, path: &str, fields: &[(&str, &str)]) -> Reply {
+    let encode = |s: &str| -> String {
+        s.bytes()
+            .map(|b| match b {
+                b' ' => "+".to_owned(),
+                b if b.is_ascii_alphanumeric() || b"-._~".contains(&b) => (b as char).to_string(),
+                b => format!("%{b:02X}"),
+            })
+            .collect()
+    };
+    let body: Vec<String> = fields
+        .iter()
+        .map(|(k, v)| format!("{}={}", encode(k), encode(v)))
+        .collect();
+    send(
+        addr,
+        "POST",
+        path,
+        &addr.to_string(),
+        &[("Content-Type", "application/x-www-form-urlencoded")],
+        &body.join("&"),
+    )
+}
+
+/// Sends one request with `body` and reads the answer whole.
+fn send(
+    addr: SocketAddr,
+    method: &str,
+    path: &str,
+    host: &str,
+    headers: &[(&str, &str)],
+    body: &str,
+) -> Reply {
     let mut stream = TcpStream::connect(addr).unwrap();
     let more: String = headers
         .iter()
@@ -46,7 +83,8 @@ pub(crate) fn request_with(
         .collect();
     write!(
         stream,
-        "{method} {path} HTTP/1.1\r\nHost: {host}\r\n{more}Connection: close\r\nContent-Length: 0\r\n\r\n"
+        "{method} {path} HTTP/1.1\r\nHost: {host}\r\n{more}Connection: close\r\nContent-Length: {}\r\n\r\n{body}",
+        body.len()
     )
     .unwrap();
     let mut raw = Vec::new();

@@ -47,6 +47,7 @@ impl TestServer {
                     ..eywa::web::WebOptions::default()
                 },
             )
+            .unwrap()
         })
     }
 
