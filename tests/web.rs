@@ -61,6 +61,24 @@ fn served() -> (ClaudeHome, TestServer) {
             origin: None,
         })
         .unwrap();
+    // A document read twice: the second time with a changed line.
+    let notes = home.root().join("notes");
+    std::fs::create_dir_all(&notes).unwrap();
+    let doc = notes.join("cart.md");
+    std::fs::write(
+        &doc,
+        "# Cart rules\n\nTotals round half to even.\nTaxes apply last.\n",
+    )
+    .unwrap();
+    engine
+        .add_documents(std::slice::from_ref(&doc), Some("shop"))
+        .unwrap();
+    std::fs::write(
+        &doc,
+        "# Cart rules\n\nTotals round half up.\nTaxes apply last.\n",
+    )
+    .unwrap();
+    engine.add_documents(&[doc], Some("shop")).unwrap();
     let clock = Clock::manual(Timestamp(days_ago(0).timestamp_millis()));
     let server = TestServer::start_web(Arc::new(engine), clock, &["eywa.internal"]);
     (home, server)
@@ -329,6 +347,8 @@ fn every_route_reads_or_writes_as_its_table_says() {
             ("/events", Read),
             ("/memories", Read),
             ("/memories/{id}", Read),
+            ("/documents", Read),
+            ("/documents/{id}", Read),
             ("/assets/eywa.css", Read),
             ("/assets/eywa.js", Read),
             ("/favicon.svg", Read),
@@ -341,6 +361,7 @@ fn every_route_reads_or_writes_as_its_table_says() {
     let (_home, server) = served();
     let host = server.addr.to_string();
     let id = memory_id(&server);
+    let document = document_id(&server);
     let writes: Vec<&str> = ROUTES
         .iter()
         .filter(|(_, e)| *e == Write)
@@ -351,6 +372,7 @@ fn every_route_reads_or_writes_as_its_table_says() {
             .replace("{name}", "shop")
             .replace("{reference}", &CART[..8])
             .replace("{*reference}", "project:shop")
+            .replace("/documents/{id}", &format!("/documents/{document}"))
             .replace("{id}", &id);
         match effect {
             Read => {
@@ -399,6 +421,17 @@ fn memory_id(server: &TestServer) -> String {
         .nth(1)
         .and_then(|h| h.split('"').next())
         .expect("the memory is listed")
+        .to_owned()
+}
+
+/// The fixture document's id, from its listing.
+fn document_id(server: &TestServer) -> String {
+    let list = http::get(server.addr, "/documents");
+    list.body
+        .split(r#"href="/documents/"#)
+        .nth(1)
+        .and_then(|h| h.split('"').next())
+        .expect("the document is listed")
         .to_owned()
 }
 
@@ -615,14 +648,18 @@ fn a_node_page_shows_what_touched_it_its_neighbours_and_the_graph_as_it_was() {
     assert!(project.body.contains("<code>TOUCHED</code>"));
     // The drawing: the node and its neighbours, each a link to its own page.
     let drawn = |body: &str| body.matches("<circle").count();
-    // The project, its two sessions, and the memory about it.
-    assert_eq!(drawn(&project.body), 4, "{}", project.body);
+    // The project, its two sessions, the memory about it and the document mentioning it.
+    assert_eq!(drawn(&project.body), 5, "{}", project.body);
     assert!(project.body.contains(r#"<svg class="graph""#));
+    // A session among the neighbours, through its link.
     let neighbour = project
         .body
         .split(r#"<table class="list neighbors">"#)
         .nth(1)
-        .and_then(|t| t.split(r#"href="/nodes/"#).nth(1))
+        .and_then(|t| {
+            t.split(r#"href="/nodes/"#)
+                .find(|h| h.contains(r#"<span class="kind">Episode</span>"#))
+        })
         .and_then(|h| h.split('"').next())
         .expect("a neighbour links to its node")
         .to_owned();
@@ -759,4 +796,51 @@ fn stats_show_counts_tiers_tokens_and_what_the_last_ingest_skipped() {
     let last = body.split("<h2>Last ingest</h2>").nth(1).unwrap();
     assert!(last.contains("3 of 3 session files read"), "{last}");
     assert!(last.contains(&format!("{BLOG}.jsonl")), "{last}");
+}
+
+#[test]
+fn documents_show_their_versions_what_each_changed_and_their_text() {
+    let (_home, server) = served();
+    let list = http::get(server.addr, "/documents");
+    page(&list, 200);
+    assert!(list.body.contains("1 document"), "{}", list.body);
+    assert!(list.body.contains("Cart rules"), "{}", list.body);
+    assert!(list.body.contains("v2"), "{}", list.body);
+    let id = document_id(&server);
+    let latest = http::get(server.addr, &format!("/documents/{id}"));
+    page(&latest, 200);
+    assert!(latest.body.contains("version 2 of 2"), "{}", latest.body);
+    assert!(
+        latest.body.contains("<del>- Totals round half to even."),
+        "{}",
+        latest.body
+    );
+    assert!(
+        latest.body.contains("<ins>+ Totals round half up."),
+        "{}",
+        latest.body
+    );
+    assert!(
+        !latest.body.contains("- Taxes apply last."),
+        "unchanged lines are not listed"
+    );
+    assert!(
+        latest
+            .body
+            .contains(&format!(r#"href="/documents/{id}?version=1""#))
+    );
+    let first = http::get(server.addr, &format!("/documents/{id}?version=1"));
+    page(&first, 200);
+    assert!(first.body.contains("version 1 of 2"), "{}", first.body);
+    assert!(first.body.contains("Totals round half to even."));
+    assert!(!first.body.contains("What version"), "{}", first.body);
+    for (path, status) in [
+        (format!("/documents/{id}?version=x"), 400),
+        (format!("/documents/{id}?version=0"), 400),
+        (format!("/documents/{id}?version=9"), 404),
+        ("/documents/ffffffffffffffff".to_owned(), 404),
+        ("/documents?page=nope".to_owned(), 400),
+    ] {
+        page(&http::get(server.addr, &path), status);
+    }
 }

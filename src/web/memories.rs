@@ -286,7 +286,7 @@ pub(super) fn list(listed: &Listed, csrf: &str, now: Timestamp) -> Markup {
 }
 
 /// The lines of `old` and `new` as a diff: each line kept, removed or added, in order.
-fn diff<'a>(old: &'a str, new: &'a str) -> Vec<(char, &'a str)> {
+pub(super) fn diff<'a>(old: &'a str, new: &'a str) -> Vec<(char, &'a str)> {
     let (a, b): (Vec<&str>, Vec<&str>) = (old.lines().collect(), new.lines().collect());
     // Longest common subsequence of lines; contents are at most 16,000 characters.
     let mut lcs = vec![vec![0u32; b.len() + 1]; a.len() + 1];

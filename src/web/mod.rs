@@ -10,6 +10,7 @@
 
 mod assets;
 mod context;
+mod documents;
 mod live;
 mod markdown;
 mod memories;
@@ -55,7 +56,7 @@ pub enum Effect {
 }
 
 /// Every route the web view serves, with what it does: one table, pinned by a test.
-pub const ROUTES: [(&str, Effect); 18] = [
+pub const ROUTES: [(&str, Effect); 20] = [
     ("/", Effect::Read),
     ("/projects/{name}", Effect::Read),
     ("/sessions/{reference}", Effect::Read),
@@ -67,6 +68,8 @@ pub const ROUTES: [(&str, Effect); 18] = [
     ("/events", Effect::Read),
     ("/memories", Effect::Read),
     ("/memories/{id}", Effect::Read),
+    ("/documents", Effect::Read),
+    ("/documents/{id}", Effect::Read),
     ("/assets/eywa.css", Effect::Read),
     ("/assets/eywa.js", Effect::Read),
     ("/favicon.svg", Effect::Read),
@@ -111,26 +114,27 @@ pub fn router(engine: Arc<Engine>, options: WebOptions) -> crate::Result<axum::R
         projects: projects::Cache::default(),
         csrf: crate::server::random_hex(32)?,
     });
-    let route = |i: usize| ROUTES[i].0;
+    // Each path as the table has it: a test answers every entry of `ROUTES`.
     Ok(axum::Router::new()
-        .route(route(0), get(home))
-        .route(route(1), get(project))
-        .route(route(2), get(session))
-        .route(route(3), get(export))
-        .route(route(4), get(search))
-        .route(route(5), get(node))
-        .route(route(6), get(start))
-        .route(route(7), get(stats))
-        .route(route(8), get(events))
-        // `/memories` reads with GET and remembers with POST.
-        .route(route(9), get(memories_list).post(remember))
-        .route(route(10), get(memory))
-        .route(route(11), get(assets::stylesheet))
-        .route(route(12), get(assets::script))
-        .route(route(13), get(assets::favicon))
-        .route(route(14), get(assets::favicon))
-        .route(route(15), post(update_memory))
-        .route(route(16), post(forget_memory))
+        .route("/", get(home))
+        .route("/projects/{name}", get(project))
+        .route("/sessions/{reference}", get(session))
+        .route("/sessions/{reference}/markdown", get(export))
+        .route("/search", get(search))
+        .route("/nodes/{*reference}", get(node))
+        .route("/context", get(start))
+        .route("/stats", get(stats))
+        .route("/events", get(events))
+        .route("/memories", get(memories_list).post(remember))
+        .route("/memories/{id}", get(memory))
+        .route("/memories/{id}/update", post(update_memory))
+        .route("/memories/{id}/forget", post(forget_memory))
+        .route("/documents", get(documents_list))
+        .route("/documents/{id}", get(document))
+        .route("/assets/eywa.css", get(assets::stylesheet))
+        .route("/assets/eywa.js", get(assets::script))
+        .route("/favicon.svg", get(assets::favicon))
+        .route("/favicon.ico", get(assets::favicon))
         .layer(axum::middleware::from_fn(guard))
         .with_state(web))
 }
@@ -608,4 +612,30 @@ async fn forget_memory(
     let engine = web.engine.clone();
     let item = blocking(move || form.apply(&engine, &id)).await?;
     Ok(to_memory(&item.id))
+}
+
+/// `/documents`: the latest version of each document, most recently added first.
+async fn documents_list(
+    State(web): State<Arc<Web>>,
+    query: Result<Query<documents::ListParams>, axum::extract::rejection::QueryRejection>,
+) -> Result<Response, Failure> {
+    let Query(params) = query.map_err(|e| Failure::BadRequest(e.body_text()))?;
+    let now = web.options.clock.now();
+    let engine = web.engine.clone();
+    let listed = blocking(move || params.read(&engine)).await?;
+    Ok(html(documents::list(&listed, now)))
+}
+
+/// `/documents/{id}` (`?version=N`): a document's versions, what the one shown changed,
+/// and its text.
+async fn document(
+    State(web): State<Arc<Web>>,
+    Path(id): Path<String>,
+    query: Result<Query<documents::Params>, axum::extract::rejection::QueryRejection>,
+) -> Result<Response, Failure> {
+    let Query(params) = query.map_err(|e| Failure::BadRequest(e.body_text()))?;
+    let now = web.options.clock.now();
+    let engine = web.engine.clone();
+    let shown = blocking(move || params.read(&engine, &id)).await?;
+    Ok(html(documents::page(&shown, now)))
 }

@@ -27,7 +27,7 @@ pub(super) fn layout(title: &str, body: Markup) -> Markup {
             body {
                 header.top {
                     a.brand href="/" { "eywa" }
-                    nav { a href="/" { "Projects" } a href="/search" { "Search" } a href="/memories" { "Memories" } a href="/context" { "Context" } a href="/stats" { "Stats" } }
+                    nav { a href="/" { "Projects" } a href="/search" { "Search" } a href="/memories" { "Memories" } a href="/documents" { "Documents" } a href="/context" { "Context" } a href="/stats" { "Stats" } }
                     form.quick method="get" action="/search" role="search" {
                         input #quick type="search" name="q" placeholder="Search (⌘K)" aria-label="Search" accesskey="k";
                     }
@@ -241,7 +241,7 @@ const MAX_SHOWN: usize = 200_000;
 
 /// `text` up to [`MAX_SHOWN`] bytes (at a character's start), and a note of what was left
 /// out.
-fn cut(text: &str) -> (&str, Markup) {
+pub(super) fn cut(text: &str) -> (&str, Markup) {
     if text.len() <= MAX_SHOWN {
         return (text, html! {});
     }
