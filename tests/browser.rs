@@ -5,7 +5,6 @@
 //! to `target/web-screenshots/`.
 
 use std::path::Path;
-use std::time::Duration;
 
 use crate::agents::{PARENT, agent_lines, parent_lines, report, write};
 use crate::support::clients::{chromium, playwright};
@@ -70,14 +69,7 @@ fn a_person_browses_what_eywa_knows() {
         "100",
     ]);
     let server = Serve::spawn(serve);
-    let lines = server.wait_for(Duration::from_secs(60), |l| {
-        l.iter().any(|l| l.starts_with("eywa: serving gRPC on "))
-    });
-    let url = lines
-        .iter()
-        .find_map(|l| l.strip_prefix("eywa: web view at "))
-        .unwrap_or_else(|| panic!("serve prints the web view's address: {lines:#?}"))
-        .to_owned();
+    let url = server.web_url();
 
     let root = Path::new(env!("CARGO_MANIFEST_DIR"));
     let out = std::process::Command::new("node")

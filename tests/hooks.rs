@@ -64,6 +64,19 @@ impl Env {
         crate::support::eywa_command(self.data.path(), self.home.root())
     }
 
+    /// A long-term memory of the webapp project.
+    fn remember_the_vpn(&self) {
+        crate::support::succeed(self.eywa().args([
+            "memory",
+            "add",
+            "Deploys need the VPN up",
+            "--type",
+            "LTM",
+            "--project",
+            "webapp",
+        ]));
+    }
+
     /// Runs `eywa hook <args…>` with `stdin`: (stdout, how long it took). It must exit 0.
     fn hook(&self, args: &[&str], stdin: &str) -> (String, Duration) {
         let started = Instant::now();
@@ -157,15 +170,7 @@ fn tokens(text: &str) -> usize {
 #[test]
 fn session_start_hands_over_the_projects_sessions_within_the_budget() {
     let env = Env::new();
-    crate::support::succeed(env.eywa().args([
-        "memory",
-        "add",
-        "Deploys need the VPN up",
-        "--type",
-        "LTM",
-        "--project",
-        "webapp",
-    ]));
+    env.remember_the_vpn();
     let new_session = env.home.root().join("projects/-w-webapp/new.jsonl");
     for source in ["startup", "resume", "clear", "compact"] {
         let input = start_input("new", &new_session, "/w/webapp", source);
@@ -522,28 +527,13 @@ fn issue_30_a_read_longer_than_the_hook_goes_on_in_the_background() {
 #[test]
 fn the_web_views_context_page_is_what_session_start_hands_over() {
     let env = Env::new();
-    crate::support::succeed(env.eywa().args([
-        "memory",
-        "add",
-        "Deploys need the VPN up",
-        "--type",
-        "LTM",
-        "--project",
-        "webapp",
-    ]));
+    env.remember_the_vpn();
     let server = Serve::spawn({
         let mut serve = env.eywa();
         serve.args(["serve", "--addr", "127.0.0.1:0", "--no-ingest"]);
         serve
     });
-    let lines = server.wait_for(Duration::from_secs(60), |l| {
-        l.iter().any(|l| l.starts_with("eywa: serving gRPC on "))
-    });
-    let addr: std::net::SocketAddr = lines
-        .iter()
-        .find_map(|l| l.strip_prefix("eywa: serving gRPC on "))
-        .and_then(|a| a.parse().ok())
-        .unwrap_or_else(|| panic!("{lines:#?}"));
+    let addr = server.socket();
     // What the page shows as the context, unescaped.
     let shown = |body: &str| {
         body.split(r#"<pre class="context">"#)

@@ -37,6 +37,16 @@ impl Env {
         crate::support::eywa_command(self.data.path(), self.home.root())
     }
 
+    /// Adds a session of one exchange to the roaster project, written beside the tree
+    /// and renamed in: a watcher never sees half a file.
+    fn add_session(&self, id: &str, exchange: (&str, &str)) {
+        let lines = session_lines(id, "/w/roaster", days_ago(0), &[exchange]);
+        let staged = self.home.root().join("staged.jsonl");
+        std::fs::write(&staged, lines.join("\n") + "\n").unwrap();
+        let target = format!("projects/-w-roaster/{id}.jsonl");
+        std::fs::rename(&staged, self.home.root().join(target)).unwrap();
+    }
+
     fn serve(&self, extra: &[&str]) -> Command {
         let mut cmd = self.eywa();
         cmd.args(["serve", "--addr", "127.0.0.1:0"]).args(extra);
@@ -138,11 +148,8 @@ fn an_idle_server_is_quiet_and_a_change_is_logged() {
         .collect();
     assert!(loud.is_empty(), "an idle server logged: {loud:#?}");
     // The web view is on the same listener, at the address it prints.
-    let web: std::net::SocketAddr = lines
-        .iter()
-        .find_map(|l| l.strip_prefix("eywa: web view at http://"))
-        .and_then(|a| a.trim_end_matches('/').parse().ok())
-        .unwrap_or_else(|| panic!("serve prints the web view's address: {lines:#?}"));
+    let web = server.socket();
+    assert_eq!(server.web_url(), format!("http://{web}/"));
     let before = crate::support::http::get(web, "/");
     assert_eq!(before.status, 200, "{}", before.body);
     assert!(
@@ -152,22 +159,10 @@ fn an_idle_server_is_quiet_and_a_change_is_logged() {
     );
 
     // A new session is news.
-    let lines = session_lines(
+    env.add_session(
         "c0ffee00-0000-4000-8000-000000000002",
-        "/w/roaster",
-        days_ago(0),
-        &[("Add a cooling stage", "Added.")],
+        ("Add a cooling stage", "Added."),
     );
-    // Written beside, then renamed in: the watcher never sees half a file.
-    let staged = env.home.root().join("staged.jsonl");
-    std::fs::write(&staged, lines.join("\n") + "\n").unwrap();
-    std::fs::rename(
-        &staged,
-        env.home
-            .root()
-            .join("projects/-w-roaster/c0ffee00-0000-4000-8000-000000000002.jsonl"),
-    )
-    .unwrap();
     let lines = server.wait_for(Duration::from_secs(60), |l| {
         l.iter()
             .any(|l| l.contains("INFO") && l.contains("ingested changes"))
@@ -224,14 +219,8 @@ fn allow_host_opens_the_web_view_and_mcp_to_that_name_alone() {
     use crate::support::http;
     let env = Env::new();
     let server = Serve::spawn(env.serve(&["--allow-host", "eywa.internal"]));
-    let lines = server.wait_for(Duration::from_secs(60), |l| {
-        l.iter().any(|l| l.starts_with("eywa: serving gRPC on "))
-    });
-    let web: std::net::SocketAddr = lines
-        .iter()
-        .find_map(|l| l.strip_prefix("eywa: web view at http://"))
-        .and_then(|a| a.trim_end_matches('/').parse().ok())
-        .unwrap_or_else(|| panic!("serve prints the web view's address: {lines:#?}"));
+    let web = server.socket();
+    assert_eq!(server.web_url(), format!("http://{web}/"));
     let named = http::request(web, "GET", "/", "eywa.internal");
     assert_eq!(named.status, 200, "{}", named.body);
     assert!(named.body.contains("roaster"));
@@ -273,14 +262,7 @@ fn eywa_open_prints_the_address_of_a_session_a_node_or_a_search() {
     assert!(said.contains("no eywa serve is running"), "{said}");
 
     let server = Serve::spawn(env.serve(&[]));
-    let lines = server.wait_for(Duration::from_secs(60), |l| {
-        l.iter().any(|l| l.starts_with("eywa: serving gRPC on "))
-    });
-    let addr: std::net::SocketAddr = lines
-        .iter()
-        .find_map(|l| l.strip_prefix("eywa: serving gRPC on "))
-        .and_then(|a| a.parse().ok())
-        .unwrap_or_else(|| panic!("{lines:#?}"));
+    let addr = server.socket();
     for (args, path, shows) in [
         (vec![], "/".to_owned(), "roaster"),
         (
@@ -324,14 +306,7 @@ fn an_open_page_hears_of_a_new_session_and_stopping_ends_its_stream() {
     use std::io::{Read, Write};
     let env = Env::new();
     let server = Serve::spawn(env.serve(&["--watch-interval-ms", "60000"]));
-    let lines = server.wait_for(Duration::from_secs(60), |l| {
-        l.iter().any(|l| l.starts_with("eywa: serving gRPC on "))
-    });
-    let addr: std::net::SocketAddr = lines
-        .iter()
-        .find_map(|l| l.strip_prefix("eywa: serving gRPC on "))
-        .and_then(|a| a.parse().ok())
-        .unwrap_or_else(|| panic!("{lines:#?}"));
+    let addr = server.socket();
     let mut stream = std::net::TcpStream::connect(addr).unwrap();
     stream
         .set_read_timeout(Some(Duration::from_secs(20)))
@@ -357,22 +332,11 @@ fn an_open_page_hears_of_a_new_session_and_stopping_ends_its_stream() {
     let text = String::from_utf8_lossy(&said).into_owned();
     assert!(text.contains("content-type: text/event-stream"), "{text}");
 
-    // A new session, written whole (renamed in) while the page listens.
-    let lines = session_lines(
+    // A new session, written while the page listens.
+    env.add_session(
         "c0ffee00-0000-4000-8000-000000000003",
-        "/w/roaster",
-        days_ago(0),
-        &[("Chart the first crack", "Charted.")],
+        ("Chart the first crack", "Charted."),
     );
-    let staged = env.home.root().join("staged.jsonl");
-    std::fs::write(&staged, lines.join("\n") + "\n").unwrap();
-    std::fs::rename(
-        &staged,
-        env.home
-            .root()
-            .join("projects/-w-roaster/c0ffee00-0000-4000-8000-000000000003.jsonl"),
-    )
-    .unwrap();
     assert!(
         until("event: changed", &mut said),
         "no change heard: {}",

@@ -21,6 +21,15 @@ fn safe_url(url: &str) -> bool {
     }
 }
 
+/// `url` when the page may link to it, else an empty destination.
+fn safe(url: CowStr<'_>) -> CowStr<'_> {
+    if safe_url(&url) {
+        url
+    } else {
+        CowStr::Borrowed("")
+    }
+}
+
 /// `text` as HTML from Markdown, or `None` when it is too long to parse (the caller shows
 /// it as written).
 pub(super) fn render(text: &str) -> Option<String> {
@@ -38,37 +47,23 @@ pub(super) fn render(text: &str) -> Option<String> {
             dest_url,
             title,
             id,
-        }) => {
-            let dest_url = if safe_url(&dest_url) {
-                dest_url
-            } else {
-                CowStr::Borrowed("")
-            };
-            Event::Start(Tag::Link {
-                link_type,
-                dest_url,
-                title,
-                id,
-            })
-        }
+        }) => Event::Start(Tag::Link {
+            link_type,
+            dest_url: safe(dest_url),
+            title,
+            id,
+        }),
         Event::Start(Tag::Image {
             dest_url,
             title,
             id,
             ..
-        }) => {
-            let dest_url = if safe_url(&dest_url) {
-                dest_url
-            } else {
-                CowStr::Borrowed("")
-            };
-            Event::Start(Tag::Link {
-                link_type: LinkType::Inline,
-                dest_url,
-                title,
-                id,
-            })
-        }
+        }) => Event::Start(Tag::Link {
+            link_type: LinkType::Inline,
+            dest_url: safe(dest_url),
+            title,
+            id,
+        }),
         Event::End(TagEnd::Image) => Event::End(TagEnd::Link),
         other => other,
     });

@@ -570,18 +570,51 @@ fn to_memory(id: &str) -> Response {
 
 type FormResult<T> = Result<axum::Form<T>, axum::extract::rejection::FormRejection>;
 
+/// A form that writes: it carries the token this server put in it.
+trait WriteForm: Send + 'static {
+    fn csrf(&self) -> &str;
+}
+
+impl WriteForm for memories::Remember {
+    fn csrf(&self) -> &str {
+        &self.csrf
+    }
+}
+
+impl WriteForm for memories::Update {
+    fn csrf(&self) -> &str {
+        &self.csrf
+    }
+}
+
+impl WriteForm for memories::Forget {
+    fn csrf(&self) -> &str {
+        &self.csrf
+    }
+}
+
+/// Applies a memory form once it parses and carries this server's token, and sends the
+/// browser to the memory's page.
+async fn write_memory<T: WriteForm>(
+    web: &Web,
+    form: FormResult<T>,
+    apply: impl FnOnce(T, &Engine) -> Result<crate::memory::MemoryItem, Failure> + Send + 'static,
+) -> Result<Response, Failure> {
+    let axum::Form(form) = form.map_err(|e| Failure::BadRequest(e.body_text()))?;
+    if forged(web, form.csrf()) {
+        return Err(Failure::Forged);
+    }
+    let engine = web.engine.clone();
+    let item = blocking(move || apply(form, &engine)).await?;
+    Ok(to_memory(&item.id))
+}
+
 /// `POST /memories`: remembers what the form says.
 async fn remember(
     State(web): State<Arc<Web>>,
     form: FormResult<memories::Remember>,
 ) -> Result<Response, Failure> {
-    let axum::Form(form) = form.map_err(|e| Failure::BadRequest(e.body_text()))?;
-    if forged(&web, &form.csrf) {
-        return Err(Failure::Forged);
-    }
-    let engine = web.engine.clone();
-    let item = blocking(move || form.apply(&engine)).await?;
-    Ok(to_memory(&item.id))
+    write_memory(&web, form, memories::Remember::apply).await
 }
 
 /// `POST /memories/{id}/update`.
@@ -590,13 +623,7 @@ async fn update_memory(
     Path(id): Path<String>,
     form: FormResult<memories::Update>,
 ) -> Result<Response, Failure> {
-    let axum::Form(form) = form.map_err(|e| Failure::BadRequest(e.body_text()))?;
-    if forged(&web, &form.csrf) {
-        return Err(Failure::Forged);
-    }
-    let engine = web.engine.clone();
-    let item = blocking(move || form.apply(&engine, &id)).await?;
-    Ok(to_memory(&item.id))
+    write_memory(&web, form, move |form, engine| form.apply(engine, &id)).await
 }
 
 /// `POST /memories/{id}/forget`.
@@ -605,13 +632,7 @@ async fn forget_memory(
     Path(id): Path<String>,
     form: FormResult<memories::Forget>,
 ) -> Result<Response, Failure> {
-    let axum::Form(form) = form.map_err(|e| Failure::BadRequest(e.body_text()))?;
-    if forged(&web, &form.csrf) {
-        return Err(Failure::Forged);
-    }
-    let engine = web.engine.clone();
-    let item = blocking(move || form.apply(&engine, &id)).await?;
-    Ok(to_memory(&item.id))
+    write_memory(&web, form, move |form, engine| form.apply(engine, &id)).await
 }
 
 /// `/documents`: the latest version of each document, most recently added first.

@@ -55,6 +55,21 @@ impl Serve {
         serve
     }
 
+    /// The address it listens on.
+    pub(crate) fn socket(&self) -> std::net::SocketAddr {
+        self.addr.parse().expect("serve reports HOST:PORT")
+    }
+
+    /// The web view's address, as serve printed it.
+    pub(crate) fn web_url(&self) -> String {
+        let lines = self.wait_for(Duration::ZERO, |_| true);
+        lines
+            .iter()
+            .find_map(|l| l.strip_prefix("eywa: web view at "))
+            .unwrap_or_else(|| panic!("serve prints the web view's address: {lines:#?}"))
+            .to_owned()
+    }
+
     pub(crate) fn pid(&self) -> u32 {
         self.child.id()
     }
