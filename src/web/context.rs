@@ -7,8 +7,8 @@ use crate::engine::Engine;
 use crate::model::Timestamp;
 use crate::retrieve::start::{StartContext, session_start};
 
-use super::Failure;
 use super::pages::{counted, layout, segment};
+use super::{Failure, given};
 
 /// The hook's budget unless `EYWA_HOOK_MAX_TOKENS` or `--max-tokens` says otherwise.
 pub(super) const HOOK_TOKENS: usize = 2_000;
@@ -21,11 +21,6 @@ pub(super) struct Params {
     project: Option<String>,
     cwd: Option<String>,
     tokens: Option<String>,
-}
-
-/// A value given, trimmed; `None` when blank.
-fn given(v: &Option<String>) -> Option<&str> {
-    v.as_deref().map(str::trim).filter(|v| !v.is_empty())
 }
 
 impl Params {

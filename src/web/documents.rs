@@ -7,8 +7,8 @@ use crate::docs::DocumentInfo;
 use crate::engine::Engine;
 use crate::model::Timestamp;
 
-use super::Failure;
-use super::pages::{count, counted, cut, layout, segment, when};
+use super::pages::{count, counted, cut, layout, pager, segment, when};
+use super::{Failure, page_number};
 
 /// Documents a page lists.
 const PER_PAGE: usize = 50;
@@ -54,7 +54,7 @@ pub(super) struct Listed {
 
 impl ListParams {
     pub(super) fn read(&self, engine: &Engine) -> Result<Listed, Failure> {
-        let page = number("page", &self.page)?.unwrap_or(1) as usize;
+        let page = page_number(&self.page)?;
         let (documents, total) = engine.list_documents(PER_PAGE, (page - 1) * PER_PAGE)?;
         Ok(Listed {
             documents,
@@ -122,13 +122,7 @@ pub(super) fn list(listed: &Listed, now: Timestamp) -> Markup {
                     }
                 }
             }
-            @if pages > 1 {
-                nav.pager {
-                    @if listed.page > 1 { a rel="prev" href={ "/documents?page=" (listed.page - 1) } { "← Newer" } }
-                    span { "Page " (listed.page) " of " (pages) }
-                    @if listed.page < pages { a rel="next" href={ "/documents?page=" (listed.page + 1) } { "Older →" } }
-                }
-            }
+            (pager("/documents", listed.page, pages))
         },
     )
 }

@@ -8,8 +8,8 @@ use crate::engine::Engine;
 use crate::memory::{MemoryFilter, MemoryItem, MemoryUpdate, NewMemory, RecallQuery};
 use crate::model::{MemoryType, Timestamp};
 
-use super::Failure;
-use super::pages::{counted, layout, segment, when};
+use super::pages::{counted, layout, pager, segment, when};
+use super::{Failure, given, page_number};
 
 /// Memories a page lists.
 const PER_PAGE: usize = 50;
@@ -22,11 +22,6 @@ pub(super) struct Params {
     #[serde(rename = "type")]
     kind: Option<String>,
     page: Option<String>,
-}
-
-/// A value given, trimmed; `None` when blank.
-fn given(v: &Option<String>) -> Option<&str> {
-    v.as_deref().map(str::trim).filter(|v| !v.is_empty())
 }
 
 /// A memory type from a form, or a 400 naming the three.
@@ -56,19 +51,7 @@ impl Params {
     /// Reads the page asked for.
     pub(super) fn read(self, engine: &Engine) -> Result<Listed, Failure> {
         let kind = memory_type(&self.kind)?;
-        let page = match given(&self.page) {
-            None => 1,
-            Some(p) => p
-                .parse::<usize>()
-                .ok()
-                .filter(|p| (1..=100_000).contains(p))
-                .ok_or_else(|| {
-                    Failure::BadRequest(format!(
-                        "page must be a number from 1, got {}",
-                        crate::error::quote(p)
-                    ))
-                })?,
-        };
+        let page = page_number(&self.page)?;
         let project = given(&self.project).map(str::to_owned);
         let (memories, total) = if let Some(q) = given(&self.q) {
             let hits = engine.recall(&RecallQuery {
@@ -262,13 +245,7 @@ pub(super) fn list(listed: &Listed, csrf: &str, now: Timestamp) -> Markup {
                     }
                 }
             }
-            @if given(&p.q).is_none() && pages > 1 {
-                nav.pager {
-                    @if listed.page > 1 { a rel="prev" href={ "/memories?page=" (listed.page - 1) } { "← Newer" } }
-                    span { "Page " (listed.page) " of " (pages) }
-                    @if listed.page < pages { a rel="next" href={ "/memories?page=" (listed.page + 1) } { "Older →" } }
-                }
-            }
+            @if given(&p.q).is_none() { (pager("/memories", listed.page, pages)) }
             h2 { "Remember" }
             form.write method="post" action="/memories" {
                 input type="hidden" name="csrf" value=(csrf);

@@ -331,24 +331,51 @@ struct Paging {
 impl Paging {
     /// The page asked for (1 when none is), or why it is not one.
     fn number(&self) -> Result<usize, Failure> {
-        match self.page.as_deref().map(str::trim) {
-            None | Some("") => Ok(1),
-            Some(p) => match p.parse::<usize>() {
-                Ok(n) if (1..=1_000_000).contains(&n) => Ok(n),
-                _ => Err(Failure::BadRequest(format!(
+        page_number(&self.page)
+    }
+}
+
+/// A query parameter as given, trimmed; `None` when missing or blank.
+fn given(v: &Option<String>) -> Option<&str> {
+    v.as_deref().map(str::trim).filter(|v| !v.is_empty())
+}
+
+/// A `?page=N` of any list, counted from 1 (1 when not given), or a 400 saying why it is
+/// not one.
+fn page_number(v: &Option<String>) -> Result<usize, Failure> {
+    match given(v) {
+        None => Ok(1),
+        Some(p) => p
+            .parse::<usize>()
+            .ok()
+            .filter(|n| (1..=1_000_000).contains(n))
+            .ok_or_else(|| {
+                Failure::BadRequest(format!(
                     "page must be a number from 1, got {}",
                     crate::error::quote(p)
-                ))),
-            },
-        }
+                ))
+            }),
+    }
+}
+
+/// A page's query string, parsed; what does not parse is a 400 (see the `From` below).
+type QueryOf<T> = Result<Query<T>, axum::extract::rejection::QueryRejection>;
+
+impl From<axum::extract::rejection::QueryRejection> for Failure {
+    fn from(e: axum::extract::rejection::QueryRejection) -> Failure {
+        Failure::BadRequest(e.body_text())
+    }
+}
+
+impl From<axum::extract::rejection::FormRejection> for Failure {
+    fn from(e: axum::extract::rejection::FormRejection) -> Failure {
+        Failure::BadRequest(e.body_text())
     }
 }
 
 /// The query of a page that takes `?page=N`, or a 400 saying what is wrong with it.
-fn paging(
-    query: Result<Query<Paging>, axum::extract::rejection::QueryRejection>,
-) -> Result<Paging, Failure> {
-    let Query(paging) = query.map_err(|e| Failure::BadRequest(e.body_text()))?;
+fn paging(query: QueryOf<Paging>) -> Result<Paging, Failure> {
+    let Query(paging) = query?;
     paging.number()?;
     Ok(paging)
 }
@@ -357,7 +384,7 @@ fn paging(
 async fn project(
     State(web): State<Arc<Web>>,
     Path(name): Path<String>,
-    query: Result<Query<Paging>, axum::extract::rejection::QueryRejection>,
+    query: QueryOf<Paging>,
 ) -> Result<Response, Failure> {
     let page = paging(query)?.number()?;
     let now = web.options.clock.now();
@@ -383,7 +410,7 @@ async fn project(
 async fn session(
     State(web): State<Arc<Web>>,
     Path(reference): Path<String>,
-    query: Result<Query<Paging>, axum::extract::rejection::QueryRejection>,
+    query: QueryOf<Paging>,
 ) -> Result<Response, Failure> {
     let paging = paging(query)?;
     let now = web.options.clock.now();
@@ -396,7 +423,7 @@ async fn session(
             .iter()
             .position(|m| m.uuid.as_deref() == Some(at))
     });
-    let asked = paging.page.as_deref().is_some_and(|p| !p.trim().is_empty());
+    let asked = given(&paging.page).is_some();
     let page = match (asked, held) {
         (false, Some(index)) => index / MESSAGES_PER_PAGE + 1,
         _ => paging.number()?,
@@ -413,9 +440,9 @@ async fn session(
 /// hit with the signals behind its rank; the form alone before a query.
 async fn search(
     State(web): State<Arc<Web>>,
-    query: Result<Query<search::Params>, axum::extract::rejection::QueryRejection>,
+    query: QueryOf<search::Params>,
 ) -> Result<Response, Failure> {
-    let Query(params) = query.map_err(|e| Failure::BadRequest(e.body_text()))?;
+    let Query(params) = query?;
     let now = web.options.clock.now();
     let asked = params.asked(now)?;
     if asked.request.query.is_empty() {
@@ -436,9 +463,9 @@ async fn search(
 async fn node(
     State(web): State<Arc<Web>>,
     Path(reference): Path<String>,
-    query: Result<Query<nodes::Params>, axum::extract::rejection::QueryRejection>,
+    query: QueryOf<nodes::Params>,
 ) -> Result<Response, Failure> {
-    let Query(params) = query.map_err(|e| Failure::BadRequest(e.body_text()))?;
+    let Query(params) = query?;
     let now = web.options.clock.now();
     let engine = web.engine.clone();
     let (reference, read) = blocking(move || {
@@ -497,9 +524,9 @@ async fn export(
 /// would hand an agent starting there now, and what did not fit.
 async fn start(
     State(web): State<Arc<Web>>,
-    query: Result<Query<context::Params>, axum::extract::rejection::QueryRejection>,
+    query: QueryOf<context::Params>,
 ) -> Result<Response, Failure> {
-    let Query(params) = query.map_err(|e| Failure::BadRequest(e.body_text()))?;
+    let Query(params) = query?;
     let now = web.options.clock.now();
     let (engine, thresholds) = (web.engine.clone(), web.options.staleness);
     let (params, start) = blocking(move || {
@@ -539,9 +566,9 @@ async fn events(State(web): State<Arc<Web>>) -> Response {
 /// `/memories?q=…&project=…&type=…`: memories recalled for words, or listed.
 async fn memories_list(
     State(web): State<Arc<Web>>,
-    query: Result<Query<memories::Params>, axum::extract::rejection::QueryRejection>,
+    query: QueryOf<memories::Params>,
 ) -> Result<Response, Failure> {
-    let Query(params) = query.map_err(|e| Failure::BadRequest(e.body_text()))?;
+    let Query(params) = query?;
     let now = web.options.clock.now();
     let engine = web.engine.clone();
     let listed = blocking(move || params.read(&engine)).await?;
@@ -600,7 +627,7 @@ async fn write_memory<T: WriteForm>(
     form: FormResult<T>,
     apply: impl FnOnce(T, &Engine) -> Result<crate::memory::MemoryItem, Failure> + Send + 'static,
 ) -> Result<Response, Failure> {
-    let axum::Form(form) = form.map_err(|e| Failure::BadRequest(e.body_text()))?;
+    let axum::Form(form) = form?;
     if forged(web, form.csrf()) {
         return Err(Failure::Forged);
     }
@@ -638,9 +665,9 @@ async fn forget_memory(
 /// `/documents`: the latest version of each document, most recently added first.
 async fn documents_list(
     State(web): State<Arc<Web>>,
-    query: Result<Query<documents::ListParams>, axum::extract::rejection::QueryRejection>,
+    query: QueryOf<documents::ListParams>,
 ) -> Result<Response, Failure> {
-    let Query(params) = query.map_err(|e| Failure::BadRequest(e.body_text()))?;
+    let Query(params) = query?;
     let now = web.options.clock.now();
     let engine = web.engine.clone();
     let listed = blocking(move || params.read(&engine)).await?;
@@ -652,9 +679,9 @@ async fn documents_list(
 async fn document(
     State(web): State<Arc<Web>>,
     Path(id): Path<String>,
-    query: Result<Query<documents::Params>, axum::extract::rejection::QueryRejection>,
+    query: QueryOf<documents::Params>,
 ) -> Result<Response, Failure> {
-    let Query(params) = query.map_err(|e| Failure::BadRequest(e.body_text()))?;
+    let Query(params) = query?;
     let now = web.options.clock.now();
     let engine = web.engine.clone();
     let shown = blocking(move || params.read(&engine, &id)).await?;

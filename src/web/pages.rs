@@ -136,7 +136,7 @@ pub(super) fn home(rows: &[ProjectRow], now: Timestamp) -> Markup {
 }
 
 /// Links to the pages before and after `page` of `pages`, at `base?page=N`.
-fn pager(base: &str, page: usize, pages: usize) -> Markup {
+pub(super) fn pager(base: &str, page: usize, pages: usize) -> Markup {
     html! {
         @if pages > 1 {
             nav.pager {

@@ -7,8 +7,8 @@ use crate::model::{SearchFilter, Timestamp, parse_since};
 use crate::retrieve::search::{CONTENT_TYPES, SearchHit, SearchRequest, SearchResults};
 use crate::retrieve::{SearchMode, Signals};
 
-use super::Failure;
 use super::pages::{counted, layout, segment, when};
+use super::{Failure, given};
 
 /// Hits a search page shows unless asked for another number.
 const DEFAULT_LIMIT: usize = 20;
@@ -36,25 +36,19 @@ pub(super) struct Asked {
 impl Params {
     /// The request these parameters ask, or a 400 saying which one is wrong.
     pub(super) fn asked(self, now: Timestamp) -> Result<Asked, Failure> {
-        let given = |v: &Option<String>| {
-            v.as_deref()
-                .map(str::trim)
-                .filter(|v| !v.is_empty())
-                .map(str::to_owned)
-        };
         let mode = match given(&self.mode) {
             None => SearchMode::Hybrid,
-            Some(m) => SearchMode::parse(&m).ok_or_else(|| {
+            Some(m) => SearchMode::parse(m).ok_or_else(|| {
                 Failure::BadRequest(format!(
                     "mode must be lexical, semantic or hybrid, got {}",
-                    crate::error::quote(&m)
+                    crate::error::quote(m)
                 ))
             })?,
         };
-        let kinds: Vec<String> = given(&self.kind).into_iter().collect();
+        let kinds: Vec<String> = given(&self.kind).map(str::to_owned).into_iter().collect();
         crate::retrieve::search::content_types(&kinds).map_err(Failure::BadRequest)?;
         let since = given(&self.since)
-            .map(|s| parse_since(&s, now))
+            .map(|s| parse_since(s, now))
             .transpose()
             .map_err(|why| Failure::BadRequest(format!("since: {why}")))?;
         let limit = match given(&self.limit) {
@@ -67,7 +61,7 @@ impl Params {
                     Failure::BadRequest(format!(
                         "limit must be a number from 1 to {}, got {}",
                         crate::retrieve::search::MAX_SEARCH_LIMIT,
-                        crate::error::quote(&l)
+                        crate::error::quote(l)
                     ))
                 })?,
         };
@@ -75,7 +69,10 @@ impl Params {
             query: self.q.trim().to_owned(),
             filter: SearchFilter {
                 kinds,
-                projects: given(&self.project).into_iter().collect(),
+                projects: given(&self.project)
+                    .map(str::to_owned)
+                    .into_iter()
+                    .collect(),
                 since,
                 ..SearchFilter::default()
             },
