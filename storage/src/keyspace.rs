@@ -102,6 +102,9 @@ impl Keyspace {
         let options = fjall::PartitionCreateOptions::default();
         match self {
             Keyspace::Blobs => options.compression(fjall::CompressionType::None),
+            Keyspace::Chunks | Keyspace::EmbedQueue => options.compaction_strategy(
+                fjall::compaction::Strategy::SizeTiered(fjall::compaction::SizeTiered::default()),
+            ),
             _ => options,
         }
     }
