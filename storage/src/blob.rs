@@ -475,7 +475,7 @@ fn create_shard_dir(dir: &Path) -> io::Result<()> {
 }
 
 /// Makes a rename in `dir` durable (a no-op where directories cannot be synced).
-fn sync_dir(dir: &Path) -> io::Result<()> {
+pub(crate) fn sync_dir(dir: &Path) -> io::Result<()> {
     #[cfg(unix)]
     File::open(dir)?.sync_all()?;
     #[cfg(not(unix))]

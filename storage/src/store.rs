@@ -16,7 +16,10 @@ mod files;
 mod migrate;
 
 pub(crate) use self::files::create_private_dir;
-use self::files::{TempDirGuard, build_keyspace, copy_entries, lock_store, open_keyspace};
+use self::files::{
+    TempDirGuard, begin_keyspace, build_keyspace, copy_entries, end_keyspace, lock_store,
+    open_keyspace,
+};
 
 pub use migrate::Moved;
 
@@ -55,6 +58,9 @@ const LOCK_RETRY_INTERVAL: Duration = Duration::from_millis(10);
 const KEYSPACES_DIR: &str = "keyspaces";
 /// A warm tier being created, renamed to [`KEYSPACES_DIR`] when whole.
 const NEW_KEYSPACES_DIR: &str = "keyspaces.new";
+/// Present while an empty warm tier is laid out in place: one found on open was cut
+/// short, and is laid out again.
+const CREATING_MARKER: &str = "keyspaces.creating";
 /// The content-addressed blob files (cold tier), under the store directory.
 const COLD_DIR: &str = "cold";
 /// The file a process holds an exclusive lock on while it has the store open.
@@ -172,15 +178,19 @@ impl Store {
         let moved = migrate::from_sled(&path, config)?;
         let dir = path.join(KEYSPACES_DIR);
         // A temporary store is gone after a crash anyway.
-        if !dir.exists() && !config.temporary {
-            build_keyspace(&path, config, |_, _| Ok(()))?;
-        }
+        let creating = !config.temporary && begin_keyspace(&path)?;
         let keyspace = open_keyspace(&dir, config)
             .map_err(|e| crate::error::fjall_error(e, &path, config.min_free_bytes))?;
         let partitions = Keyspace::ALL
             .iter()
             .map(|ks| keyspace.open_partition(ks.name(), ks.create_options()))
             .collect::<Result<Vec<_>, _>>()?;
+        if creating {
+            keyspace
+                .persist(PersistMode::SyncAll)
+                .map_err(|e| crate::error::fjall_error(e, &path, config.min_free_bytes))?;
+            end_keyspace(&path)?;
+        }
         let blobs = BlobStore::init(path.join(COLD_DIR), config.min_free_bytes)?;
         let store = Store {
             min_free: config.min_free_bytes,
@@ -612,7 +622,7 @@ impl Store {
     /// Whether an entry of the store directory belongs to the warm tier (its keyspace, one
     /// being made, its lock), which [`Store::copy_warm_to`] copies.
     pub fn is_warm_tier_file(name: &std::ffi::OsStr) -> bool {
-        [KEYSPACES_DIR, NEW_KEYSPACES_DIR, LOCK_FILE]
+        [KEYSPACES_DIR, NEW_KEYSPACES_DIR, CREATING_MARKER, LOCK_FILE]
             .iter()
             .any(|warm| name == *warm)
     }

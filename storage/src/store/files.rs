@@ -6,7 +6,9 @@ use std::time::{Duration, Instant};
 
 use fjall::{PartitionHandle, PersistMode};
 
-use super::{COPY_BATCH, KEYSPACES_DIR, LOCK_FILE, LOCK_RETRY_INTERVAL, NEW_KEYSPACES_DIR};
+use super::{
+    COPY_BATCH, CREATING_MARKER, KEYSPACES_DIR, LOCK_FILE, LOCK_RETRY_INTERVAL, NEW_KEYSPACES_DIR,
+};
 use crate::{Config, Error, Keyspace, Result};
 
 /// The warm tier's settings: a small block cache and write buffer (eywa's reads go to its
@@ -27,6 +29,52 @@ pub(super) fn open_keyspace(dir: &Path, config: &Config) -> fjall::Result<fjall:
         .compaction_workers(1)
         .fsync_ms(sync)
         .open()
+}
+
+/// Readies `store` for an empty warm tier laid out in place, when it has none (or one
+/// whose laying out was cut short, which is removed): marks it as being created and makes
+/// its private directory. Returns whether it did; [`end_keyspace`] then ends the mark,
+/// once fjall has laid the keyspace out and synced it. In place, not built beside and
+/// renamed in as [`build_keyspace`] does: closing the built keyspace would wait for
+/// fjall's monitor thread, a quarter second on every new store.
+pub(super) fn begin_keyspace(store: &Path) -> Result<bool> {
+    let dir = store.join(KEYSPACES_DIR);
+    let marker = store.join(CREATING_MARKER);
+    let io = |path: &Path| {
+        let path = path.to_path_buf();
+        move |source| Error::Io { path, source }
+    };
+    let cut_short = marker.exists();
+    if dir.exists() && !cut_short {
+        return Ok(false);
+    }
+    if cut_short && dir.exists() {
+        std::fs::remove_dir_all(&dir).map_err(io(&dir))?;
+    }
+    let mut options = std::fs::OpenOptions::new();
+    options.create(true).truncate(true).write(true);
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::OpenOptionsExt;
+        options.mode(0o600);
+    }
+    options.open(&marker).map_err(io(&marker))?;
+    crate::blob::sync_dir(store).map_err(io(store))?;
+    create_private_dir(&dir)?;
+    Ok(true)
+}
+
+/// Ends what [`begin_keyspace`] began: the warm tier in `store` is whole.
+pub(super) fn end_keyspace(store: &Path) -> Result<()> {
+    let marker = store.join(CREATING_MARKER);
+    std::fs::remove_file(&marker).map_err(|source| Error::Io {
+        path: marker.clone(),
+        source,
+    })?;
+    crate::blob::sync_dir(store).map_err(|source| Error::Io {
+        path: store.to_path_buf(),
+        source,
+    })
 }
 
 /// Builds the warm tier of the store in `store` beside its place: every partition is

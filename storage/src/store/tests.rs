@@ -154,6 +154,39 @@ fn the_warm_tier_lives_in_keyspaces_and_blobs_in_cold() {
 }
 
 #[test]
+fn a_warm_tier_whose_creation_was_cut_short_is_laid_out_again() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("store");
+    {
+        let store = Config::new().path(&path).open().unwrap();
+        put(&store, Keyspace::Settings, b"x", "written");
+        store.flush().unwrap();
+    }
+    assert!(
+        !path.join("keyspaces.creating").exists(),
+        "a whole warm tier carries no mark"
+    );
+    // Killed while fjall laid it out: the mark is there, and what is in the keyspace is
+    // not to be trusted (here, a file fjall cannot read).
+    std::fs::write(path.join("keyspaces.creating"), b"").unwrap();
+    std::fs::write(path.join("keyspaces/version"), b"garbage").unwrap();
+    let store = Config::new().path(&path).open().unwrap();
+    assert_eq!(store.get::<String>(Keyspace::Settings, b"x").unwrap(), None);
+    put(&store, Keyspace::Settings, b"y", "after");
+    store.flush().unwrap();
+    drop(store);
+    assert!(!path.join("keyspaces.creating").exists());
+    let store = Config::new().path(&path).open().unwrap();
+    assert_eq!(
+        store
+            .get::<String>(Keyspace::Settings, b"y")
+            .unwrap()
+            .as_deref(),
+        Some("after")
+    );
+}
+
+#[test]
 fn a_temporary_store_has_the_same_layout() {
     let store = Config::new().temporary(true).open().unwrap();
     assert!(store.path().join("keyspaces").is_dir());
