@@ -566,3 +566,68 @@ fn walk_jsonl(dir: &Path) -> Vec<std::path::PathBuf> {
     out.sort();
     out
 }
+
+/// Every `.jsonl` file under `dir`, recursively, in path order.
+fn jsonl_files(dir: &Path) -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.is_dir() {
+                stack.push(path);
+            } else if path.extension().is_some_and(|e| e == "jsonl") {
+                out.push(path);
+            }
+        }
+    }
+    out.sort();
+    out
+}
+
+#[test]
+fn reading_texts_only_gives_every_message_text_a_whole_read_gives() {
+    use eywa::claude::{Message, Mode, NoHistory, Reading, read_messages_as};
+    let Some(corpus) = support::shared("corpus/claude-code") else {
+        return;
+    };
+    // What a texts-only read keeps of a message: no thinking, no tool inputs or results,
+    // and no message that had nothing else.
+    let kept = |messages: Vec<Message>| -> Vec<(Option<String>, String, String, Vec<String>)> {
+        messages
+            .into_iter()
+            .filter(|m| !m.text.is_empty() || !m.tool_calls.is_empty())
+            .map(|m| {
+                let calls = m.tool_calls.iter().map(|c| format!("{}:{}", c.id, c.name));
+                (m.uuid, format!("{:?}", m.kind), m.text, calls.collect())
+            })
+            .collect()
+    };
+    let (mut files, mut messages, mut skipped_bytes) = (0, 0, 0);
+    for path in jsonl_files(&corpus) {
+        let bytes = std::fs::read(&path).unwrap();
+        for mode in [Mode::Main, Mode::Agent] {
+            let read = |reading| {
+                read_messages_as(bytes.as_slice(), "", mode, &NoHistory, reading).unwrap()
+            };
+            let whole = read(Reading::Whole);
+            let texts = read(Reading::Texts);
+            assert!(texts.iter().all(|m| m.thinking.is_none()));
+            assert!(
+                texts
+                    .iter()
+                    .flat_map(|m| &m.tool_calls)
+                    .all(|c| c.result.as_deref().is_none_or(str::is_empty))
+            );
+            skipped_bytes += whole
+                .iter()
+                .flat_map(|m| &m.tool_calls)
+                .map(|c| c.result.as_ref().map_or(0, String::len))
+                .sum::<usize>();
+            messages += whole.len();
+            assert_eq!(kept(texts), kept(whole), "{} ({mode:?})", path.display());
+        }
+        files += 1;
+    }
+    assert!(files > 0 && messages > 0 && skipped_bytes > 0);
+}

@@ -57,6 +57,32 @@ impl Line {
         Ok(Line { kind, value })
     }
 
+    /// [`Line::parse`] for a reader of message texts only: the line without what no
+    /// text is made of, skipped unread (tool inputs and results, thinking and its
+    /// signature, images, `toolUseResult`). Every accessor answers as on the whole line
+    /// except [`Line::blocks`]' tool inputs and results (`null`) and thinking (absent:
+    /// the block reads as [`Block::Other`]), [`Line::agent_run`] and
+    /// [`Line::spawned_agent`]. A transcript's bytes are mostly tool results, which a
+    /// `Value` copies whole: `SearchSessions` reads every session this way.
+    pub fn parse_texts(bytes: &[u8]) -> Option<Line> {
+        let mut de = serde_json::Deserializer::from_slice(bytes);
+        let Skimmed(value) = serde::de::DeserializeSeed::deserialize(Skim::Line, &mut de).ok()?;
+        de.end().ok()?;
+        if !value.is_object() {
+            return None;
+        }
+        let kind = match value.get("type").and_then(Value::as_str).unwrap_or("") {
+            "user" => LineKind::User,
+            "assistant" => LineKind::Assistant,
+            "system" => LineKind::System,
+            "summary" => LineKind::Summary,
+            "custom-title" => LineKind::CustomTitle,
+            "ai-title" => LineKind::AiTitle,
+            other => LineKind::Other(other.to_owned()),
+        };
+        Some(Line { kind, value })
+    }
+
     fn str(&self, key: &str) -> Option<&str> {
         self.value.get(key).and_then(Value::as_str)
     }
@@ -262,6 +288,122 @@ impl Line {
     }
 }
 
+/// Where [`Line::parse_texts`] is in a line: the line's object, its `message`, the
+/// message's `content`, or one of its blocks. Each object keeps every member but those
+/// its level skips; anything not an object (or array, for `Content`) is kept whole.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Skim {
+    Line,
+    Message,
+    Content,
+    Block,
+}
+
+/// A value [`Skim`] kept.
+struct Skimmed(Value);
+
+impl Skim {
+    /// The level a member `key` of an object at this level is read at, `None` to skip it,
+    /// and `Some(None)` to keep it whole.
+    fn member(self, key: &str) -> Option<Option<Skim>> {
+        match (self, key) {
+            (Skim::Line, "toolUseResult") => None,
+            (Skim::Line, "message") => Some(Some(Skim::Message)),
+            (Skim::Message, "content") => Some(Some(Skim::Content)),
+            (Skim::Block, "content" | "input" | "thinking" | "signature" | "source" | "data") => {
+                None
+            }
+            _ => Some(None),
+        }
+    }
+}
+
+impl<'de> serde::de::DeserializeSeed<'de> for Skim {
+    type Value = Skimmed;
+
+    fn deserialize<D: serde::Deserializer<'de>>(self, d: D) -> Result<Skimmed, D::Error> {
+        d.deserialize_any(self)
+    }
+}
+
+impl<'de> serde::de::Visitor<'de> for Skim {
+    type Value = Skimmed;
+
+    fn expecting(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("a transcript line's JSON")
+    }
+
+    fn visit_map<A: serde::de::MapAccess<'de>>(self, mut map: A) -> Result<Skimmed, A::Error> {
+        let mut out = serde_json::Map::new();
+        while let Some(key) = map.next_key::<String>()? {
+            match self.member(&key) {
+                None => {
+                    map.next_value::<serde::de::IgnoredAny>()?;
+                }
+                Some(None) => {
+                    out.insert(key, map.next_value::<Value>()?);
+                }
+                Some(Some(level)) => {
+                    out.insert(key, map.next_value_seed(level)?.0);
+                }
+            }
+        }
+        Ok(Skimmed(Value::Object(out)))
+    }
+
+    fn visit_seq<A: serde::de::SeqAccess<'de>>(self, mut seq: A) -> Result<Skimmed, A::Error> {
+        // A line is an object: one that is not is refused by the caller. The blocks of
+        // `content` are skimmed; any other array is kept whole.
+        let each = match self {
+            Skim::Content => Some(Skim::Block),
+            _ => None,
+        };
+        let mut out = Vec::new();
+        loop {
+            let item = match each {
+                Some(level) => seq.next_element_seed(level)?.map(|s| s.0),
+                None => seq.next_element::<Value>()?,
+            };
+            match item {
+                Some(item) => out.push(item),
+                None => return Ok(Skimmed(Value::Array(out))),
+            }
+        }
+    }
+
+    fn visit_str<E: serde::de::Error>(self, v: &str) -> Result<Skimmed, E> {
+        Ok(Skimmed(Value::String(v.to_owned())))
+    }
+
+    fn visit_string<E: serde::de::Error>(self, v: String) -> Result<Skimmed, E> {
+        Ok(Skimmed(Value::String(v)))
+    }
+
+    fn visit_bool<E: serde::de::Error>(self, v: bool) -> Result<Skimmed, E> {
+        Ok(Skimmed(Value::Bool(v)))
+    }
+
+    fn visit_i64<E: serde::de::Error>(self, v: i64) -> Result<Skimmed, E> {
+        Ok(Skimmed(Value::from(v)))
+    }
+
+    fn visit_u64<E: serde::de::Error>(self, v: u64) -> Result<Skimmed, E> {
+        Ok(Skimmed(Value::from(v)))
+    }
+
+    fn visit_f64<E: serde::de::Error>(self, v: f64) -> Result<Skimmed, E> {
+        Ok(Skimmed(Value::from(v)))
+    }
+
+    fn visit_unit<E: serde::de::Error>(self) -> Result<Skimmed, E> {
+        Ok(Skimmed(Value::Null))
+    }
+
+    fn visit_none<E: serde::de::Error>(self) -> Result<Skimmed, E> {
+        Ok(Skimmed(Value::Null))
+    }
+}
+
 /// What a `compact_boundary` line says about its compaction.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct CompactBoundary {
@@ -393,6 +535,51 @@ mod tests {
         )
         .unwrap();
         assert_eq!(b.blocks(), vec![Block::Text("hi"), Block::Other]);
+    }
+
+    #[test]
+    fn a_texts_only_parse_skips_what_no_text_is_made_of() {
+        let bytes = br#"{"type":"user","uuid":"u1","parentUuid":null,"isSidechain":false,"cwd":"/w","toolUseResult":{"agentId":"a1","file":{"content":"big"}},"message":{"role":"user","usage":{"input_tokens":3},"content":[{"type":"tool_result","tool_use_id":"t1","content":[{"type":"text","text":"out"},{"type":"image","source":{"type":"base64","data":"AAAA"}}],"is_error":true},{"type":"text","text":"hi"},{"type":"thinking","thinking":"hmm","signature":"c2ln"},{"type":"tool_use","id":"t2","name":"Bash","input":{"command":"ls"}},{"type":"image","source":{"data":"AAAA"}}]}}"#;
+        let whole = Line::parse(bytes).unwrap();
+        let texts = Line::parse_texts(bytes).unwrap();
+        assert_eq!(texts.kind, whole.kind);
+        assert_eq!(texts.uuid(), Some("u1"));
+        assert_eq!(texts.cwd(), whole.cwd());
+        assert_eq!(texts.parent_uuid(), None);
+        assert_eq!(texts.usage(), whole.usage());
+        assert_eq!(whole.spawned_agent(), Some(("a1", None)));
+        assert_eq!(texts.spawned_agent(), None);
+        let null = Value::Null;
+        assert_eq!(
+            texts.blocks(),
+            vec![
+                Block::ToolResult {
+                    tool_use_id: Some("t1"),
+                    content: &null,
+                    is_error: true
+                },
+                Block::Text("hi"),
+                Block::Other,
+                Block::ToolUse {
+                    id: Some("t2"),
+                    name: "Bash",
+                    input: &null
+                },
+                Block::Other,
+            ]
+        );
+        assert_eq!(whole.blocks()[2], Block::Thinking("hmm"));
+        // String content stays whole; what is not one object is refused as before.
+        let prompt = Line::parse_texts(br#"{"type":"user","message":{"content":"typed"}}"#);
+        assert_eq!(prompt.unwrap().blocks(), vec![Block::Text("typed")]);
+        for bad in [
+            &b"[1,2]"[..],
+            b"not json",
+            br#"{"type":"user"} trailing"#,
+            b"7",
+        ] {
+            assert!(Line::parse_texts(bad).is_none(), "{bad:?}");
+        }
     }
 
     #[test]

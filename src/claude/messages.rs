@@ -139,7 +139,8 @@ pub struct MessageUsage {
 /// them: a sidechain line joins its parent line's run, or starts a run named by its own
 /// uuid's first 8 characters. Read them with [`Mode::Agent`].
 pub fn inline_run_lines(reader: impl std::io::Read, run: &str) -> std::io::Result<Vec<u8>> {
-    let mut lines = JsonLines::new(reader);
+    // Only where each line sits: its uuid, its parent's, and whether it is a sidechain's.
+    let mut lines = JsonLines::new(reader, Reading::Texts);
     let mut run_of: HashMap<String, String> = HashMap::new();
     let mut out = Vec::new();
     while let Some((bytes, line)) = lines.next()? {
@@ -166,13 +167,15 @@ pub fn inline_run_lines(reader: impl std::io::Read, run: &str) -> std::io::Resul
 struct JsonLines<R> {
     reader: std::io::BufReader<R>,
     buf: Vec<u8>,
+    reading: Reading,
 }
 
 impl<R: std::io::Read> JsonLines<R> {
-    fn new(reader: R) -> Self {
+    fn new(reader: R, reading: Reading) -> Self {
         JsonLines {
             reader: std::io::BufReader::with_capacity(256 * 1024, reader),
             buf: Vec::new(),
+            reading,
         }
     }
 
@@ -183,11 +186,27 @@ impl<R: std::io::Read> JsonLines<R> {
             if self.reader.read_until(b'\n', &mut self.buf)? == 0 {
                 return Ok(None);
             }
-            if let Some(line) = Line::parse(self.buf.trim_ascii()) {
+            let bytes = self.buf.trim_ascii();
+            let line = match self.reading {
+                Reading::Whole => Line::parse(bytes),
+                Reading::Texts => Line::parse_texts(bytes),
+            };
+            if let Some(line) = line {
                 return Ok(Some((self.buf.trim_ascii(), line)));
             }
         }
     }
+}
+
+/// What a read of messages needs of each line.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Reading {
+    /// Everything a message serves.
+    Whole,
+    /// Each message's text, uuid, role, kind and place, as a whole read gives them. Tool
+    /// calls keep their names and ids, not their inputs or results; thinking is left out,
+    /// and a message with nothing else (no text, no tool call) with it.
+    Texts,
 }
 
 /// The messages of a main transcript in conversation order (the `parentUuid` chain).
@@ -204,7 +223,18 @@ pub fn read_messages_with(
     mode: Mode,
     history: &dyn History,
 ) -> std::io::Result<Vec<Message>> {
-    let mut lines = JsonLines::new(reader);
+    read_messages_as(reader, session_id, mode, history, Reading::Whole)
+}
+
+/// [`read_messages_with`], reading of each line what `reading` needs.
+pub fn read_messages_as(
+    reader: impl std::io::Read,
+    session_id: &str,
+    mode: Mode,
+    history: &dyn History,
+    reading: Reading,
+) -> std::io::Result<Vec<Message>> {
+    let mut lines = JsonLines::new(reader, reading);
     let mut out: Vec<(Option<usize>, usize, Message)> = Vec::new();
     let mut links: Vec<Link> = Vec::new();
     let mut seen: HashSet<u128> = HashSet::new();

@@ -15,8 +15,8 @@ pub use self::discover::{
 pub use self::identity::{agent_key, claude_id, copy_key, resume_command, short_id};
 pub use self::line::{AgentRun, Block, CompactBoundary, Line, LineKind, Usage, result_text};
 pub use self::messages::{
-    Message, MessageKind, MessageUsage, Role, ToolCall, cut_tool_text, inline_run_lines,
-    read_messages, read_messages_with,
+    Message, MessageKind, MessageUsage, Reading, Role, ToolCall, cut_tool_text, inline_run_lines,
+    read_messages, read_messages_as, read_messages_with,
 };
 pub use self::transcript::{
     Event, EventKind, FileUse, History, MAX_PASSAGE_CHARS, Mode, NoHistory, Passage, PassageKind,

@@ -15,7 +15,7 @@ use super::{
     Library, MAX_CONTEXT_LINES, MAX_MATCH_LINE_BYTES, MAX_MATCH_PAGE_BYTES, MAX_MATCHES,
     MAX_PATTERN_CHARS, MatchPage, SearchMatch, SessionSearch, in_workspace,
 };
-use crate::claude::{History, Message, NoHistory};
+use crate::claude::{History, Message, NoHistory, Reading};
 use crate::extract::{RedactionCounts, redact_in_place};
 use crate::graph::SourceRecord;
 use crate::index::{GramDoc, GramIndex, GramMessage, INEXACT, Need};
@@ -400,8 +400,14 @@ impl Library<'_> {
         let episode = self.graph.node(episode_of(source))?.ok_or_else(|| {
             Error::NotFound(format!("no episode for session `{}`", source.session_id))
         })?;
-        let (mut messages, _) =
-            self.read_messages(source, &episode, None, history, &source.session_id)?;
+        let (mut messages, _) = self.read_messages(
+            source,
+            &episode,
+            None,
+            history,
+            &source.session_id,
+            Reading::Texts,
+        )?;
         let mut ignored = RedactionCounts::default();
         for m in &mut messages {
             redact_in_place(&mut m.text, &mut ignored);

@@ -5,7 +5,9 @@ use std::sync::Arc;
 
 use super::Library;
 use crate::archive::Archive;
-use crate::claude::{Message, Mode, NoHistory, claude_id, read_messages_with};
+use crate::claude::{
+    Message, Mode, NoHistory, Reading, claude_id, read_messages_as, read_messages_with,
+};
 use crate::extract::{RedactionCounts, redact_in_place};
 use crate::graph::SourceRecord;
 use crate::model::{Handoff, Node, NodeId};
@@ -163,8 +165,14 @@ impl Library<'_> {
         self.authors.load(self.graph)?;
         let no_labels = std::collections::HashMap::new();
         let history = self.authors.history(&no_labels);
-        let (mut messages, from_archive) =
-            self.read_messages(&source, &episode, inline.as_deref(), &history, reference)?;
+        let (mut messages, from_archive) = self.read_messages(
+            &source,
+            &episode,
+            inline.as_deref(),
+            &history,
+            reference,
+            Reading::Whole,
+        )?;
         persisted_results(&source.path, &source.session_id, &mut messages);
         // Served text is scrubbed like everything ingest keeps.
         let mut ignored = RedactionCounts::default();
@@ -224,6 +232,7 @@ impl Library<'_> {
         inline: Option<&str>,
         history: &dyn crate::claude::History,
         reference: &str,
+        reading: Reading,
     ) -> Result<(Vec<Message>, bool)> {
         // Lines of earlier versions are in the archive only.
         let live = std::fs::metadata(&source.path)
@@ -239,9 +248,15 @@ impl Library<'_> {
         let read = |reader: Box<dyn std::io::Read>| match inline {
             Some(run) => {
                 let lines = crate::claude::inline_run_lines(reader, run)?;
-                read_messages_with(std::io::Cursor::new(lines), session, Mode::Agent, history)
+                read_messages_as(
+                    std::io::Cursor::new(lines),
+                    session,
+                    Mode::Agent,
+                    history,
+                    reading,
+                )
             }
-            None => read_messages_with(reader, session, mode, history),
+            None => read_messages_as(reader, session, mode, history, reading),
         };
         let (messages, from_archive) = match (live, &source.archive) {
             (Some(_), _) => {
