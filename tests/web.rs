@@ -331,7 +331,7 @@ fn only_the_names_this_machine_is_reached_by_are_answered() {
 
 #[test]
 fn every_route_reads_or_writes_as_its_table_says() {
-    use eywa::web::Effect::{Read, Write};
+    use eywa::web::Effect::{Read, SignIn, Write};
     // The table of routes, pinned.
     assert_eq!(
         ROUTES,
@@ -356,6 +356,8 @@ fn every_route_reads_or_writes_as_its_table_says() {
             ("/memories/{id}/update", Write),
             ("/memories/{id}/forget", Write),
             ("/memories", Write),
+            ("/login", SignIn),
+            ("/logout", SignIn),
         ]
     );
     let (_home, server) = served();
@@ -404,6 +406,21 @@ fn every_route_reads_or_writes_as_its_table_says() {
                 );
                 page(&forged, 403);
                 assert!(forged.body.contains("reload the page"), "{}", forged.body);
+            }
+            // A server without tokens has nothing to sign in to: back where asked.
+            SignIn => {
+                let reply = if route == "/login" {
+                    http::get(server.addr, "/login?next=%2Fstats")
+                } else {
+                    http::post_form(server.addr, &path, &[])
+                };
+                assert_eq!(reply.status, 303, "{path}");
+                let to = if route == "/login" {
+                    "/stats"
+                } else {
+                    "/login"
+                };
+                assert_eq!(reply.header("location"), Some(to), "{path}");
             }
         }
     }
@@ -843,4 +860,128 @@ fn documents_show_their_versions_what_each_changed_and_their_text() {
     ] {
         page(&http::get(server.addr, &path), status);
     }
+}
+
+#[test]
+fn a_server_with_tokens_signs_a_browser_in_with_a_cookie_that_reads_or_writes_by_scope() {
+    const WRITE: &str = "w-0123456789abcdef0123";
+    const READ: &str = "r-0123456789abcdef0123";
+    let home = ClaudeHome::new();
+    home.session(
+        CART,
+        "/w/shop",
+        days_ago(3),
+        &[("fix the cart total", "Fixed the rounding.")],
+    );
+    let engine = Engine::open(EngineConfig::temporary(home.root())).unwrap();
+    engine.ingest().unwrap();
+    let clock = Clock::manual(Timestamp(days_ago(0).timestamp_millis()));
+    let server = TestServer::start_web_signed(
+        Arc::new(engine),
+        clock,
+        eywa::server::Tokens::new(WRITE, READ),
+    );
+    let addr = server.addr;
+    let with = |cookie: &str, path: &str| {
+        http::request_with(addr, "GET", path, &addr.to_string(), &[("Cookie", cookie)])
+    };
+
+    // Without a token a page sends the browser to sign in, and to come back; the form and
+    // what it loads answer; nothing of a session shows.
+    let asked = http::get(addr, &format!("/sessions/{CART}?at=x"));
+    assert_eq!(asked.status, 303);
+    assert_eq!(
+        asked.header("location"),
+        Some(format!("/login?next=%2Fsessions%2F{CART}%3Fat%3Dx").as_str())
+    );
+    assert!(!asked.body.contains("cart total"));
+    let form = http::get(addr, "/login?next=%2Fstats");
+    page(&form, 200);
+    assert!(
+        form.body.contains(r#"type="password" name="token""#),
+        "{}",
+        form.body
+    );
+    assert!(
+        form.body.contains(r#"name="next" value="/stats""#),
+        "{}",
+        form.body
+    );
+    assert_eq!(http::get(addr, "/assets/eywa.css").status, 200);
+
+    // A wrong token, or another site's form, signs nobody in.
+    let wrong = http::post_form(
+        addr,
+        "/login",
+        &[("token", "not-this-0123456789"), ("next", "/")],
+    );
+    page(&wrong, 401);
+    assert!(wrong.header("set-cookie").is_none());
+    let forged = http::post_form_with(
+        addr,
+        "/login",
+        &[("token", WRITE), ("next", "/")],
+        &[("Sec-Fetch-Site", "cross-site")],
+    );
+    page(&forged, 403);
+    assert!(forged.header("set-cookie").is_none());
+
+    // The read-only token: an HttpOnly, SameSite=Strict cookie, back where it was going;
+    // every page reads, and a form that writes is refused.
+    let sign_in = |token: &str| {
+        let reply = http::post_form(addr, "/login", &[("token", token), ("next", "/stats")]);
+        assert_eq!(reply.status, 303, "{}", reply.body);
+        assert_eq!(reply.header("location"), Some("/stats"));
+        let set = reply.header("set-cookie").expect("a cookie").to_owned();
+        for part in ["HttpOnly", "SameSite=Strict", "Path=/"] {
+            assert!(set.contains(part), "{set}");
+        }
+        assert!(!set.contains("Secure"), "{set}: no TLS here");
+        assert!(
+            !set.contains(token),
+            "{set}: the token is not sent as written"
+        );
+        set.split(';').next().unwrap().to_owned()
+    };
+    let read = sign_in(READ);
+    page(&with(&read, "/stats"), 200);
+    let session = with(&read, &format!("/sessions/{CART}"));
+    page(&session, 200);
+    assert!(session.body.contains("fix the cart total"));
+    let list = with(&read, "/memories");
+    page(&list, 200);
+    let token = csrf(&list.body);
+    let remember = |cookie: &str| {
+        http::post_form_with(
+            addr,
+            "/memories",
+            &[("csrf", &token), ("content", "Totals round half up")],
+            &[("Cookie", cookie)],
+        )
+    };
+    assert_eq!(remember(&read).status, 403);
+    assert!(
+        !with(&read, "/memories")
+            .body
+            .contains("Totals round half up")
+    );
+
+    // The token that may write writes.
+    let write = sign_in(WRITE);
+    let made = remember(&write);
+    assert_eq!(made.status, 303, "{}", made.body);
+    assert!(
+        with(&write, "/memories")
+            .body
+            .contains("Totals round half up")
+    );
+
+    // The cookie opens the web view only: `/mcp` still asks for the header.
+    assert_eq!(with(&write, "/mcp").status, 401);
+
+    // Signing out forgets the cookie.
+    let out = http::post_form_with(addr, "/logout", &[], &[("Cookie", &write)]);
+    assert_eq!(out.status, 303);
+    assert_eq!(out.header("location"), Some("/login"));
+    assert!(out.header("set-cookie").unwrap().contains("Max-Age=0"));
 }

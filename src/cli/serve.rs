@@ -237,6 +237,10 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             staleness: paths.staleness_days,
             live,
             stop: mcp_stop.clone(),
+            login: access.tokens.clone().map(|tokens| eywa::web::Login {
+                tokens: std::sync::Arc::new(tokens),
+                secure: access.tls.is_some(),
+            }),
         },
     )
     .context("cannot set up the web view")?;

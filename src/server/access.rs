@@ -83,8 +83,17 @@ impl Tokens {
         Ok(Tokens::new(&write, &read))
     }
 
+    /// Whether `token` is one of these (either scope): what a browser signs in with.
+    pub fn admits(&self, token: &str) -> bool {
+        self.scope_of(token).is_some()
+    }
+
     fn scope(&self, header: Option<&http::HeaderValue>) -> Option<Scope> {
         let token = header?.to_str().ok()?.strip_prefix("Bearer ")?.trim();
+        self.scope_of(token)
+    }
+
+    fn scope_of(&self, token: &str) -> Option<Scope> {
         let given = digest(token);
         // Both compared, whatever the first says.
         let write = constant_eq(&given, &self.write);
@@ -355,18 +364,34 @@ where
                 return Box::pin(async move { Ok(answer) });
             }
         }
+        let Some(tokens) = &self.tokens else {
+            return Box::pin(self.inner.call(request));
+        };
+        let grpc = is_grpc(request.headers());
+        let path = request.uri().path();
+        // The web view's pages: a browser signs in once and sends its token as a cookie.
+        let page = !grpc && path != "/mcp" && !path.starts_with("/mcp/");
+        if page && crate::web::login::is_open(path) {
+            return Box::pin(self.inner.call(request));
+        }
+        let cookie = page
+            .then(|| crate::web::login::bearer_of_cookie(request.headers()))
+            .flatten();
+        let authorization = request
+            .headers()
+            .get(http::header::AUTHORIZATION)
+            .or(cookie.as_ref());
         // A request other than a read of a page or an asset (a form's POST) writes.
-        let writes = !is_grpc(request.headers())
-            && !matches!(*request.method(), http::Method::GET | http::Method::HEAD);
-        if let Some(tokens) = &self.tokens
-            && let Err(status) = tokens.check_request(
-                request.uri().path(),
-                writes,
-                request.headers().get(http::header::AUTHORIZATION),
-            )
-        {
-            let answer = if is_grpc(request.headers()) {
+        let reads = matches!(*request.method(), http::Method::GET | http::Method::HEAD);
+        if let Err(status) = tokens.check_request(path, !grpc && !reads, authorization) {
+            let answer = if grpc {
                 status.into_http()
+            } else if page && reads && status.code() == tonic::Code::Unauthenticated {
+                let asked = request
+                    .uri()
+                    .path_and_query()
+                    .map_or(path, http::uri::PathAndQuery::as_str);
+                crate::web::login::to_sign_in(asked).map(tonic::body::Body::new)
             } else {
                 http_refusal(&status)
             };

@@ -12,6 +12,7 @@ mod assets;
 mod context;
 mod documents;
 mod live;
+pub mod login;
 mod markdown;
 mod memories;
 mod nodes;
@@ -32,6 +33,7 @@ use crate::engine::Engine;
 use crate::model::Clock;
 
 pub use self::live::{LIVE_INTERVAL, Live};
+pub use self::login::Login;
 
 /// What every page answers with: nothing from another origin, no inline script or
 /// style, no framing.
@@ -53,10 +55,12 @@ pub enum Effect {
     /// Answers `POST` with the page's CSRF token, and only to the token that may write
     /// when the server asks for tokens.
     Write,
+    /// Answers without a token: signing in and out (see [`login`]).
+    SignIn,
 }
 
 /// Every route the web view serves, with what it does: one table, pinned by a test.
-pub const ROUTES: [(&str, Effect); 20] = [
+pub const ROUTES: [(&str, Effect); 22] = [
     ("/", Effect::Read),
     ("/projects/{name}", Effect::Read),
     ("/sessions/{reference}", Effect::Read),
@@ -78,6 +82,8 @@ pub const ROUTES: [(&str, Effect); 20] = [
     ("/memories/{id}/forget", Effect::Write),
     // Remembers: `/memories` answers POST as well as GET.
     ("/memories", Effect::Write),
+    ("/login", Effect::SignIn),
+    ("/logout", Effect::SignIn),
 ];
 
 /// How the web view renders. (Which hosts it answers is the server's, see
@@ -94,6 +100,8 @@ pub struct WebOptions {
     pub live: Arc<Live>,
     /// Cancelled when the server stops: open event streams end at once.
     pub stop: tokio_util::sync::CancellationToken,
+    /// The tokens a browser signs in with, when the server asks for them.
+    pub login: Option<Login>,
 }
 
 /// The web view's state, shared by its handlers.
@@ -135,6 +143,8 @@ pub fn router(engine: Arc<Engine>, options: WebOptions) -> crate::Result<axum::R
         .route("/assets/eywa.js", get(assets::script))
         .route("/favicon.svg", get(assets::favicon))
         .route("/favicon.ico", get(assets::favicon))
+        .route("/login", get(login::form).post(login::sign_in))
+        .route("/logout", post(login::sign_out))
         .layer(axum::middleware::from_fn(guard))
         .with_state(web))
 }

@@ -44,6 +44,16 @@ pub(crate) fn request_with(
 
 /// `POST path` of a form's fields, as a browser sends it.
 pub(crate) fn post_form(addr: SocketAddr, path: &str, fields: &[(&str, &str)]) -> Reply {
+    post_form_with(addr, path, fields, &[])
+}
+
+/// [`post_form`] with more headers (a cookie, `Sec-Fetch-Site`).
+pub(crate) fn post_form_with(
+    addr: SocketAddr,
+    path: &str,
+    fields: &[(&str, &str)],
+    headers: &[(&str, &str)],
+) -> Reply {
     let encode = |s: &str| -> String {
         s.bytes()
             .map(|b| match b {
@@ -57,12 +67,14 @@ pub(crate) fn post_form(addr: SocketAddr, path: &str, fields: &[(&str, &str)]) -
         .iter()
         .map(|(k, v)| format!("{}={}", encode(k), encode(v)))
         .collect();
+    let mut headers = headers.to_vec();
+    headers.push(("Content-Type", "application/x-www-form-urlencoded"));
     send(
         addr,
         "POST",
         path,
         &addr.to_string(),
-        &[("Content-Type", "application/x-www-form-urlencoded")],
+        &headers,
         &body.join("&"),
     )
 }

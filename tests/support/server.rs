@@ -39,15 +39,45 @@ impl TestServer {
             },
             ..eywa::server::Access::default()
         };
+        let options = eywa::web::WebOptions {
+            clock,
+            ..eywa::web::WebOptions::default()
+        };
+        TestServer::start_web_with(engine, access, options)
+    }
+
+    /// [`TestServer::start_web`] of a server that asks for `tokens`, as `serve
+    /// --allow-remote` does (without TLS here): a browser signs in to see pages.
+    pub(crate) fn start_web_signed(
+        engine: Arc<Engine>,
+        clock: eywa::model::Clock,
+        tokens: eywa::server::Tokens,
+    ) -> TestServer {
+        let login = eywa::web::Login {
+            tokens: Arc::new(tokens.clone()),
+            secure: false,
+        };
+        let access = eywa::server::Access {
+            tokens: Some(tokens),
+            ..eywa::server::Access::default()
+        };
+        let options = eywa::web::WebOptions {
+            clock,
+            login: Some(login),
+            ..eywa::web::WebOptions::default()
+        };
+        TestServer::start_web_with(engine, access, options)
+    }
+
+    /// A server asking `access` of its callers, with the web view `options` describes
+    /// beside the API.
+    fn start_web_with(
+        engine: Arc<Engine>,
+        access: eywa::server::Access,
+        options: eywa::web::WebOptions,
+    ) -> TestServer {
         TestServer::start_with(engine, access, move |engine| {
-            eywa::web::router(
-                engine,
-                eywa::web::WebOptions {
-                    clock,
-                    ..eywa::web::WebOptions::default()
-                },
-            )
-            .unwrap()
+            eywa::web::router(engine, options).unwrap()
         })
     }
 
