@@ -143,11 +143,33 @@ fn why(s: &Signals) -> Markup {
     }
 }
 
-/// A snippet whose matched words the index wrapped in `**`, with those words marked.
+/// A snippet whose matched words the index wrapped in `**`, with those words marked. The
+/// index marks words as its tokenizer reads them, runs of alphanumerics: any other `**` is
+/// the text's own (Markdown bold in a reply, a glob), shown as written, and never turns
+/// the marking of the rest inside out.
 fn marked(snippet: &str) -> Markup {
+    let mut parts: Vec<(bool, &str)> = Vec::new();
+    let mut rest = snippet;
+    while let Some(open) = rest.find("**") {
+        let after = &rest[open + 2..];
+        let word = after
+            .char_indices()
+            .find(|(_, c)| !c.is_alphanumeric())
+            .map_or(after.len(), |(i, _)| i);
+        if word > 0 && after[word..].starts_with("**") {
+            parts.push((false, &rest[..open]));
+            parts.push((true, &after[..word]));
+            rest = &after[word + 2..];
+        } else {
+            // Not a marked word: its first `*` is text, and the next may open one.
+            parts.push((false, &rest[..=open]));
+            rest = &rest[open + 1..];
+        }
+    }
+    parts.push((false, rest));
     html! {
-        @for (i, part) in snippet.split("**").enumerate() {
-            @if i % 2 == 1 { mark { (part) } } @else { (part) }
+        @for (mark, part) in parts {
+            @if mark { mark { (part) } } @else { (part) }
         }
     }
 }
@@ -220,5 +242,12 @@ mod tests {
             "the <mark>flaky</mark> &lt;b&gt;test&lt;/b&gt; <mark>runs</mark>"
         );
         assert_eq!(marked("no match").into_string(), "no match");
+        // The text's own asterisks stay text, and the words after them are still marked.
+        assert_eq!(
+            marked("**Note:** a ** glob, ***flaky** and **two words** then **runs**").into_string(),
+            "**Note:** a ** glob, *<mark>flaky</mark> and **two words** then <mark>runs</mark>"
+        );
+        assert_eq!(marked("***").into_string(), "***");
+        assert_eq!(marked("**é**").into_string(), "<mark>é</mark>");
     }
 }
