@@ -105,7 +105,7 @@ pub(super) fn list(listed: &Listed, now: Timestamp) -> Markup {
             @if listed.documents.is_empty() {
                 p.empty { "None yet." }
             } @else {
-                ol.memories {
+                ol.memories data-rows {
                     @for d in &listed.documents {
                         li {
                             a.headline href={ "/documents/" (segment(&d.id)) } { (d.title) }

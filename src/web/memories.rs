@@ -234,7 +234,7 @@ pub(super) fn list(listed: &Listed, csrf: &str, now: Timestamp) -> Markup {
             @if listed.memories.is_empty() {
                 p.empty { "None." }
             } @else {
-                ol.memories {
+                ol.memories data-rows {
                     @for (m, score) in &listed.memories {
                         li id={ "memory-" (m.id) } {
                             a.headline href={ "/memories/" (segment(&m.id)) } { (m.content.chars().take(200).collect::<String>()) }

@@ -270,7 +270,7 @@ pub(super) fn page(shown: &Shown, now: Timestamp) -> Markup {
             @if !shown.touches.is_empty() {
                 section.timeline {
                     h2 { "What touched it" }
-                    ol.touches {
+                    ol.touches data-rows {
                         @for t in &shown.touches {
                             li {
                                 @if let Some(e) = t.episode.episode() {
@@ -293,7 +293,7 @@ pub(super) fn page(shown: &Shown, now: Timestamp) -> Markup {
                 } @else {
                     table.list.neighbors {
                         thead { tr { th { "Relation" } th { "Node" } th.num { "Confidence" } th { "Valid" } th { "Evidence" } } }
-                        tbody {
+                        tbody data-rows {
                             @for n in &shown.neighbors {
                                 tr {
                                     td {

@@ -116,7 +116,7 @@ pub(super) fn home(rows: &[ProjectRow], now: Timestamp) -> Markup {
             } @else {
                 table.list {
                     thead { tr { th { "Project" } th.num { "Sessions" } th { "Last active" } th.num { "Tokens" } } }
-                    tbody {
+                    tbody data-rows {
                         @for row in rows {
                             tr {
                                 td {
@@ -168,7 +168,7 @@ pub(super) fn project(
                 a href={ "/nodes/project:" (segment(name)) } { "In the graph" }
             }
             // The first page follows the project: a new session shows at its top.
-            ol.sessions #sessions start=((page - 1) * SESSIONS_PER_PAGE + 1) data-live[page == 1] {
+            ol.sessions #sessions start=((page - 1) * SESSIONS_PER_PAGE + 1) data-rows data-live[page == 1] {
                 @for (s, extras) in listed.sessions.iter().zip(rows) {
                     li id={ "s-" (s.session_id) } {
                         a.headline href={ "/sessions/" (segment(&s.session_id)) } {
@@ -378,7 +378,7 @@ pub(super) fn session(s: &Session, page: usize, pages: usize, now: Timestamp) ->
                     @if pages > 1 { ", " (start + 1) "–" ((start + MESSAGES_PER_PAGE).min(s.messages.len())) " here" }
                 }
                 // The last page follows the session: new turns show at its end.
-                div #messages data-live[page == pages] {
+                div #messages data-rows="self" data-live[page == pages] {
                     @for m in shown { (message(m, now)) }
                 }
             }

@@ -223,7 +223,7 @@ pub(super) fn page(asked: &Asked, results: Option<&SearchResults>, now: Timestam
                 @if results.hits.is_empty() {
                     p.empty { "Nothing found." }
                 } @else {
-                    ol.hits { @for h in &results.hits { (hit(h, now)) } }
+                    ol.hits data-rows { @for h in &results.hits { (hit(h, now)) } }
                 }
             }
         },

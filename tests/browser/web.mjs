@@ -57,6 +57,17 @@ try {
   check((await page.title()).startsWith("Projects"), "the home page lists projects");
   await page.click(`a[href="/projects/${project}"]`);
   await page.waitForURL(`**/projects/${project}`);
+  // j and k move through the sessions, each row's headline taking the focus.
+  const focused = () => page.evaluate(() => {
+    const rows = [...document.querySelectorAll("ol.sessions > li")];
+    const at = rows.findIndex((row) => row.contains(document.activeElement));
+    return [at, document.activeElement?.matches("a.headline") ?? false];
+  });
+  await page.keyboard.press("j");
+  check(JSON.stringify(await focused()) === "[0,true]", "j moves to the first session's link");
+  await page.keyboard.press("j");
+  await page.keyboard.press("k");
+  check(JSON.stringify(await focused()) === "[0,true]", "j then k comes back to it");
   await page.click(`a.headline[href="/sessions/${parent}"]`);
   await page.waitForURL(`**/sessions/${parent}`);
   check(await page.locator("section.handoff").isVisible(), "the session opens on its handoff");

@@ -1,4 +1,5 @@
-// eywa's web view: keyboard shortcuts. Every page reads and works without this file.
+// eywa's web view: keyboard shortcuts, Copy buttons and live lists. Every page reads and
+// works without this file.
 "use strict";
 document.addEventListener("keydown", (event) => {
   const quick = document.getElementById("quick");
@@ -16,6 +17,30 @@ document.addEventListener("keydown", (event) => {
   } else if (event.key === "Escape" && document.activeElement === quick) {
     quick.blur();
   }
+});
+// j and k move through the rows of the page's lists ([data-rows]): the row's link takes
+// the focus, so Enter opens it (a transcript's messages take it themselves).
+document.addEventListener("keydown", (event) => {
+  if (event.key !== "j" && event.key !== "k") return;
+  if (event.metaKey || event.ctrlKey || event.altKey) return;
+  const typing = event.target instanceof HTMLElement &&
+    (event.target.isContentEditable || ["INPUT", "TEXTAREA", "SELECT"].includes(event.target.tagName));
+  if (typing) return;
+  const rows = [...document.querySelectorAll("[data-rows] > *")];
+  if (rows.length === 0) return;
+  event.preventDefault();
+  const at = rows.findIndex((row) => row.classList.contains("current"));
+  const next = at < 0 ? 0 : Math.min(Math.max(at + (event.key === "j" ? 1 : -1), 0), rows.length - 1);
+  if (at >= 0) rows[at].classList.remove("current");
+  const row = rows[next];
+  row.classList.add("current");
+  const link = row.parentElement.dataset.rows === "self"
+    ? null
+    : row.querySelector("a.headline[href]") ?? row.querySelector("a[href]");
+  const target = link ?? row;
+  if (!link && !row.hasAttribute("tabindex")) row.setAttribute("tabindex", "-1");
+  target.focus({ preventScroll: true });
+  row.scrollIntoView({ block: "nearest" });
 });
 // A button with data-copy puts its text on the clipboard.
 document.addEventListener("click", (event) => {
