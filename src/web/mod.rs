@@ -11,6 +11,7 @@
 mod assets;
 mod context;
 mod documents;
+mod failure;
 mod live;
 pub mod login;
 mod markdown;
@@ -20,11 +21,12 @@ mod pages;
 mod projects;
 mod search;
 mod stats;
+mod writes;
 
 use std::sync::Arc;
 
 use axum::extract::{Path, Query, Request, State};
-use axum::http::{HeaderValue, StatusCode, header};
+use axum::http::{HeaderValue, header};
 use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
@@ -34,6 +36,9 @@ use crate::model::Clock;
 
 pub use self::live::{LIVE_INTERVAL, Live};
 pub use self::login::Login;
+
+use self::failure::Failure;
+use self::writes::{FormResult, forget_memory, remember, update_memory};
 
 /// What every page answers with: nothing from another origin, no inline script or
 /// style, no framing.
@@ -239,69 +244,6 @@ pub fn misdirected(host: &str) -> Response {
     response
 }
 
-/// Why a page cannot be shown: each a status and a page saying so.
-#[derive(Debug)]
-enum Failure {
-    /// 400: a parameter that does not parse, with why.
-    BadRequest(String),
-    /// 404: nothing at this address.
-    NotFound(String),
-    /// 409: what the store lacks to answer (semantic search without the model).
-    Unavailable(String),
-    /// 421: a `Host` this server is not reached by.
-    Misdirected(String),
-    /// 403: another site's page asking without navigating here.
-    CrossSite,
-    /// 403: a form without this server's token (stale, or another site's).
-    Forged,
-    /// 500: the store failed.
-    Internal(String),
-}
-
-impl From<crate::Error> for Failure {
-    fn from(e: crate::Error) -> Failure {
-        match e {
-            crate::Error::NotFound(why) => Failure::NotFound(why),
-            crate::Error::InvalidArgument(why) => Failure::BadRequest(why),
-            crate::Error::FailedPrecondition(why) => Failure::Unavailable(why),
-            other => {
-                tracing::warn!(error = %other, "a web page failed");
-                Failure::Internal(other.to_string())
-            }
-        }
-    }
-}
-
-impl IntoResponse for Failure {
-    fn into_response(self) -> Response {
-        let (status, why) = match self {
-            Failure::BadRequest(why) => (StatusCode::BAD_REQUEST, why),
-            Failure::NotFound(why) => (StatusCode::NOT_FOUND, why),
-            Failure::Unavailable(why) => (StatusCode::CONFLICT, why),
-            Failure::Misdirected(host) => (
-                StatusCode::MISDIRECTED_REQUEST,
-                format!(
-                    "this server does not answer for the host {}: reach it at 127.0.0.1, \
-                     or start it with --allow-host NAME",
-                    crate::error::quote(&host)
-                ),
-            ),
-            Failure::CrossSite => (
-                StatusCode::FORBIDDEN,
-                "another site's page may link here, not load from here".to_owned(),
-            ),
-            Failure::Forged => (
-                StatusCode::FORBIDDEN,
-                "this form is not one this server gave out (or the server restarted since): \
-                 reload the page and send it again"
-                    .to_owned(),
-            ),
-            Failure::Internal(why) => (StatusCode::INTERNAL_SERVER_ERROR, why),
-        };
-        (status, html(pages::failure(status, &why))).into_response()
-    }
-}
-
 /// A rendered page as a response.
 fn html(markup: maud::Markup) -> Response {
     (
@@ -370,18 +312,6 @@ fn page_number(v: &Option<String>) -> Result<usize, Failure> {
 
 /// A page's query string, parsed; what does not parse is a 400 (see the `From` below).
 type QueryOf<T> = Result<Query<T>, axum::extract::rejection::QueryRejection>;
-
-impl From<axum::extract::rejection::QueryRejection> for Failure {
-    fn from(e: axum::extract::rejection::QueryRejection) -> Failure {
-        Failure::BadRequest(e.body_text())
-    }
-}
-
-impl From<axum::extract::rejection::FormRejection> for Failure {
-    fn from(e: axum::extract::rejection::FormRejection) -> Failure {
-        Failure::BadRequest(e.body_text())
-    }
-}
 
 /// The query of a page that takes `?page=N`, or a 400 saying what is wrong with it.
 fn paging(query: QueryOf<Paging>) -> Result<Paging, Failure> {
@@ -591,85 +521,6 @@ async fn memory(State(web): State<Arc<Web>>, Path(id): Path<String>) -> Result<R
     let engine = web.engine.clone();
     let versions = blocking(move || Ok(engine.memory_history(&id)?)).await?;
     Ok(html(memories::history(&versions, &web.csrf, now)))
-}
-
-/// Whether a form carries this server's token (compared in constant time).
-fn forged(web: &Web, given: &str) -> bool {
-    let (a, b) = (web.csrf.as_bytes(), given.as_bytes());
-    a.len() != b.len() || a.iter().zip(b).fold(0u8, |acc, (x, y)| acc | (x ^ y)) != 0
-}
-
-/// Where a browser goes after a write: the memory's page (303, so a reload does not send
-/// the form again).
-fn to_memory(id: &str) -> Response {
-    axum::response::Redirect::to(&format!("/memories/{}", pages::segment(id))).into_response()
-}
-
-type FormResult<T> = Result<axum::Form<T>, axum::extract::rejection::FormRejection>;
-
-/// A form that writes: it carries the token this server put in it.
-trait WriteForm: Send + 'static {
-    fn csrf(&self) -> &str;
-}
-
-impl WriteForm for memories::Remember {
-    fn csrf(&self) -> &str {
-        &self.csrf
-    }
-}
-
-impl WriteForm for memories::Update {
-    fn csrf(&self) -> &str {
-        &self.csrf
-    }
-}
-
-impl WriteForm for memories::Forget {
-    fn csrf(&self) -> &str {
-        &self.csrf
-    }
-}
-
-/// Applies a memory form once it parses and carries this server's token, and sends the
-/// browser to the memory's page.
-async fn write_memory<T: WriteForm>(
-    web: &Web,
-    form: FormResult<T>,
-    apply: impl FnOnce(T, &Engine) -> Result<crate::memory::MemoryItem, Failure> + Send + 'static,
-) -> Result<Response, Failure> {
-    let axum::Form(form) = form?;
-    if forged(web, form.csrf()) {
-        return Err(Failure::Forged);
-    }
-    let engine = web.engine.clone();
-    let item = blocking(move || apply(form, &engine)).await?;
-    Ok(to_memory(&item.id))
-}
-
-/// `POST /memories`: remembers what the form says.
-async fn remember(
-    State(web): State<Arc<Web>>,
-    form: FormResult<memories::Remember>,
-) -> Result<Response, Failure> {
-    write_memory(&web, form, memories::Remember::apply).await
-}
-
-/// `POST /memories/{id}/update`.
-async fn update_memory(
-    State(web): State<Arc<Web>>,
-    Path(id): Path<String>,
-    form: FormResult<memories::Update>,
-) -> Result<Response, Failure> {
-    write_memory(&web, form, move |form, engine| form.apply(engine, &id)).await
-}
-
-/// `POST /memories/{id}/forget`.
-async fn forget_memory(
-    State(web): State<Arc<Web>>,
-    Path(id): Path<String>,
-    form: FormResult<memories::Forget>,
-) -> Result<Response, Failure> {
-    write_memory(&web, form, move |form, engine| form.apply(engine, &id)).await
 }
 
 /// `/documents`: the latest version of each document, most recently added first.
