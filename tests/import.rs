@@ -80,6 +80,12 @@ fn an_eywa_handoff_folder_imports_and_ranks() {
         .what_touched("project:sorbent", &EdgeFilter::default(), 10)
         .unwrap();
     assert_eq!(touched.len(), 2);
+    // An imported session reads as its handoff, with no transcript (there never was one
+    // here), as the web view's session page and `sessions get` show it.
+    let session = engine.session("eywa:8735508d").unwrap();
+    assert!(session.messages.is_empty());
+    let handoff = session.handoff.expect("its handoff");
+    assert_eq!(handoff.sections.open_threads, ["Call the supplier"]);
 
     let again = engine.import_eywa(folder.path()).unwrap();
     assert_eq!(again.imported, 0);

@@ -20,6 +20,18 @@ impl Engine {
         }
     }
 
+    /// The sessions of `ids` as the page at `offset` of a list of `total` (see
+    /// [`Library::sessions_page`](crate::library::Library)).
+    pub fn sessions_page(
+        &self,
+        ids: &[crate::model::NodeId],
+        total: usize,
+        limit: usize,
+        offset: usize,
+    ) -> Result<SessionPage> {
+        self.library().sessions_page(ids, total, limit, offset)
+    }
+
     /// Main sessions (not subagent runs), most recently active first; `workspace` keeps
     /// those whose project is that path (or a folder inside it) or has that name.
     pub fn list_sessions(

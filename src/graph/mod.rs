@@ -201,6 +201,9 @@ pub struct Graph {
     queued: Mutex<std::collections::HashSet<NodeId>>,
     /// Source records written through this graph since they were last taken, by path.
     sources_written: Mutex<std::collections::HashSet<String>>,
+    /// Every session's id with its source's path, as of a sources generation (see
+    /// [`Graph::sources_of_sessions`]).
+    session_ids: Mutex<Option<(u64, Arc<SessionIds>)>>,
     /// Whether the view came from a current snapshot (set once it is loaded).
     from_snapshot: std::sync::atomic::AtomicBool,
     /// Held by the one thread loading the view.
@@ -215,6 +218,9 @@ pub struct Graph {
     #[cfg(test)]
     while_loading: Mutex<Option<LoadingWrite>>,
 }
+
+/// Session ids (and subagents' bare ids) with their sources' paths, sorted.
+type SessionIds = Vec<(String, String)>;
 
 impl std::fmt::Debug for Graph {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -248,6 +254,7 @@ impl Graph {
             counters: Mutex::new(None),
             queued: Mutex::new(std::collections::HashSet::new()),
             sources_written: Mutex::new(std::collections::HashSet::new()),
+            session_ids: Mutex::new(None),
             from_snapshot: std::sync::atomic::AtomicBool::new(false),
             loading: Mutex::new(()),
             missed: Mutex::new(None),
@@ -522,6 +529,58 @@ impl Graph {
             path: path.to_owned(),
             ..r
         }))
+    }
+
+    /// The source records of sessions (with an episode) whose id starts with `prefix`, or
+    /// for a subagent's own transcript (`agent-<id>`) whose `<id>` does. Found in an
+    /// index of every session's id, built once per [`Graph::sources_generation`]: a
+    /// reference to one session reads its records, not all of them.
+    pub fn sources_of_sessions(&self, prefix: &str) -> Result<Vec<SourceRecord>> {
+        let index = self.session_ids()?;
+        let start = index.partition_point(|(id, _)| id.as_str() < prefix);
+        let mut paths: Vec<&str> = index[start..]
+            .iter()
+            .take_while(|(id, _)| id.starts_with(prefix))
+            .map(|(_, path)| path.as_str())
+            .collect();
+        paths.sort_unstable();
+        paths.dedup();
+        let mut out = Vec::with_capacity(paths.len());
+        for path in paths {
+            out.extend(self.source(path)?);
+        }
+        Ok(out)
+    }
+
+    /// Every session's id (and a subagent's `<id>` without `agent-`) with its source's
+    /// path, sorted, as of the current sources generation.
+    fn session_ids(&self) -> Result<Arc<SessionIds>> {
+        let generation = self.sources_generation()?;
+        let mut cached = self
+            .session_ids
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner);
+        if let Some((g, index)) = cached.as_ref()
+            && *g == generation
+        {
+            return Ok(index.clone());
+        }
+        let mut index = Vec::new();
+        for s in self.sources()? {
+            if s.episode.is_none() {
+                continue;
+            }
+            if s.agent
+                && let Some(id) = s.session_id.strip_prefix("agent-")
+            {
+                index.push((id.to_owned(), s.path.clone()));
+            }
+            index.push((s.session_id, s.path));
+        }
+        index.sort_unstable();
+        let index = Arc::new(index);
+        *cached = Some((generation, index.clone()));
+        Ok(index)
     }
 
     /// Every source record.

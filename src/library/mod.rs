@@ -128,22 +128,6 @@ impl Library<'_> {
             )));
         }
         let workspace = workspace.map(str::trim).filter(|w| !w.is_empty());
-        let summary = |node: &Node| {
-            let e = node.episode()?;
-            Some(SessionSummary {
-                session_id: e.session_id.clone(),
-                title: e.title.clone(),
-                project: e.project.clone(),
-                project_path: e.project_path.clone(),
-                cwd: e.cwd.clone(),
-                started_at: e.start,
-                last_activity_at: e.end,
-                message_count: message_count(node),
-                agent_ids: Vec::new(),
-                version: e.version.clone(),
-                git_branch: e.git_branch.clone(),
-            })
-        };
         // (session, its node id), in the library's order: most recently active first.
         let (rows, total): (Vec<(SessionSummary, NodeId)>, usize) = match workspace {
             // By depth: every session is looked at, then ranked.
@@ -210,6 +194,36 @@ impl Library<'_> {
                 (rows, total)
             }
         };
+        self.page_of(rows, total, limit, offset)
+    }
+
+    /// The sessions of `ids` (main sessions, in the order wanted), as the page at `offset`
+    /// of `total` sessions: what [`Library::list_sessions`] answers, for a caller that
+    /// knows which sessions a list holds (the web view's projects, per store generation).
+    pub(crate) fn sessions_page(
+        &self,
+        ids: &[NodeId],
+        total: usize,
+        limit: usize,
+        offset: usize,
+    ) -> Result<SessionPage> {
+        let mut rows = Vec::with_capacity(ids.len());
+        for &id in ids {
+            if let Some(node) = self.graph.node(id)? {
+                rows.extend(summary(&node).map(|s| (s, node.id)));
+            }
+        }
+        self.page_of(rows, total, limit, offset)
+    }
+
+    /// A page of sessions, each with its subagents' ids.
+    fn page_of(
+        &self,
+        rows: Vec<(SessionSummary, NodeId)>,
+        total: usize,
+        limit: usize,
+        offset: usize,
+    ) -> Result<SessionPage> {
         let mut page = Vec::with_capacity(rows.len());
         for (mut summary, id) in rows {
             // From the adjacency index: a page never needs the whole graph in memory.
@@ -358,6 +372,24 @@ impl Library<'_> {
 
 /// Whether a session of the project at `path` named `name` is in the workspace `w`: the
 /// path itself, a folder inside it, or the name.
+/// A session's row in a list, without its subagents (see [`Library::page_of`]).
+fn summary(node: &Node) -> Option<SessionSummary> {
+    let e = node.episode()?;
+    Some(SessionSummary {
+        session_id: e.session_id.clone(),
+        title: e.title.clone(),
+        project: e.project.clone(),
+        project_path: e.project_path.clone(),
+        cwd: e.cwd.clone(),
+        started_at: e.start,
+        last_activity_at: e.end,
+        message_count: message_count(node),
+        agent_ids: Vec::new(),
+        version: e.version.clone(),
+        git_branch: e.git_branch.clone(),
+    })
+}
+
 fn in_workspace(path: &str, name: &str, w: &str) -> bool {
     path == w
         || path

@@ -44,7 +44,7 @@ impl Library<'_> {
         }
         let mut matches: Vec<SourceRecord> = self
             .graph
-            .sources()?
+            .sources_of_sessions(reference)?
             .into_iter()
             .filter(|s| {
                 // A subagent is named `agent-<id>`, and listings show its `<id>`.
@@ -304,6 +304,8 @@ impl Library<'_> {
                     .collect();
                 (messages, false)
             }
+            // Imported from a Python Eywa folder: its handoff is all there ever was.
+            (None, None) if source.session_id.starts_with("eywa:") => (Vec::new(), false),
             (None, None) => {
                 return Err(Error::NotFound(format!(
                     "the transcript of session {reference} is gone and was not archived",

@@ -328,11 +328,25 @@ async fn project(
 ) -> Result<Response, Failure> {
     let page = paging(query)?.number()?;
     let now = web.options.clock.now();
-    let engine = web.engine.clone();
     let listed = blocking(move || {
+        let engine = &web.engine;
         let offset = (page - 1) * SESSIONS_PER_PAGE;
-        let listed = engine.list_sessions(Some(&name), SESSIONS_PER_PAGE, offset)?;
-        let rows = projects::session_rows(&engine, &listed.sessions)?;
+        // The projects' overview knows each one's sessions: only the page's are read. A
+        // name it lacks (a path) is looked for as `sessions list --workspace` does.
+        let overview = web.projects.get(engine)?;
+        let listed = match overview.sessions_of(&name) {
+            Some(ids) => {
+                let shown: Vec<_> = ids
+                    .iter()
+                    .skip(offset)
+                    .take(SESSIONS_PER_PAGE)
+                    .copied()
+                    .collect();
+                engine.sessions_page(&shown, ids.len(), SESSIONS_PER_PAGE, offset)?
+            }
+            None => engine.list_sessions(Some(&name), SESSIONS_PER_PAGE, offset)?,
+        };
+        let rows = projects::session_rows(engine, &listed.sessions)?;
         Ok((name, listed, rows))
     })
     .await?;

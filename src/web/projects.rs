@@ -50,6 +50,16 @@ pub(super) struct Overview {
     pub projects: Vec<ProjectRow>,
     /// Each day a session started, oldest first, with its sessions' tokens.
     pub days: Vec<(chrono::NaiveDate, u64)>,
+    /// Each project's sessions, most recently active first, by its name lowercased: a
+    /// project's page reads only the sessions it shows.
+    pub sessions: HashMap<String, Vec<NodeId>>,
+}
+
+impl Overview {
+    /// The sessions of the project named `name` (any case), most recently active first.
+    pub(super) fn sessions_of(&self, name: &str) -> Option<&[NodeId]> {
+        self.sessions.get(&name.to_lowercase()).map(Vec::as_slice)
+    }
 }
 
 /// The overview, computed once per generation of the store's sources: every main
@@ -85,6 +95,7 @@ impl Cache {
 /// recent session names it; and the tokens of each day.
 fn overview(engine: &Engine) -> Result<Overview> {
     let mut by_name: HashMap<String, ProjectRow> = HashMap::new();
+    let mut sessions: HashMap<String, Vec<NodeId>> = HashMap::new();
     let mut days: std::collections::BTreeMap<chrono::NaiveDate, u64> = Default::default();
     for node in engine.graph().sessions_newest_first()? {
         let node = node?;
@@ -96,15 +107,15 @@ fn overview(engine: &Engine) -> Result<Overview> {
             continue;
         }
         // By name without regard to case: a project's page finds its sessions so.
-        let row = by_name
-            .entry(e.project.to_lowercase())
-            .or_insert_with(|| ProjectRow {
-                name: e.project.clone(),
-                paths: Vec::new(),
-                sessions: 0,
-                last_activity: e.end,
-                tokens: 0,
-            });
+        let key = e.project.to_lowercase();
+        sessions.entry(key.clone()).or_default().push(node.id);
+        let row = by_name.entry(key).or_insert_with(|| ProjectRow {
+            name: e.project.clone(),
+            paths: Vec::new(),
+            sessions: 0,
+            last_activity: e.end,
+            tokens: 0,
+        });
         row.sessions += 1;
         row.tokens = row.tokens.saturating_add(total(&e.tokens));
         row.last_activity = row.last_activity.max(e.end);
@@ -124,6 +135,7 @@ fn overview(engine: &Engine) -> Result<Overview> {
     Ok(Overview {
         projects: rows,
         days: days.into_iter().collect(),
+        sessions,
     })
 }
 
