@@ -41,6 +41,12 @@ pub fn agent_key(agent_id: &str, parent: &str) -> String {
     }
 }
 
+/// Whether a session was imported from a Python Eywa folder (`eywa:<short id>`): Claude
+/// Code never had it, and eywa has its handoff only, no transcript.
+pub fn is_imported(session_id: &str) -> bool {
+    session_id.starts_with("eywa:")
+}
+
 /// The command that takes session `key` up again in Claude Code, from `cwd` when given:
 /// `None` for a session Claude Code never had (a handoff imported from Python Eywa,
 /// `eywa:<id>`) or no session at all. A copy resumes by its uuid from its own workspace.
@@ -49,7 +55,7 @@ pub fn agent_key(agent_id: &str, parent: &str) -> String {
 /// each is single-quoted when it holds anything but plain path characters, and a folder
 /// or id with a control character (a newline would end the command) gives no command.
 pub fn resume_command(key: &str, cwd: Option<&str>) -> Option<String> {
-    if key.is_empty() || key.starts_with("eywa:") {
+    if key.is_empty() || is_imported(key) {
         return None;
     }
     let id = shell_word(claude_id(key))?;

@@ -45,16 +45,7 @@ impl Line {
             };
             return Err(format!("{what}, not a JSON object"));
         }
-        let kind = match value.get("type").and_then(Value::as_str).unwrap_or("") {
-            "user" => LineKind::User,
-            "assistant" => LineKind::Assistant,
-            "system" => LineKind::System,
-            "summary" => LineKind::Summary,
-            "custom-title" => LineKind::CustomTitle,
-            "ai-title" => LineKind::AiTitle,
-            other => LineKind::Other(other.to_owned()),
-        };
-        Ok(Line { kind, value })
+        Ok(Line::of(value))
     }
 
     /// [`Line::parse`] for a reader of message texts only: the line without what no
@@ -68,9 +59,11 @@ impl Line {
         let mut de = serde_json::Deserializer::from_slice(bytes);
         let Skimmed(value) = serde::de::DeserializeSeed::deserialize(Skim::Line, &mut de).ok()?;
         de.end().ok()?;
-        if !value.is_object() {
-            return None;
-        }
+        value.is_object().then(|| Line::of(value))
+    }
+
+    /// The line a JSON object is.
+    fn of(value: Value) -> Line {
         let kind = match value.get("type").and_then(Value::as_str).unwrap_or("") {
             "user" => LineKind::User,
             "assistant" => LineKind::Assistant,
@@ -80,7 +73,7 @@ impl Line {
             "ai-title" => LineKind::AiTitle,
             other => LineKind::Other(other.to_owned()),
         };
-        Some(Line { kind, value })
+        Line { kind, value }
     }
 
     fn str(&self, key: &str) -> Option<&str> {

@@ -12,7 +12,7 @@ pub use self::dag::{Link, order as chain_order, uuid_key};
 pub use self::discover::{
     AgentFile, ClaudeDir, IndexEntry, MemoryFile, PlanFile, SessionFile, read_tool_result,
 };
-pub use self::identity::{agent_key, claude_id, copy_key, resume_command, short_id};
+pub use self::identity::{agent_key, claude_id, copy_key, is_imported, resume_command, short_id};
 pub use self::line::{AgentRun, Block, CompactBoundary, Line, LineKind, Usage, result_text};
 pub use self::messages::{
     Message, MessageKind, MessageUsage, Reading, Role, ToolCall, cut_tool_text, inline_run_lines,

@@ -47,9 +47,10 @@ impl Writer<'_> {
         let mut known = Vec::new();
         let mut stored = HashSet::new();
         for source in self.graph.sources()? {
-            if source.episode.is_some() && !source.session_id.starts_with("eywa:") {
+            let imported = crate::claude::is_imported(&source.session_id);
+            if source.episode.is_some() && !imported {
                 known.push(source.session_id);
-            } else if source.session_id.starts_with("eywa:") {
+            } else if imported {
                 stored.insert(source.path);
             }
         }

@@ -370,8 +370,6 @@ impl Library<'_> {
     }
 }
 
-/// Whether a session of the project at `path` named `name` is in the workspace `w`: the
-/// path itself, a folder inside it, or the name.
 /// A session's row in a list, without its subagents (see [`Library::page_of`]).
 fn summary(node: &Node) -> Option<SessionSummary> {
     let e = node.episode()?;
@@ -390,6 +388,8 @@ fn summary(node: &Node) -> Option<SessionSummary> {
     })
 }
 
+/// Whether a session of the project at `path` named `name` is in the workspace `w`: the
+/// path itself, a folder inside it, or the name.
 fn in_workspace(path: &str, name: &str, w: &str) -> bool {
     path == w
         || path

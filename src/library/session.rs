@@ -305,7 +305,7 @@ impl Library<'_> {
                 (messages, false)
             }
             // Imported from a Python Eywa folder: its handoff is all there ever was.
-            (None, None) if source.session_id.starts_with("eywa:") => (Vec::new(), false),
+            (None, None) if crate::claude::is_imported(&source.session_id) => (Vec::new(), false),
             (None, None) => {
                 return Err(Error::NotFound(format!(
                     "the transcript of session {reference} is gone and was not archived",
