@@ -87,6 +87,9 @@ fn served() -> (ClaudeHome, TestServer) {
 /// The script tag every page has: the view's own file, nothing inline.
 const SCRIPT_TAG: &str = r#"<script src="/assets/eywa.js" defer></script>"#;
 
+/// The header's way out, on the pages of a browser signed in with a token.
+const SIGN_OUT: &str = r#"<form class="signout" method="post" action="/logout">"#;
+
 /// Asserts an answer is an HTML page with `status` and the headers every answer carries.
 fn page(reply: &Reply, status: u16) {
     assert_eq!(reply.status, status, "{}", reply.body);
@@ -112,6 +115,10 @@ fn every_page_shows_what_the_store_holds() {
     let (_home, server) = served();
     let home = http::get(server.addr, "/");
     page(&home, 200);
+    assert!(
+        !home.body.contains(SIGN_OUT),
+        "no tokens, nothing to sign out of"
+    );
     assert!(
         home.body.contains("2 projects, 3 sessions"),
         "{}",
@@ -944,7 +951,12 @@ fn a_server_with_tokens_signs_a_browser_in_with_a_cookie_that_reads_or_writes_by
         set.split(';').next().unwrap().to_owned()
     };
     let read = sign_in(READ);
-    page(&with(&read, "/stats"), 200);
+    let stats = with(&read, "/stats");
+    page(&stats, 200);
+    assert!(
+        stats.body.contains(SIGN_OUT),
+        "a signed-in page offers to sign out"
+    );
     let session = with(&read, &format!("/sessions/{CART}"));
     page(&session, 200);
     assert!(session.body.contains("fix the cart total"));
@@ -980,6 +992,7 @@ fn a_server_with_tokens_signs_a_browser_in_with_a_cookie_that_reads_or_writes_by
     assert_eq!(with(&write, "/mcp").status, 401);
 
     // Signing out forgets the cookie.
+    assert!(!http::get(addr, "/login").body.contains(SIGN_OUT));
     let out = http::post_form_with(addr, "/logout", &[], &[("Cookie", &write)]);
     assert_eq!(out.status, 303);
     assert_eq!(out.header("location"), Some("/login"));

@@ -150,7 +150,7 @@ pub fn router(engine: Arc<Engine>, options: WebOptions) -> crate::Result<axum::R
         .route("/favicon.ico", get(assets::favicon))
         .route("/login", get(login::form).post(login::sign_in))
         .route("/logout", post(login::sign_out))
-        .layer(axum::middleware::from_fn(guard))
+        .layer(axum::middleware::from_fn_with_state(web.clone(), guard))
         .with_state(web))
 }
 
@@ -196,7 +196,10 @@ pub fn not_found() -> Response {
 /// Marks every answer with the headers that keep a page to itself, and refuses what
 /// another site's page asks of this one without navigating to it (an image or a script
 /// pointed at a search: it cannot read the answer, but can make the server work).
-async fn guard(request: Request, next: Next) -> Response {
+/// A page for a browser signed in with a token offers to sign out in its header.
+async fn guard(State(web): State<Arc<Web>>, request: Request, next: Next) -> Response {
+    let signed_in =
+        web.options.login.is_some() && login::bearer_of_cookie(request.headers()).is_some();
     let cross_site = {
         let fetch = |name: &str| request.headers().get(name).and_then(|v| v.to_str().ok());
         fetch("sec-fetch-site") == Some("cross-site") && fetch("sec-fetch-mode") != Some("navigate")
@@ -204,7 +207,7 @@ async fn guard(request: Request, next: Next) -> Response {
     let mut response = if cross_site {
         Failure::CrossSite.into_response()
     } else {
-        next.run(request).await
+        pages::SIGNED_IN.scope(signed_in, next.run(request)).await
     };
     secure(&mut response);
     response

@@ -10,6 +10,12 @@ use crate::claude::{Message, MessageKind, Role, resume_command};
 use crate::library::{Session, SessionPage};
 use crate::model::{Handoff, Timestamp, age};
 
+tokio::task_local! {
+    /// Whether the page is for a browser signed in with a token (set around each request
+    /// by the web view's guard): its header then has a way to sign out.
+    pub(super) static SIGNED_IN: bool;
+}
+
 /// Every page's frame: its title, the stylesheet, the header with the way home.
 pub(super) fn layout(title: &str, body: Markup) -> Markup {
     html! {
@@ -30,6 +36,11 @@ pub(super) fn layout(title: &str, body: Markup) -> Markup {
                     nav { a href="/" { "Projects" } a href="/search" { "Search" } a href="/memories" { "Memories" } a href="/documents" { "Documents" } a href="/context" { "Context" } a href="/stats" { "Stats" } }
                     form.quick method="get" action="/search" role="search" {
                         input #quick type="search" name="q" placeholder="Search (⌘K)" aria-label="Search" accesskey="k";
+                    }
+                    @if SIGNED_IN.try_with(|s| *s).unwrap_or(false) {
+                        form.signout method="post" action="/logout" {
+                            button type="submit" { "Sign out" }
+                        }
                     }
                 }
                 main { (body) }
