@@ -363,6 +363,7 @@ fn every_route_reads_or_writes_as_its_table_says() {
             ("/memories/{id}/update", Write),
             ("/memories/{id}/forget", Write),
             ("/memories", Write),
+            ("/documents", Write),
             ("/login", SignIn),
             ("/logout", SignIn),
         ]
@@ -867,6 +868,74 @@ fn documents_show_their_versions_what_each_changed_and_their_text() {
     ] {
         page(&http::get(server.addr, &path), status);
     }
+}
+
+#[test]
+fn a_document_is_added_from_its_page() {
+    let (home, server) = served();
+    let list = http::get(server.addr, "/documents");
+    let token = csrf(&list.body);
+    let add = |path: &str| {
+        http::post_form(
+            server.addr,
+            "/documents",
+            &[("csrf", &token), ("path", path), ("project", "blog")],
+        )
+    };
+    // One file: to its page.
+    let drafts = home.root().join("drafts");
+    std::fs::create_dir_all(&drafts).unwrap();
+    std::fs::write(
+        drafts.join("launch.md"),
+        "# Launch plan\n\nShip on Friday.\n",
+    )
+    .unwrap();
+    let one = add(&drafts.join("launch.md").display().to_string());
+    assert_eq!(one.status, 303, "{}", one.body);
+    let to = one.header("location").expect("to the document").to_owned();
+    assert!(to.starts_with("/documents/"), "{to}");
+    let shown = http::get(server.addr, &to);
+    page(&shown, 200);
+    assert!(shown.body.contains("Launch plan"), "{}", shown.body);
+    assert!(shown.body.contains("Ship on Friday."), "{}", shown.body);
+    assert!(
+        shown.body.contains(r#"href="/projects/blog""#),
+        "{}",
+        shown.body
+    );
+
+    // A folder with a file that cannot be read: what happened to each, the readable one
+    // added.
+    std::fs::write(drafts.join("notes.txt"), "Remember the changelog.").unwrap();
+    std::fs::write(drafts.join("scan.pdf"), "not a pdf").unwrap();
+    let folder = add(&drafts.display().to_string());
+    page(&folder, 200);
+    assert!(folder.body.contains("2 of 3 files read"), "{}", folder.body);
+    assert!(folder.body.contains("unchanged"), "{}", folder.body);
+    assert!(folder.body.contains("scan.pdf"), "{}", folder.body);
+    assert!(folder.body.contains(r#"class="error""#), "{}", folder.body);
+    let list = http::get(server.addr, "/documents");
+    assert!(list.body.contains("3 documents"), "{}", list.body);
+
+    // Bad input says why, and writes nothing.
+    for (path, status, why) in [
+        ("", 400, "give the path"),
+        ("/nowhere/at/all.md", 400, "all.md"),
+        (
+            &*drafts.join("scan.pdf").display().to_string(),
+            400,
+            "scan.pdf",
+        ),
+    ] {
+        let reply = add(path);
+        page(&reply, status);
+        assert!(reply.body.contains(why), "{path}: {}", reply.body);
+    }
+    assert!(
+        http::get(server.addr, "/documents")
+            .body
+            .contains("3 documents")
+    );
 }
 
 #[test]

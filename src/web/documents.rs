@@ -1,14 +1,16 @@
 //! `/documents`: the documents a user added or follows, and one document's versions with
 //! what each changed and its text.
 
+use std::path::PathBuf;
+
 use maud::{Markup, html};
 
-use crate::docs::DocumentInfo;
-use crate::engine::Engine;
+use crate::docs::{Added, DocumentInfo};
+use crate::engine::{DocumentOutcome, Engine};
 use crate::model::Timestamp;
 
 use super::pages::{count, counted, cut, layout, pager, segment, when};
-use super::{Failure, page_number};
+use super::{Failure, given, page_number};
 
 /// Documents a page lists.
 const PER_PAGE: usize = 50;
@@ -42,6 +44,32 @@ fn number(name: &str, v: &Option<String>) -> Result<Option<u32>, Failure> {
                     crate::error::quote(n)
                 ))
             }),
+    }
+}
+
+/// What the form that adds a document sends.
+#[derive(Debug, serde::Deserialize)]
+pub(super) struct Add {
+    pub(super) csrf: String,
+    /// A file or folder on the server's machine; `~/` is the home folder of the user
+    /// `serve` runs as.
+    path: Option<String>,
+    project: Option<String>,
+}
+
+impl Add {
+    /// Adds the file, or the folder's files, as the CLI's `docs add` does.
+    pub(super) fn apply(self, engine: &Engine) -> Result<Vec<DocumentOutcome>, Failure> {
+        let Some(path) = given(&self.path) else {
+            return Err(Failure::BadRequest(
+                "give the path of a file or folder to add".into(),
+            ));
+        };
+        let path = match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
+            (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
+            _ => PathBuf::from(path),
+        };
+        Ok(engine.add_documents(&[path], given(&self.project))?)
     }
 }
 
@@ -95,13 +123,14 @@ impl Params {
 }
 
 /// `/documents`.
-pub(super) fn list(listed: &Listed, now: Timestamp) -> Markup {
+pub(super) fn list(listed: &Listed, csrf: &str, now: Timestamp) -> Markup {
     let pages = (listed.total as usize).div_ceil(PER_PAGE).max(1);
     layout(
         "Documents",
         html! {
             h1 { "Documents" }
-            p.lead { (counted(listed.total, "document")) ", most recently added first (" code { "eywa docs add" } " adds more)" }
+            p.lead { (counted(listed.total, "document")) ", most recently added first" }
+            (add_form(csrf))
             @if listed.documents.is_empty() {
                 p.empty { "None yet." }
             } @else {
@@ -123,6 +152,56 @@ pub(super) fn list(listed: &Listed, now: Timestamp) -> Markup {
                 }
             }
             (pager("/documents", listed.page, pages))
+        },
+    )
+}
+
+/// The form that adds a file or folder, as `eywa docs add` does.
+fn add_form(csrf: &str) -> Markup {
+    html! {
+        details.add {
+            summary { "Add a document" }
+            form.write method="post" action="/documents" {
+                input type="hidden" name="csrf" value=(csrf);
+                div.fields {
+                    label { "Path " input type="text" name="path" required size="40" placeholder="~/notes/design.md" aria-label="A file or folder on the server's machine"; }
+                    label { "Project " input type="text" name="project" size="12"; }
+                    button type="submit" { "Add" }
+                }
+                p.hint { "A " code { ".md" } ", " code { ".txt" } " or " code { ".pdf" } " file, or a folder of them, on the machine " code { "eywa serve" } " runs on." }
+            }
+        }
+    }
+}
+
+/// What adding a folder (or a file that could not be read) did, file by file.
+pub(super) fn added(outcomes: &[DocumentOutcome], now: Timestamp) -> Markup {
+    let read = outcomes.iter().filter(|o| o.result.is_ok()).count();
+    layout(
+        "Documents added",
+        html! {
+            h1 { "Documents added" }
+            p.lead { (read) " of " (counted(outcomes.len() as u64, "file")) " read · " a href="/documents" { "All documents" } }
+            ol.memories data-rows {
+                @for o in outcomes {
+                    li {
+                        @match &o.result {
+                            Ok((info, how)) => {
+                                a.headline href={ "/documents/" (segment(&info.id)) } { (info.title) }
+                                div.meta {
+                                    code { (o.path) } " · "
+                                    (match how { Added::New => "new", Added::Changed => "changed", Added::Unchanged => "unchanged" })
+                                    " · v" (info.version) " · read " (when(info.added_at, now))
+                                }
+                            }
+                            Err(why) => {
+                                code { (o.path) }
+                                p.error { (why) }
+                            }
+                        }
+                    }
+                }
+            }
         },
     )
 }

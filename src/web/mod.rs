@@ -38,7 +38,7 @@ pub use self::live::{LIVE_INTERVAL, Live};
 pub use self::login::Login;
 
 use self::failure::Failure;
-use self::writes::{FormResult, forget_memory, remember, update_memory};
+use self::writes::{FormResult, add_document, forget_memory, remember, update_memory};
 
 /// What every page answers with: nothing from another origin, no inline script or
 /// style, no framing.
@@ -65,7 +65,7 @@ pub enum Effect {
 }
 
 /// Every route the web view serves, with what it does: one table, pinned by a test.
-pub const ROUTES: [(&str, Effect); 22] = [
+pub const ROUTES: [(&str, Effect); 23] = [
     ("/", Effect::Read),
     ("/projects/{name}", Effect::Read),
     ("/sessions/{reference}", Effect::Read),
@@ -87,6 +87,8 @@ pub const ROUTES: [(&str, Effect); 22] = [
     ("/memories/{id}/forget", Effect::Write),
     // Remembers: `/memories` answers POST as well as GET.
     ("/memories", Effect::Write),
+    // Adds a document: `/documents` answers POST as well as GET.
+    ("/documents", Effect::Write),
     ("/login", Effect::SignIn),
     ("/logout", Effect::SignIn),
 ];
@@ -142,7 +144,7 @@ pub fn router(engine: Arc<Engine>, options: WebOptions) -> crate::Result<axum::R
         .route("/memories/{id}", get(memory))
         .route("/memories/{id}/update", post(update_memory))
         .route("/memories/{id}/forget", post(forget_memory))
-        .route("/documents", get(documents_list))
+        .route("/documents", get(documents_list).post(add_document))
         .route("/documents/{id}", get(document))
         .route("/assets/eywa.css", get(assets::stylesheet))
         .route("/assets/eywa.js", get(assets::script))
@@ -549,7 +551,7 @@ async fn documents_list(
     let now = web.options.clock.now();
     let engine = web.engine.clone();
     let listed = blocking(move || params.read(&engine)).await?;
-    Ok(html(documents::list(&listed, now)))
+    Ok(html(documents::list(&listed, &web.csrf, now)))
 }
 
 /// `/documents/{id}` (`?version=N`): a document's versions, what the one shown changed,

@@ -1,12 +1,12 @@
-//! The forms that write (remember, update, forget a memory): each carries the token the
-//! server put in its page, and sends the browser on to what it wrote.
+//! The forms that write (remember, update, forget a memory; add a document): each carries
+//! the token the server put in its page, and sends the browser on to what it wrote.
 
 use std::sync::Arc;
 
 use axum::extract::{Path, State};
 use axum::response::{IntoResponse, Response};
 
-use super::{Failure, Web, blocking, memories, pages};
+use super::{Failure, Web, blocking, documents, html, memories, pages};
 use crate::engine::Engine;
 
 /// Whether a form carries this server's token (compared in constant time).
@@ -35,6 +35,12 @@ impl WriteForm for memories::Remember {
 }
 
 impl WriteForm for memories::Update {
+    fn csrf(&self) -> &str {
+        &self.csrf
+    }
+}
+
+impl WriteForm for documents::Add {
     fn csrf(&self) -> &str {
         &self.csrf
     }
@@ -86,4 +92,30 @@ pub(super) async fn forget_memory(
     form: FormResult<memories::Forget>,
 ) -> Result<Response, Failure> {
     write_memory(&web, form, move |form, engine| form.apply(engine, &id)).await
+}
+
+/// `POST /documents`: adds the file or folder the form names. One file read goes to its
+/// page; a folder, or a file that could not be read, to what adding did.
+pub(super) async fn add_document(
+    State(web): State<Arc<Web>>,
+    form: FormResult<documents::Add>,
+) -> Result<Response, Failure> {
+    let axum::Form(form) = form?;
+    if forged(&web, form.csrf()) {
+        return Err(Failure::Forged);
+    }
+    let now = web.options.clock.now();
+    let engine = web.engine.clone();
+    let outcomes = blocking(move || form.apply(&engine)).await?;
+    if let [
+        crate::engine::DocumentOutcome {
+            result: Ok((info, _)),
+            ..
+        },
+    ] = outcomes.as_slice()
+    {
+        let to = format!("/documents/{}", pages::segment(&info.id));
+        return Ok(axum::response::Redirect::to(&to).into_response());
+    }
+    Ok(html(documents::added(&outcomes, now)))
 }
