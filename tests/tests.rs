@@ -51,3 +51,4 @@ mod versions;
 mod view;
 mod walks;
 mod web;
+mod web_transcript;

@@ -52,6 +52,9 @@ pub const SESSIONS_PER_PAGE: usize = 50;
 /// Messages a session's page holds; the rest are on the pages after it.
 pub const MESSAGES_PER_PAGE: usize = 200;
 
+/// Plans a session's page shows at most.
+const MAX_PLANS: usize = 20;
+
 /// Whether a route reads the store or writes to it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Effect {
@@ -374,7 +377,12 @@ async fn session(
     let paging = paging(query)?;
     let now = web.options.clock.now();
     let engine = web.engine.clone();
-    let session = blocking(move || Ok(engine.session(&reference)?)).await?;
+    let (session, plans) = blocking(move || {
+        let session = engine.session(&reference)?;
+        let plans = session_plans(&engine, &session)?;
+        Ok((session, plans))
+    })
+    .await?;
     let pages = session.messages.len().div_ceil(MESSAGES_PER_PAGE).max(1);
     let held = paging.at.as_deref().and_then(|at| {
         session
@@ -392,7 +400,25 @@ async fn session(
             "this session has {pages} pages of messages: there is no page {page}"
         )));
     }
-    Ok(html(pages::session(&session, page, pages, now)))
+    Ok(html(pages::session(&session, &plans, page, pages, now)))
+}
+
+/// The plans a session carries (HAS_PLAN): plan files Claude Code kept for it.
+fn session_plans(
+    engine: &Engine,
+    session: &crate::library::Session,
+) -> Result<Vec<crate::model::Node>, Failure> {
+    let filter = crate::graph::EdgeFilter {
+        direction: crate::graph::Direction::Out,
+        relations: vec![crate::model::Relation::HasPlan],
+        ..crate::graph::EdgeFilter::default()
+    };
+    let (_, plans) = engine.neighbors(&session.episode.id.to_string(), &filter, MAX_PLANS)?;
+    Ok(plans
+        .into_iter()
+        .map(|n| n.node)
+        .filter(|n| n.content.is_some())
+        .collect())
 }
 
 /// `/search?q=…`: the search `eywa search` runs (mode, project, type, since, limit), each

@@ -6,9 +6,9 @@ use maud::{DOCTYPE, Markup, PreEscaped, html};
 
 use super::projects::{ProjectRow, SessionExtras};
 use super::{MESSAGES_PER_PAGE, SESSIONS_PER_PAGE};
-use crate::claude::{Message, MessageKind, Role, resume_command};
+use crate::claude::{Message, MessageKind, Role, ToolCall, resume_command};
 use crate::library::{Session, SessionPage};
-use crate::model::{Handoff, Timestamp, age};
+use crate::model::{Handoff, Node, Timestamp, age};
 
 tokio::task_local! {
     /// Whether the page is for a browser signed in with a token (set around each request
@@ -274,12 +274,30 @@ fn text(m: &Message) -> Markup {
         m.kind,
         MessageKind::Prompt | MessageKind::Response | MessageKind::CompactSummary
     );
-    let (shown, note) = cut(&m.text);
-    if let Some(rendered) = prose.then(|| super::markdown::render(shown)).flatten() {
-        html! { div.md { (PreEscaped(rendered)) } (note) }
-    } else {
-        html! { div.text { (shown) } (note) }
+    if prose {
+        return markdown(&m.text);
     }
+    let (shown, note) = cut(&m.text);
+    html! { div.text { (shown) } (note) }
+}
+
+/// Text people or the model wrote, as Markdown (as written when too long to parse).
+fn markdown(text: &str) -> Markup {
+    let (shown, note) = cut(text);
+    match super::markdown::render(shown) {
+        Some(rendered) => html! { div.md { (PreEscaped(rendered)) } (note) },
+        None => html! { div.text { (shown) } (note) },
+    }
+}
+
+/// The plan a call to `ExitPlanMode` handed over, when its input still parses (inputs are
+/// cut at 16,000 characters).
+fn plan_of(call: &ToolCall) -> Option<String> {
+    if call.name != "ExitPlanMode" {
+        return None;
+    }
+    let input: serde_json::Value = serde_json::from_str(&call.input).ok()?;
+    Some(input.get("plan")?.as_str()?.to_owned())
 }
 
 /// One message of the transcript: its text as written, thinking and tool calls folded.
@@ -297,6 +315,9 @@ fn message(m: &Message, now: Timestamp) -> Markup {
                 @if m.superseded { " " span.badge { "superseded" } }
                 @if let Some(model) = &m.model { " " small.model { (model) } }
             }
+            @if m.kind == MessageKind::CompactSummary {
+                p.boundary role="separator" { "The conversation was compacted here: what follows continues from this summary." }
+            }
             @if let Some(thinking) = &m.thinking {
                 @let (shown, note) = cut(thinking);
                 details.thinking { summary { "Thinking" } pre { (shown) } (note) }
@@ -306,6 +327,16 @@ fn message(m: &Message, now: Timestamp) -> Markup {
                 ul.files { @for f in &m.tracked_files { li { code { (f) } } } }
             }
             @for call in &m.tool_calls {
+                @if let Some(plan) = plan_of(call) {
+                    details.tool.plan open {
+                        summary { span.tool-name { (call.name) } " " span.badge { "plan" } }
+                        (markdown(&plan))
+                        @if let Some(result) = &call.result {
+                            h4 { "Result" }
+                            pre { (result) }
+                        }
+                    }
+                } @else {
                 details.tool {
                     summary {
                         span.tool-name { (call.name) }
@@ -319,13 +350,21 @@ fn message(m: &Message, now: Timestamp) -> Markup {
                         pre { (result) }
                     }
                 }
+                }
             }
         }
     }
 }
 
-/// `/sessions/{reference}`: its handoff, then page `page` of its messages.
-pub(super) fn session(s: &Session, page: usize, pages: usize, now: Timestamp) -> Markup {
+/// `/sessions/{reference}`: its handoff, its plans and subagents, then page `page` of its
+/// messages.
+pub(super) fn session(
+    s: &Session,
+    plans: &[Node],
+    page: usize,
+    pages: usize,
+    now: Timestamp,
+) -> Markup {
     let e = s.episode.episode();
     let id = e.map(|e| e.session_id.as_str()).unwrap_or_default();
     let title = match e {
@@ -365,6 +404,17 @@ pub(super) fn session(s: &Session, page: usize, pages: usize, now: Timestamp) ->
                 }
             }
             @if let Some(h) = &s.handoff { (handoff(h)) }
+            @if !plans.is_empty() {
+                section.plans {
+                    h2 { "Plans" }
+                    @for plan in plans {
+                        details.plan {
+                            summary { (plan.name) " · " (when(plan.updated_at, now)) " · " a href={ "/nodes/" (plan.id) } { "In the graph" } }
+                            (markdown(plan.content.as_deref().unwrap_or_default()))
+                        }
+                    }
+                }
+            }
             @if !s.agents.is_empty() {
                 section.agents {
                     h2 { "Subagents" }
