@@ -284,9 +284,10 @@ fn text(m: &Message) -> Markup {
 /// Text people or the model wrote, as Markdown (as written when too long to parse).
 fn markdown(text: &str) -> Markup {
     let (shown, note) = cut(text);
-    match super::markdown::render(shown) {
-        Some(rendered) => html! { div.md { (PreEscaped(rendered)) } (note) },
-        None => html! { div.text { (shown) } (note) },
+    if let Some(rendered) = super::markdown::render(shown) {
+        html! { div.md { (PreEscaped(rendered)) } (note) }
+    } else {
+        html! { div.text { (shown) } (note) }
     }
 }
 
