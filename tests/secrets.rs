@@ -9,7 +9,7 @@ use crate::support::fixture::{ClaudeHome, days_ago, session_lines};
 
 /// One secret of each kind, as they appear in real sessions. Built from pieces so that
 /// this file holds no scannable secret itself.
-fn secrets() -> Vec<(&'static str, String)> {
+pub(crate) fn secrets() -> Vec<(&'static str, String)> {
     let rep = |s: &str, n: usize| s.repeat(n);
     vec![
         ("anthropic", format!("sk-ant-api03-{}", rep("Ab3_", 22))),
@@ -43,7 +43,7 @@ fn secrets() -> Vec<(&'static str, String)> {
     ]
 }
 
-fn planted_texts(s: &[(&'static str, String)]) -> Vec<String> {
+pub(crate) fn planted_texts(s: &[(&'static str, String)]) -> Vec<String> {
     let get = |k: &str| s.iter().find(|(n, _)| *n == k).unwrap().1.clone();
     vec![
         format!("Use this key: {} please", get("anthropic")),

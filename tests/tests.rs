@@ -51,4 +51,5 @@ mod versions;
 mod view;
 mod walks;
 mod web;
+mod web_hostile;
 mod web_transcript;

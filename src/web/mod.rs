@@ -256,9 +256,37 @@ pub fn misdirected(host: &str) -> Response {
 fn html(markup: maud::Markup) -> Response {
     (
         [(header::CONTENT_TYPE, "text/html; charset=utf-8")],
-        markup.into_string(),
+        visible_controls(markup.into_string()),
     )
         .into_response()
+}
+
+/// `text` with each control character a terminal would act on (a page read with curl, an
+/// export printed) shown as its picture: ESC as `␛`, a lone carriage return as `␍`, DEL
+/// as `␡`, the C1 controls as `�`. Tabs and line ends stay. No markup holds one, so a
+/// whole page goes through.
+fn visible_controls(text: String) -> String {
+    if !text
+        .chars()
+        .any(|c| c.is_control() && !matches!(c, '\t' | '\n'))
+    {
+        return text;
+    }
+    let mut out = String::with_capacity(text.len() + 16);
+    let mut chars = text.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\t' | '\n' => out.push(c),
+            '\r' if chars.peek() == Some(&'\n') => {}
+            '\u{7f}' => out.push('\u{2421}'),
+            c if u32::from(c) < 0x20 => {
+                out.push(char::from_u32(0x2400 + u32::from(c)).unwrap_or('\u{fffd}'));
+            }
+            c if c.is_control() => out.push('\u{fffd}'),
+            c => out.push(c),
+        }
+    }
+    out
 }
 
 /// Runs `f` on a blocking thread: the engine reads the store.
@@ -500,7 +528,7 @@ async fn export(
                 format!("attachment; filename=\"{name}.md\""),
             ),
         ],
-        markdown,
+        visible_controls(markdown),
     )
         .into_response())
 }
@@ -592,4 +620,16 @@ async fn document(
     let engine = web.engine.clone();
     let shown = blocking(move || params.read(&engine, &id)).await?;
     Ok(html(documents::page(&shown, now)))
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn control_characters_show_as_their_pictures() {
+        assert_eq!(
+            super::visible_controls("a\u{1b}[31mred\r\nb\rc\u{7f}\u{85}\td\n".to_owned()),
+            "a\u{241b}[31mred\nb\u{240d}c\u{2421}\u{fffd}\td\n"
+        );
+        assert_eq!(super::visible_controls("plain\n".to_owned()), "plain\n");
+    }
 }
