@@ -52,4 +52,5 @@ mod view;
 mod walks;
 mod web;
 mod web_hostile;
+mod web_snapshots;
 mod web_transcript;

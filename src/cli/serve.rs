@@ -179,8 +179,9 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         let deferred = engine.defer_text_commits();
         std::thread::spawn(move || engine.run_text_committer(deferred, &stop))
     };
-    // The graph's view, loaded when a walk first needs it, at the server's priority: on
-    // a read's lowered thread it took seconds while clients kept the cores busy.
+    // The graph's view, loaded now at the server's priority (on a read's lowered thread
+    // it took seconds while clients kept the cores busy), and again should a walk find it
+    // gone.
     let view_loader = {
         let (engine, stop) = (engine.clone(), stop.clone());
         std::thread::Builder::new()

@@ -309,13 +309,20 @@ impl Graph {
         self.load_view()
     }
 
-    /// Loads the view for every reader that asks first, on the calling thread, until
-    /// `stop`. A read runs below the priority of writes (`crate::priority`), and loading the
-    /// view on a read's thread took seconds while clients kept the cores busy, with every
-    /// walk waiting for it; `serve` runs this on a thread at its own priority.
+    /// Loads the view now, and again for every reader that asks first after something
+    /// dropped it, on the calling thread, until `stop`. A read runs below the priority of
+    /// writes (`crate::priority`), and loading the view on a read's thread took seconds
+    /// while clients kept the cores busy, with every walk waiting for it; `serve` runs
+    /// this on a thread at its own priority. Loaded at once because nearly every first
+    /// answer walks the graph (a session's page its subagents, SessionStart its plans): on
+    /// a store `eywa ingest` wrote 100k sessions into, with no snapshot yet, the first
+    /// session page waited 1.1 s for it (`benches/README.md`, `web_pages`).
     pub fn run_view_loader(&self, stop: &std::sync::atomic::AtomicBool) {
         let (ask, asks) = std::sync::mpsc::channel::<Loaded>();
         *self.loader() = Some(ask);
+        if let Err(e) = self.load_view() {
+            tracing::warn!(error = %e, "could not load the graph's view: a walk will try again");
+        }
         while !stop.load(std::sync::atomic::Ordering::Relaxed) {
             match asks.recv_timeout(LOADER_POLL) {
                 Ok(done) => {
