@@ -32,6 +32,7 @@ pub mod error;
 pub mod memory;
 pub mod model;
 pub mod server;
+pub mod tokens;
 pub mod web;
 
 // Rooms the `eywa` binary, the tests and the benches reach into; not part of the API.

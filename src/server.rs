@@ -7,10 +7,10 @@ mod announce;
 mod hosts;
 mod tls;
 
-pub(crate) use self::access::random_hex;
-pub use self::access::{Access, Tls, Tokens, WRITE_METHODS};
+pub use self::access::{Access, Tls, WRITE_METHODS};
 pub use self::announce::Announcement;
 pub use self::hosts::Hosts;
+pub use crate::tokens::Tokens;
 
 use std::future::Future;
 use std::path::PathBuf;

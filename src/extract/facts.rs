@@ -3,8 +3,9 @@
 
 use std::collections::BTreeMap;
 
-use super::sections::{absolute, relative, sections, within};
-use super::{ProjectPath, headline, keywords, project_of, substance};
+use super::project::{absolute, projects_of, relative, within};
+use super::sections::sections;
+use super::{ProjectPath, headline, keywords, substance};
 use crate::claude::Transcript;
 use crate::model::{
     AgentInfo, DocRef, Edge, Entity, EntityType, Episode, Handoff, Node, NodeId, NodeKind,
@@ -300,62 +301,6 @@ pub(crate) fn person_facts(
         edges.push(Edge::new(person, Relation::PartOf, org, Timestamp(0)));
     }
     Edge::new(by, Relation::Mentions, person, first)
-}
-
-/// The projects of a transcript's working directories, in order of first appearance;
-/// then the repositories it changed from there ([`edited_elsewhere`]).
-pub(super) fn projects_of(t: &Transcript) -> Vec<ProjectPath> {
-    let mut seen: Vec<ProjectPath> = Vec::new();
-    for cwd in &t.cwds {
-        let p = project_of(cwd);
-        if !seen.iter().any(|s| s.path == p.path) {
-            seen.push(p);
-        }
-    }
-    for p in edited_elsewhere(t, &seen) {
-        if !seen.iter().any(|s| s.path == p.path) {
-            seen.push(p);
-        }
-    }
-    seen
-}
-
-/// Another repository a session changed from its own: a file it edited or created that
-/// lies in no working directory's project but in a folder beside one (`~/src/app`
-/// editing `~/src/lib/src/a.rs` makes `~/src/lib` a project), in the order the files were
-/// first touched. Read from the transcript alone (the folders may not be on this
-/// machine): files directly in the parent folder, hidden folders (`~/.config`) and
-/// folders beside a project at the root are not projects.
-fn edited_elsewhere(t: &Transcript, own: &[ProjectPath]) -> Vec<ProjectPath> {
-    let cwd = t.cwds.first().map(String::as_str);
-    let mut changed: Vec<(Option<crate::model::Timestamp>, String)> = t
-        .files
-        .iter()
-        .filter(|(_, usage)| usage.edited || usage.created)
-        .map(|(raw, usage)| (usage.first, absolute(raw, cwd)))
-        .filter(|(_, path)| !own.iter().any(|p| within(path, &p.path)))
-        .collect();
-    changed.sort();
-    let mut out: Vec<ProjectPath> = Vec::new();
-    for (_, path) in changed {
-        let beside = own.iter().find_map(|p| {
-            let parent = p.path.trim_end_matches(['/', '\\']);
-            let parent = &parent[..parent.rfind(['/', '\\'])?];
-            if parent.trim_matches(['/', '\\']).is_empty() || !within(&path, parent) {
-                return None;
-            }
-            let rest = relative(&path, parent);
-            let (folder, inside) = rest.split_once(['/', '\\'])?;
-            let hidden = folder.starts_with('.') || inside.is_empty();
-            (!hidden).then(|| project_of(&path[..parent.len() + 1 + folder.len()]))
-        });
-        if let Some(p) = beside
-            && !out.iter().any(|o| o.path == p.path)
-        {
-            out.push(p);
-        }
-    }
-    out
 }
 
 /// Project names in order of first appearance, each once.

@@ -15,6 +15,7 @@ use std::collections::BTreeMap;
 
 use super::ProjectPath;
 use super::handoff::{cleaned_request, first_sentence, plan_title, upper_first};
+use super::project::{absolute, relative, within};
 use crate::claude::{EventKind, Transcript};
 use crate::model::{HandoffSections, Timestamp};
 
@@ -482,7 +483,7 @@ pub fn subagent_key_files(t: &Transcript, agents: &[Transcript]) -> Vec<String> 
             file.last = file.last.max(usage.last);
         }
     }
-    let projects = super::facts::projects_of(t);
+    let projects = super::project::projects_of(t);
     key_files(&merged, &projects)
 }
 
@@ -660,34 +661,6 @@ fn words_upto(text: &str, n: usize) -> String {
     } else {
         format!("{}…", words[..n].join(" "))
     }
-}
-
-/// A tool's path made absolute against the session's cwd when it is relative.
-pub(super) fn absolute(path: &str, cwd: Option<&str>) -> String {
-    let is_absolute =
-        path.starts_with('/') || path.starts_with('\\') || path.as_bytes().get(1) == Some(&b':');
-    match cwd {
-        Some(cwd) if !is_absolute => {
-            let sep = if cwd.contains('\\') && !cwd.contains('/') {
-                '\\'
-            } else {
-                '/'
-            };
-            format!("{}{sep}{}", cwd.trim_end_matches(['/', '\\']), path)
-        }
-        _ => path.to_owned(),
-    }
-}
-
-/// Whether `path` lies inside the directory `dir` (either separator).
-pub(super) fn within(path: &str, dir: &str) -> bool {
-    path.len() > dir.len()
-        && path.starts_with(dir)
-        && matches!(path.as_bytes()[dir.len()], b'/' | b'\\')
-}
-
-pub(super) fn relative<'a>(path: &'a str, dir: &str) -> &'a str {
-    &path[dir.len() + 1..]
 }
 
 #[cfg(test)]

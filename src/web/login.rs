@@ -13,7 +13,7 @@ use axum::response::{IntoResponse, Response};
 use maud::html;
 
 use super::{Failure, FormResult, Web, html, pages};
-use crate::server::Tokens;
+use crate::tokens::Tokens;
 
 /// The cookie that carries the token, hex-encoded (a token file may hold any text).
 pub const COOKIE: &str = "eywa_token";

@@ -130,7 +130,7 @@ pub fn router(engine: Arc<Engine>, options: WebOptions) -> crate::Result<axum::R
         engine,
         options,
         projects: projects::Cache::default(),
-        csrf: crate::server::random_hex(32)?,
+        csrf: crate::tokens::random_hex(32)?,
     });
     // Each path as the table has it: a test answers every entry of `ROUTES`.
     Ok(axum::Router::new()

@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
-use crate::store::create_private_dir;
+use crate::dirs::{create_private_dir, sync_dir};
 use crate::{Batch, Error, Keyspace, Result, Store};
 
 /// zstd level of blob files: 3, zstd's own default (fast, about 3x on text).
@@ -472,15 +472,6 @@ fn create_shard_dir(dir: &Path) -> io::Result<()> {
         builder.mode(0o700);
     }
     builder.create(dir)
-}
-
-/// Makes a rename in `dir` durable (a no-op where directories cannot be synced).
-pub(crate) fn sync_dir(dir: &Path) -> io::Result<()> {
-    #[cfg(unix)]
-    File::open(dir)?.sync_all()?;
-    #[cfg(not(unix))]
-    let _ = dir;
-    Ok(())
 }
 
 #[cfg(test)]

@@ -22,6 +22,7 @@ mod blob;
 mod cache;
 mod codec;
 mod config;
+mod dirs;
 mod error;
 pub mod key;
 mod keyspace;

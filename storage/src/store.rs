@@ -15,11 +15,11 @@ use crate::{Batch, BlobStore, Config, Error, Keyspace, Result, TierStats, codec}
 mod files;
 mod migrate;
 
-pub(crate) use self::files::create_private_dir;
 use self::files::{
     TempDirGuard, begin_keyspace, build_keyspace, copy_entries, end_keyspace, lock_store,
     open_keyspace,
 };
+pub(crate) use crate::dirs::create_private_dir;
 
 pub use migrate::Moved;
 

@@ -9,6 +9,7 @@ use fjall::{PartitionHandle, PersistMode};
 use super::{
     COPY_BATCH, CREATING_MARKER, KEYSPACES_DIR, LOCK_FILE, LOCK_RETRY_INTERVAL, NEW_KEYSPACES_DIR,
 };
+use crate::dirs::create_private_dir;
 use crate::{Config, Error, Keyspace, Result};
 
 /// The warm tier's settings: a small block cache and write buffer (eywa's reads go to its
@@ -59,7 +60,7 @@ pub(super) fn begin_keyspace(store: &Path) -> Result<bool> {
         options.mode(0o600);
     }
     options.open(&marker).map_err(io(&marker))?;
-    crate::blob::sync_dir(store).map_err(io(store))?;
+    crate::dirs::sync_dir(store).map_err(io(store))?;
     create_private_dir(&dir)?;
     Ok(true)
 }
@@ -71,7 +72,7 @@ pub(super) fn end_keyspace(store: &Path) -> Result<()> {
         path: marker.clone(),
         source,
     })?;
-    crate::blob::sync_dir(store).map_err(|source| Error::Io {
+    crate::dirs::sync_dir(store).map_err(|source| Error::Io {
         path: store.to_path_buf(),
         source,
     })
@@ -169,21 +170,6 @@ pub(super) fn lock_store(path: &Path, wait: Duration) -> Result<std::fs::File> {
             Err(std::fs::TryLockError::Error(e)) => return Err(io(e)),
         }
     }
-}
-
-/// Creates `path` and its parents, and makes `path` itself accessible to its owner only.
-pub(crate) fn create_private_dir(path: &Path) -> Result<()> {
-    let io_err = |source| Error::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    std::fs::create_dir_all(path).map_err(io_err)?;
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::PermissionsExt;
-        std::fs::set_permissions(path, std::fs::Permissions::from_mode(0o700)).map_err(io_err)?;
-    }
-    Ok(())
 }
 
 /// A directory under the system temp dir, removed on drop.
