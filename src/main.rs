@@ -9,6 +9,25 @@ macro_rules! errln {
     }};
 }
 
+/// `println!` that hands a closed stdout (`eywa … | head -1`) back as an error instead
+/// of panicking; `main` ends quietly on a broken pipe.
+macro_rules! outln {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        writeln!(std::io::stdout(), $($arg)*)?;
+    }};
+}
+
+/// `print!`, as [`outln!`].
+macro_rules! out {
+    ($($arg:tt)*) => {{
+        use std::io::Write as _;
+        write!(std::io::stdout(), $($arg)*)?;
+    }};
+}
+
+mod agents;
+mod app;
 mod cli;
 
 use std::process::ExitCode;

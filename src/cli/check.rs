@@ -7,8 +7,8 @@ use std::process::ExitCode;
 use anyhow::Context;
 use eywa::server::Announcement;
 
-use super::Paths;
-use super::client::Client;
+use crate::app::Paths;
+use crate::app::client::Client;
 
 #[derive(Debug, clap::Args)]
 pub(super) struct CheckArgs {
@@ -26,7 +26,7 @@ pub(super) struct CheckArgs {
 pub(super) struct BackupArgs {
     /// The folder to copy the store to: missing or empty (with a server running, a folder
     /// on its machine)
-    #[arg(value_parser = super::user_path)]
+    #[arg(value_parser = crate::app::user_path)]
     dir: PathBuf,
     /// Print the report as JSON
     #[arg(long)]
@@ -36,7 +36,7 @@ pub(super) struct BackupArgs {
 #[derive(Debug, clap::Args)]
 pub(super) struct RestoreArgs {
     /// A folder `eywa backup` wrote
-    #[arg(value_parser = super::user_path)]
+    #[arg(value_parser = crate::app::user_path)]
     dir: PathBuf,
     /// Print the report as JSON
     #[arg(long)]
@@ -46,7 +46,7 @@ pub(super) struct RestoreArgs {
 pub(super) fn check(paths: &Paths, args: CheckArgs) -> anyhow::Result<ExitCode> {
     let report = Client::connect(paths)?.check(args.repair)?;
     if args.json {
-        super::print_json(&serde_json::to_value(&report)?)?;
+        crate::app::print_json(&serde_json::to_value(&report)?)?;
     } else {
         for (area, problems) in [
             ("graph", &report.graph),
@@ -81,7 +81,7 @@ pub(super) fn backup(paths: &Paths, args: BackupArgs) -> anyhow::Result<ExitCode
         .with_context(|| format!("{}: not a path", args.dir.display()))?;
     let report = Client::connect(paths)?.backup(&dir)?;
     if args.json {
-        super::print_json(&serde_json::to_value(&report)?)?;
+        crate::app::print_json(&serde_json::to_value(&report)?)?;
     } else {
         outln!(
             "backed up {} sessions ({} episodes, {:.1} MiB) to {} in {:.2}s",
@@ -115,7 +115,7 @@ pub(super) fn restore(paths: &Paths, args: RestoreArgs) -> anyhow::Result<ExitCo
     let problems = engine.graph().check()?;
     let counts = engine.graph().counts()?;
     if args.json {
-        super::print_json(&serde_json::json!({
+        crate::app::print_json(&serde_json::json!({
             "restored": args.dir.display().to_string(),
             "created": manifest.created,
             "sessions": counts.sessions,

@@ -5,8 +5,8 @@ use std::process::ExitCode;
 use eywa::model::Chunk;
 use serde_json::json;
 
-use super::Paths;
-use super::client::Client;
+use crate::app::Paths;
+use crate::app::client::Client;
 
 #[derive(Debug, clap::Args)]
 pub(super) struct Args {
@@ -24,7 +24,7 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let client = Client::connect(paths)?;
     let chunk = client.chunk(&args.id, args.neighbors)?;
     if args.json {
-        super::print_json(&to_json(&chunk))?;
+        crate::app::print_json(&to_json(&chunk))?;
         return Ok(ExitCode::SUCCESS);
     }
     let page = chunk

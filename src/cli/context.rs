@@ -4,8 +4,8 @@ use std::process::ExitCode;
 
 use eywa::engine::{ContextMode, DEFAULT_MAX_TOKENS};
 
-use super::Paths;
-use super::client::Client;
+use crate::app::Paths;
+use crate::app::client::Client;
 
 #[derive(Debug, clap::Args)]
 pub(super) struct Args {
@@ -41,7 +41,7 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         errln!("warning: {warning}");
     }
     if args.json {
-        super::print_json(&serde_json::to_value(&context)?)?;
+        crate::app::print_json(&serde_json::to_value(&context)?)?;
         return Ok(ExitCode::SUCCESS);
     }
     if !args.dry_run {

@@ -8,8 +8,8 @@ use eywa::docs::DocumentInfo;
 use eywa::model::Timestamp;
 use serde_json::json;
 
-use super::Paths;
-use super::client::Client;
+use crate::app::Paths;
+use crate::app::client::Client;
 
 #[derive(Debug, clap::Args)]
 pub(super) struct Args {
@@ -104,7 +104,7 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             let failed = outcomes.iter().filter(|o| o.result.is_err()).count();
             if json {
                 let items: Vec<_> = outcomes.iter().map(outcome_json).collect();
-                super::print_json(&json!({ "outcomes": items, "failed": failed }))?;
+                crate::app::print_json(&json!({ "outcomes": items, "failed": failed }))?;
             } else {
                 for o in &outcomes {
                     match &o.result {
@@ -152,7 +152,7 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
                     .iter()
                     .map(|(path, project)| json!({ "path": path, "project": project }))
                     .collect();
-                super::print_json(&json!({ "outcomes": items, "followed": folders }))?;
+                crate::app::print_json(&json!({ "outcomes": items, "followed": folders }))?;
             } else {
                 let added = outcomes.iter().filter(|o| o.result.is_ok()).count();
                 if !folders.is_empty() && !stop {
@@ -184,7 +184,7 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             let (failed, total) = client.failed_documents(limit, offset)?;
             if json {
                 let items: Vec<_> = failed.iter().map(failed_json).collect();
-                super::print_json(&json!({ "failed": items, "total": total }))?;
+                crate::app::print_json(&json!({ "failed": items, "total": total }))?;
             } else if failed.is_empty() {
                 outln!("No file failed to be read.");
             } else {
@@ -211,7 +211,7 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             let (docs, total) = client.list_documents(limit, offset)?;
             if json {
                 let items: Vec<_> = docs.iter().map(to_json).collect();
-                super::print_json(&json!({ "documents": items, "total": total }))?;
+                crate::app::print_json(&json!({ "documents": items, "total": total }))?;
             } else if docs.is_empty() {
                 outln!("No documents (eywa docs add PATH adds some).");
             } else {
@@ -242,7 +242,7 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             if json {
                 let mut value = to_json(&doc.info);
                 value["text"] = json!(doc.pages);
-                super::print_json(&value)?;
+                crate::app::print_json(&value)?;
             } else {
                 let d = &doc.info;
                 outln!("{}  v{}  {}  ({})", d.id, d.version, d.title, d.path);
@@ -265,7 +265,7 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             let versions = client.document_history(&document)?;
             if json {
                 let items: Vec<_> = versions.iter().map(to_json).collect();
-                super::print_json(&json!({ "versions": items }))?;
+                crate::app::print_json(&json!({ "versions": items }))?;
             } else {
                 for d in &versions {
                     let until = d.replaced_at.map_or_else(

@@ -6,8 +6,8 @@ use std::time::Instant;
 
 use eywa::engine::EmbedReport;
 
-use super::Paths;
-use super::client::Client;
+use crate::app::Paths;
+use crate::app::client::Client;
 
 #[derive(Debug, clap::Args)]
 pub(super) struct Args {
@@ -19,7 +19,7 @@ pub(super) struct Args {
 pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let report = embed(&Client::connect(paths)?)?;
     if args.json {
-        super::print_json(&serde_json::to_value(&report)?)?;
+        crate::app::print_json(&serde_json::to_value(&report)?)?;
     } else {
         outln!(
             "{} chunks into the vector index ({} embedded, {} from the cache) in {:.1}s",

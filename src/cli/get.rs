@@ -6,8 +6,8 @@ use eywa::engine::{GetOutcome, HandoffHit};
 use eywa::retrieve::{DEFAULT_DAYS_BACK, DEFAULT_LIMIT, GetOptions};
 use serde_json::json;
 
-use super::Paths;
-use super::client::Client;
+use crate::app::Paths;
+use crate::app::client::Client;
 
 #[derive(Debug, clap::Args)]
 pub(super) struct Args {
@@ -37,7 +37,7 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let client = Client::connect(paths)?;
     let outcome = client.get(&query, &options)?;
     if args.json {
-        super::print_json(&to_json(&outcome))?;
+        crate::app::print_json(&to_json(&outcome))?;
     } else {
         print_human(&outcome, args.days_back)?;
     }

@@ -8,9 +8,9 @@ use eywa::graph::{AsOf, Direction, EdgeFilter};
 use eywa::model::Timestamp;
 use serde_json::{Value, json};
 
-use super::Paths;
-use super::client::Client;
-use super::render::{edge_json, edge_line, node_json, node_line};
+use crate::app::Paths;
+use crate::app::client::Client;
+use crate::app::render::{edge_json, edge_line, node_json, node_line};
 
 #[derive(Debug, ClapArgs)]
 pub(super) struct Args {
@@ -136,7 +136,7 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let client = Client::connect(paths)?;
     let (json, lines) = answer(&client, args.command)?;
     if args.json {
-        super::print_json(&json)?;
+        crate::app::print_json(&json)?;
     } else {
         for line in lines {
             outln!("{line}");
@@ -150,10 +150,10 @@ fn answer(client: &Client, command: Command) -> anyhow::Result<(Value, Vec<Strin
         Command::Node { node } => {
             let (node, handoff) = client.node(&node)?;
             let handoff = handoff
-                .map(|h| super::mcp::full_handoff(client, &h))
+                .map(|h| crate::agents::mcp::full_handoff(client, &h))
                 .transpose()?;
             let mut lines = vec![node_line(&node)];
-            let body = handoff.as_ref().map(super::mcp::handoff_body);
+            let body = handoff.as_ref().map(crate::agents::mcp::handoff_body);
             if let (Some(h), Some(body)) = (&handoff, &body) {
                 lines.push(format!(
                     "   {} · keywords: {}",

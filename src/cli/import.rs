@@ -3,13 +3,13 @@
 use std::path::PathBuf;
 use std::process::ExitCode;
 
-use super::Paths;
-use super::client::Client;
+use crate::app::Paths;
+use crate::app::client::Client;
 
 #[derive(Debug, clap::Args)]
 pub(super) struct Args {
     /// The Eywa data folder (its `handoff-index.json` and `handoffs/`)
-    #[arg(value_parser = super::user_path)]
+    #[arg(value_parser = crate::app::user_path)]
     dir: PathBuf,
     /// Print the report as JSON
     #[arg(long)]
@@ -19,7 +19,7 @@ pub(super) struct Args {
 pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let report = Client::connect(paths)?.import(&args.dir)?;
     if args.json {
-        super::print_json(&serde_json::to_value(&report)?)?;
+        crate::app::print_json(&serde_json::to_value(&report)?)?;
     } else {
         outln!(
             "{} handoffs found: {} imported, {} already imported, {} known from transcripts, {} unreadable",

@@ -7,8 +7,8 @@ use std::time::Duration;
 
 use eywa::engine::{IngestReport, Progress};
 
-use super::Paths;
-use super::client::Client;
+use crate::app::Paths;
+use crate::app::client::Client;
 
 /// Skipped files a human report names; `--json` names up to 1,000.
 const SKIPPED_SHOWN: usize = 20;
@@ -66,7 +66,7 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         if let Some(embedded) = &embedded {
             value["embedded"] = serde_json::to_value(embedded)?;
         }
-        super::print_json(&value)?;
+        crate::app::print_json(&value)?;
         return Ok(ExitCode::SUCCESS);
     }
     if let Some(e) = &embedded {

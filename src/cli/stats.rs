@@ -4,8 +4,8 @@ use std::process::ExitCode;
 
 use serde_json::json;
 
-use super::Paths;
-use super::client::Client;
+use crate::app::Paths;
+use crate::app::client::Client;
 
 #[derive(Debug, clap::Args)]
 pub(super) struct Args {
@@ -26,7 +26,7 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
                        "misses": c.misses, "evictions": c.evictions, "hit_rate": c.hit_rate()})
             })
             .collect();
-        super::print_json(&json!({
+        crate::app::print_json(&json!({
             "counts": s.counts,
             "nodes_by_kind": s.kinds,
             "edges_by_relation": s.relations,

@@ -6,18 +6,18 @@ use eywa::model::{Edge, Node, NodeKind, Timestamp};
 
 /// `score` as a share of `best`, in whole percent (100 for the best itself): seed 001's
 /// `1. [85%] …`.
-pub(super) fn percent(score: f32, best: f32) -> u32 {
+pub(crate) fn percent(score: f32, best: f32) -> u32 {
     if best <= 0.0 {
         return 0;
     }
     ((score / best).clamp(0.0, 1.0) * 100.0).round() as u32
 }
 
-pub(super) fn time(t: Timestamp) -> String {
+pub(crate) fn time(t: Timestamp) -> String {
     t.to_rfc3339()
 }
 
-pub(super) fn node_json(node: &Node) -> Value {
+pub(crate) fn node_json(node: &Node) -> Value {
     let mut v = json!({
         "id": node.id.to_string(),
         "kind": node.kind.label(),
@@ -71,7 +71,7 @@ pub(super) fn node_json(node: &Node) -> Value {
     v
 }
 
-pub(super) fn edge_json(edge: &Edge) -> Value {
+pub(crate) fn edge_json(edge: &Edge) -> Value {
     json!({
         "id": edge.id.to_string(),
         "src": edge.src.to_string(),
@@ -91,7 +91,7 @@ pub(super) fn edge_json(edge: &Edge) -> Value {
 }
 
 /// `Episode  2026-01-05  eywa  Fix the tokenizer  (id)` and the like.
-pub(super) fn node_line(node: &Node) -> String {
+pub(crate) fn node_line(node: &Node) -> String {
     match &node.kind {
         NodeKind::Episode(e) => format!(
             "Episode  {}  [{}]  {}  ({})",
@@ -117,7 +117,7 @@ pub(super) fn node_line(node: &Node) -> String {
 }
 
 /// `TOUCHED 2026-01-05 → 2026-01-05`.
-pub(super) fn edge_line(edge: &Edge) -> String {
+pub(crate) fn edge_line(edge: &Edge) -> String {
     let to = edge
         .valid_to
         .map_or("open".to_owned(), |t| t.date().to_string());

@@ -25,13 +25,13 @@ use eywa::server::Announcement;
 
 use super::Paths;
 
-pub(super) enum Client {
+pub(crate) enum Client {
     Local(Local),
     Remote(Box<Remote>),
 }
 
 /// The store, opened in this process on first use (or the one a server here holds).
-pub(super) struct Local {
+pub(crate) struct Local {
     paths: Paths,
     engine: OnceCell<Arc<Engine>>,
     ending: Ending,
@@ -50,7 +50,7 @@ enum Ending {
 }
 
 /// A running server.
-pub(super) struct Remote {
+pub(crate) struct Remote {
     addr: String,
     runtime: tokio::runtime::Runtime,
     client: RemoteClient,
@@ -58,7 +58,7 @@ pub(super) struct Remote {
 
 impl Client {
     /// The server to ask, else the store in `paths`, opened when first needed.
-    pub(super) fn connect(paths: &Paths) -> anyhow::Result<Client> {
+    pub(crate) fn connect(paths: &Paths) -> anyhow::Result<Client> {
         if let Some(given) = &paths.addr {
             let (addr, connection) = given_server(given)?;
             return Remote::connect(&addr, &connection)
@@ -87,7 +87,7 @@ impl Client {
 
     /// [`Client::connect`] for one call of a process that goes on: a store opened here is
     /// closed when the client is dropped, its lock freed for the CLI, hooks or a server.
-    pub(super) fn connect_for_call(paths: &Paths) -> anyhow::Result<Client> {
+    pub(crate) fn connect_for_call(paths: &Paths) -> anyhow::Result<Client> {
         let mut client = Client::connect(paths)?;
         if let Client::Local(local) = &mut client {
             local.ending = Ending::Close;
@@ -96,7 +96,7 @@ impl Client {
     }
 
     /// The store a server in this process already holds.
-    pub(super) fn shared(paths: &Paths, engine: Arc<Engine>) -> Client {
+    pub(crate) fn shared(paths: &Paths, engine: Arc<Engine>) -> Client {
         Client::Local(Local {
             paths: paths.clone(),
             engine: OnceCell::from(engine),
@@ -105,7 +105,7 @@ impl Client {
     }
 
     /// Reads one session now and returns its handoff (see `Engine::ingest_session`).
-    pub(super) fn ingest_session(&self, session: &str) -> anyhow::Result<SessionIngest> {
+    pub(crate) fn ingest_session(&self, session: &str) -> anyhow::Result<SessionIngest> {
         match self.ingest_session_within(session, None)? {
             Some(read) => Ok(read),
             None => anyhow::bail!("the server answered a read as pending"),
@@ -114,7 +114,7 @@ impl Client {
 
     /// [`Client::ingest_session`], a server waited for at most `wait`: `None` when it still
     /// reads the session (it finishes alone). A local read is always waited for.
-    pub(super) fn ingest_session_within(
+    pub(crate) fn ingest_session_within(
         &self,
         session: &str,
         wait: Option<std::time::Duration>,
@@ -132,14 +132,14 @@ impl Client {
     }
 
     /// The server's address, when this client asks one.
-    pub(super) fn server(&self) -> Option<&str> {
+    pub(crate) fn server(&self) -> Option<&str> {
         match self {
             Client::Local(_) => None,
             Client::Remote(r) => Some(&r.addr),
         }
     }
 
-    pub(super) fn get(&self, query: &str, options: &GetOptions) -> anyhow::Result<GetOutcome> {
+    pub(crate) fn get(&self, query: &str, options: &GetOptions) -> anyhow::Result<GetOutcome> {
         match self {
             Client::Local(l) => {
                 if l.engine.get().is_none()
@@ -154,35 +154,35 @@ impl Client {
         }
     }
 
-    pub(super) fn search(&self, request: &SearchRequest) -> anyhow::Result<SearchResults> {
+    pub(crate) fn search(&self, request: &SearchRequest) -> anyhow::Result<SearchResults> {
         match self {
             Client::Local(l) => Ok(l.engine()?.search(request)?),
             Client::Remote(r) => r.call(async |c| c.search(request).await),
         }
     }
 
-    pub(super) fn chunk(&self, id: &str, neighbors: usize) -> anyhow::Result<Chunk> {
+    pub(crate) fn chunk(&self, id: &str, neighbors: usize) -> anyhow::Result<Chunk> {
         match self {
             Client::Local(l) => Ok(l.engine()?.chunk(id, neighbors)?),
             Client::Remote(r) => r.call(async |c| c.chunk(id, neighbors).await),
         }
     }
 
-    pub(super) fn remember(&self, new: &NewMemory) -> anyhow::Result<MemoryItem> {
+    pub(crate) fn remember(&self, new: &NewMemory) -> anyhow::Result<MemoryItem> {
         match self {
             Client::Local(l) => Ok(l.engine()?.remember(new.clone())?),
             Client::Remote(r) => r.call(async |c| c.remember(new).await),
         }
     }
 
-    pub(super) fn recall(&self, query: &RecallQuery) -> anyhow::Result<Vec<RecallHit>> {
+    pub(crate) fn recall(&self, query: &RecallQuery) -> anyhow::Result<Vec<RecallHit>> {
         match self {
             Client::Local(l) => Ok(l.engine()?.recall(query)?),
             Client::Remote(r) => r.call(async |c| c.recall(query).await),
         }
     }
 
-    pub(super) fn update_memory(
+    pub(crate) fn update_memory(
         &self,
         id: &str,
         update: &MemoryUpdate,
@@ -193,7 +193,7 @@ impl Client {
         }
     }
 
-    pub(super) fn forget_memory(
+    pub(crate) fn forget_memory(
         &self,
         id: &str,
         reason: Option<String>,
@@ -204,7 +204,7 @@ impl Client {
         }
     }
 
-    pub(super) fn list_memories(
+    pub(crate) fn list_memories(
         &self,
         filter: &MemoryFilter,
         limit: usize,
@@ -216,21 +216,21 @@ impl Client {
         }
     }
 
-    pub(super) fn memory_history(&self, id: &str) -> anyhow::Result<Vec<MemoryItem>> {
+    pub(crate) fn memory_history(&self, id: &str) -> anyhow::Result<Vec<MemoryItem>> {
         match self {
             Client::Local(l) => Ok(l.engine()?.memory_history(id)?),
             Client::Remote(r) => r.call(async |c| c.memory_history(id).await),
         }
     }
 
-    pub(super) fn consolidate_memories(&self) -> anyhow::Result<ConsolidateReport> {
+    pub(crate) fn consolidate_memories(&self) -> anyhow::Result<ConsolidateReport> {
         match self {
             Client::Local(l) => Ok(l.engine()?.consolidate_memories()?),
             Client::Remote(r) => r.call(async |c| c.consolidate_memories().await),
         }
     }
 
-    pub(super) fn add_documents(
+    pub(crate) fn add_documents(
         &self,
         paths: &[std::path::PathBuf],
         project: Option<&str>,
@@ -244,7 +244,7 @@ impl Client {
         }
     }
 
-    pub(super) fn follow_folders(
+    pub(crate) fn follow_folders(
         &self,
         folders: &[std::path::PathBuf],
         project: Option<&str>,
@@ -269,7 +269,7 @@ impl Client {
         }
     }
 
-    pub(super) fn document(
+    pub(crate) fn document(
         &self,
         document: &str,
         version: Option<u32>,
@@ -284,7 +284,7 @@ impl Client {
         }
     }
 
-    pub(super) fn list_documents(
+    pub(crate) fn list_documents(
         &self,
         limit: usize,
         offset: usize,
@@ -295,7 +295,7 @@ impl Client {
         }
     }
 
-    pub(super) fn failed_documents(
+    pub(crate) fn failed_documents(
         &self,
         limit: usize,
         offset: usize,
@@ -306,7 +306,7 @@ impl Client {
         }
     }
 
-    pub(super) fn document_history(
+    pub(crate) fn document_history(
         &self,
         document: &str,
     ) -> anyhow::Result<Vec<eywa::docs::DocumentInfo>> {
@@ -319,7 +319,7 @@ impl Client {
         }
     }
 
-    pub(super) fn context(
+    pub(crate) fn context(
         &self,
         sessions: &[String],
         mode: ContextMode,
@@ -337,7 +337,7 @@ impl Client {
     }
 
     /// A node, and its handoff when it is a session.
-    pub(super) fn node(&self, reference: &str) -> anyhow::Result<(Node, Option<Handoff>)> {
+    pub(crate) fn node(&self, reference: &str) -> anyhow::Result<(Node, Option<Handoff>)> {
         match self {
             Client::Local(l) => {
                 let engine = l.engine()?;
@@ -352,7 +352,7 @@ impl Client {
         }
     }
 
-    pub(super) fn find_entities(
+    pub(crate) fn find_entities(
         &self,
         name: &str,
         entity_type: Option<&str>,
@@ -372,7 +372,7 @@ impl Client {
         }
     }
 
-    pub(super) fn neighbors(
+    pub(crate) fn neighbors(
         &self,
         reference: &str,
         filter: &EdgeFilter,
@@ -390,7 +390,7 @@ impl Client {
         }
     }
 
-    pub(super) fn what_touched(
+    pub(crate) fn what_touched(
         &self,
         entity: &str,
         filter: &EdgeFilter,
@@ -405,7 +405,7 @@ impl Client {
         }
     }
 
-    pub(super) fn walk(
+    pub(crate) fn walk(
         &self,
         reference: &str,
         depth: u32,
@@ -420,7 +420,7 @@ impl Client {
         }
     }
 
-    pub(super) fn path(
+    pub(crate) fn path(
         &self,
         from: &str,
         to: &str,
@@ -433,14 +433,14 @@ impl Client {
         }
     }
 
-    pub(super) fn related(&self, session: &str, limit: usize) -> anyhow::Result<Vec<Related>> {
+    pub(crate) fn related(&self, session: &str, limit: usize) -> anyhow::Result<Vec<Related>> {
         match self {
             Client::Local(l) => Ok(l.engine()?.related(session, limit)?),
             Client::Remote(r) => r.call(async |c| c.related(session, limit).await),
         }
     }
 
-    pub(super) fn list_sessions(
+    pub(crate) fn list_sessions(
         &self,
         workspace: Option<&str>,
         limit: usize,
@@ -457,7 +457,7 @@ impl Client {
         }
     }
 
-    pub(super) fn export_session(
+    pub(crate) fn export_session(
         &self,
         session: &str,
         format: ExportFormat,
@@ -471,14 +471,14 @@ impl Client {
         }
     }
 
-    pub(super) fn search_sessions(&self, search: &SessionSearch) -> anyhow::Result<MatchPage> {
+    pub(crate) fn search_sessions(&self, search: &SessionSearch) -> anyhow::Result<MatchPage> {
         match self {
             Client::Local(l) => Ok(l.engine()?.search_sessions(search)?),
             Client::Remote(r) => r.call(async |c| c.search_sessions(search).await),
         }
     }
 
-    pub(super) fn migrate_sessions(
+    pub(crate) fn migrate_sessions(
         &self,
         sessions: &[String],
         destination: &str,
@@ -492,7 +492,7 @@ impl Client {
         }
     }
 
-    pub(super) fn migrate_workspace(
+    pub(crate) fn migrate_workspace(
         &self,
         workspace: &str,
         destination: &str,
@@ -510,7 +510,7 @@ impl Client {
 
     /// Reads new and changed sessions. A local run shows its progress through `progress`;
     /// a server ingests its own Claude dir.
-    pub(super) fn ingest(
+    pub(crate) fn ingest(
         &self,
         progress: &mut dyn FnMut(Progress),
     ) -> anyhow::Result<IngestReport> {
@@ -520,7 +520,7 @@ impl Client {
         }
     }
 
-    pub(super) fn import(&self, dir: &Path) -> anyhow::Result<ImportReport> {
+    pub(crate) fn import(&self, dir: &Path) -> anyhow::Result<ImportReport> {
         match self {
             Client::Local(l) => Ok(l.engine()?.import_eywa(dir)?),
             Client::Remote(r) => {
@@ -533,14 +533,14 @@ impl Client {
     }
 
     /// Embeds the backlog now; a local run reports (done, left) through `progress`.
-    pub(super) fn embed(&self, progress: &mut dyn FnMut(u64, u64)) -> anyhow::Result<EmbedReport> {
+    pub(crate) fn embed(&self, progress: &mut dyn FnMut(u64, u64)) -> anyhow::Result<EmbedReport> {
         match self {
             Client::Local(l) => Ok(l.engine()?.embed_pending(progress)?),
             Client::Remote(r) => r.call(async |c| c.embed().await),
         }
     }
 
-    pub(super) fn stats(&self) -> anyhow::Result<Stats> {
+    pub(crate) fn stats(&self) -> anyhow::Result<Stats> {
         match self {
             Client::Local(l) => Ok(l.engine()?.stats()?),
             Client::Remote(r) => r.call(async |c| c.stats().await),
@@ -548,7 +548,7 @@ impl Client {
     }
 
     /// Checks the store; a repair needs it alone, so not through a server.
-    pub(super) fn check(&self, repair: bool) -> anyhow::Result<eywa::engine::CheckReport> {
+    pub(crate) fn check(&self, repair: bool) -> anyhow::Result<eywa::engine::CheckReport> {
         match self {
             Client::Local(l) => Ok(l.engine()?.check(repair)?),
             Client::Remote(r) if repair => anyhow::bail!(
@@ -560,7 +560,7 @@ impl Client {
         }
     }
 
-    pub(super) fn backup(&self, dir: &Path) -> anyhow::Result<eywa::engine::BackupReport> {
+    pub(crate) fn backup(&self, dir: &Path) -> anyhow::Result<eywa::engine::BackupReport> {
         match self {
             Client::Local(l) => Ok(l.engine()?.backup(dir)?),
             Client::Remote(r) => {
@@ -570,7 +570,7 @@ impl Client {
         }
     }
 
-    pub(super) fn model_status(&self) -> anyhow::Result<ModelStatus> {
+    pub(crate) fn model_status(&self) -> anyhow::Result<ModelStatus> {
         match self {
             // Reading the model's folder needs no store.
             Client::Local(l) => Ok(ModelStatus::of(&l.paths.model_dir())?),
@@ -582,7 +582,7 @@ impl Client {
 impl Client {
     /// Opens the store now (a server needs nothing): `Ok(false)` while another process
     /// holds it.
-    pub(super) fn try_open(&self) -> anyhow::Result<bool> {
+    pub(crate) fn try_open(&self) -> anyhow::Result<bool> {
         let Client::Local(l) = self else {
             return Ok(true);
         };
@@ -602,7 +602,7 @@ impl Client {
 
 impl Local {
     /// The engine, opened on first use.
-    pub(super) fn engine(&self) -> anyhow::Result<&Engine> {
+    pub(crate) fn engine(&self) -> anyhow::Result<&Engine> {
         if let Some(engine) = self.engine.get() {
             return Ok(engine);
         }
@@ -682,7 +682,7 @@ impl Remote {
 
 /// A server's refusal of a request, shown as its message alone.
 #[derive(Debug)]
-pub(super) struct RemoteError(pub tonic::Status);
+pub(crate) struct RemoteError(pub tonic::Status);
 
 impl std::fmt::Display for RemoteError {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
@@ -694,7 +694,7 @@ impl std::error::Error for RemoteError {}
 
 impl RemoteError {
     /// Whether the server refused the request's arguments.
-    pub(super) fn is_invalid_argument(&self) -> bool {
+    pub(crate) fn is_invalid_argument(&self) -> bool {
         self.0.code() == tonic::Code::InvalidArgument
     }
 }

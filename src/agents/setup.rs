@@ -15,11 +15,11 @@ use anyhow::Context as _;
 use serde_json::{Map, Value, json};
 use sha2::{Digest, Sha256};
 
-use super::Paths;
 use super::hook::Event;
+use crate::app::Paths;
 
 #[derive(Debug, clap::Args)]
-pub(super) struct Args {
+pub(crate) struct Args {
     #[command(subcommand)]
     target: Target,
 }
@@ -91,7 +91,7 @@ struct Change {
     kept: Vec<String>,
 }
 
-pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let Target::Claude(args) = args.target;
     let exe = std::env::current_exe().context("cannot find the eywa binary's path")?;
     let program = exe.display().to_string();
@@ -144,7 +144,7 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
                        "changed": c.before != c.after, "summary": c.summary, "kept": c.kept})
             })
             .collect();
-        super::print_json(
+        crate::app::print_json(
             &json!({"dry_run": args.dry_run, "uninstall": args.uninstall,
                                   "files": files}),
         )?;
@@ -209,11 +209,11 @@ fn user_mcp_file(home: &Path, claude_dir: &Path) -> PathBuf {
 /// The command line hooks run: this binary, with the data dir when it is not the default.
 fn command_prefix(program: &str, paths: &Paths) -> String {
     let mut prefix = shell_word(program);
-    if paths.settings.data_dir.source != super::config::Source::Default {
+    if paths.settings.data_dir.source != crate::app::config::Source::Default {
         prefix.push_str(" --data-dir ");
         prefix.push_str(&shell_word(&paths.data_dir.display().to_string()));
     }
-    if paths.settings.claude_dir.source != super::config::Source::Default {
+    if paths.settings.claude_dir.source != crate::app::config::Source::Default {
         prefix.push_str(" --claude-dir ");
         prefix.push_str(&shell_word(&paths.claude_dir.display().to_string()));
     }

@@ -28,15 +28,15 @@ use serde_json::{Value, json};
 
 use eywa::tools::{Arguments, TOOLS};
 
-use super::Paths;
-use super::client::Client;
-use super::render::node_line;
+use crate::app::Paths;
+use crate::app::client::Client;
+use crate::app::render::node_line;
 
 #[derive(Debug, clap::Args)]
-pub(super) struct Args {}
+pub(crate) struct Args {}
 
 /// Serves the tools on stdin/stdout until the client closes them.
-pub(super) fn run(paths: &Paths, _args: Args) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(paths: &Paths, _args: Args) -> anyhow::Result<ExitCode> {
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(1)
         .enable_all()
@@ -71,7 +71,7 @@ pub(super) fn run(paths: &Paths, _args: Args) -> anyhow::Result<ExitCode> {
 /// The tools over streamable HTTP, answered from the store `serve` holds; `stop` ends every
 /// open MCP session. A server that asks every call for a bearer token (`tokens`) answers
 /// whatever name it was reached by; one that asks none, only loopback names.
-pub(super) fn http_service(
+pub(crate) fn http_service(
     paths: &Paths,
     engine: Arc<Engine>,
     tokens: bool,
@@ -186,13 +186,13 @@ impl Backend {
 
 /// eywa's MCP server.
 #[derive(Clone)]
-pub(super) struct Tools {
+pub(crate) struct Tools {
     backend: Arc<Backend>,
 }
 
 /// Why a tool call gave no answer: said to the agent as a tool error.
 #[derive(Debug)]
-pub(super) struct ToolError(String);
+pub(crate) struct ToolError(String);
 
 impl From<anyhow::Error> for ToolError {
     fn from(e: anyhow::Error) -> Self {
@@ -362,7 +362,7 @@ impl Tools {
 }
 
 /// The newest main transcript Claude Code keeps for `cwd`.
-pub(super) fn current_transcript(
+pub(crate) fn current_transcript(
     claude_dir: &std::path::Path,
     cwd: &std::path::Path,
 ) -> Result<std::path::PathBuf, ToolError> {
@@ -488,7 +488,7 @@ fn eywa_get(client: &Client, args: &Arguments) -> Answer {
 }
 
 /// The text the Python eywa-mcp's `eywa_get` answers for these handoff bodies.
-pub(super) fn eywa_get_text(bodies: &[String]) -> String {
+pub(crate) fn eywa_get_text(bodies: &[String]) -> String {
     if bodies.is_empty() {
         return "No past sessions found.".to_owned();
     }
@@ -502,13 +502,13 @@ pub(super) fn eywa_get_text(bodies: &[String]) -> String {
 
 /// A handoff with its sections: a hit read from the index files carries only what `get`
 /// prints.
-pub(super) fn full_handoff(client: &Client, handoff: &Handoff) -> anyhow::Result<Handoff> {
+pub(crate) fn full_handoff(client: &Client, handoff: &Handoff) -> anyhow::Result<Handoff> {
     eywa::retrieve::start::full(client, handoff.clone())
 }
 
 /// A handoff file's body, as the Python Eywa reads it back: the text after the
 /// frontmatter's closing `---`, trimmed.
-pub(super) fn handoff_body(handoff: &Handoff) -> String {
+pub(crate) fn handoff_body(handoff: &Handoff) -> String {
     let file = eywa::extract::render_markdown(handoff, &handoff.sections);
     match file.starts_with("---") {
         true => match file.splitn(3, "---").nth(2) {
@@ -521,7 +521,7 @@ pub(super) fn handoff_body(handoff: &Handoff) -> String {
 
 /// `Resume: `cd <cwd> && claude --resume <id>``; nothing for a session Claude Code never
 /// had (an imported handoff).
-pub(super) fn resume_line(h: &Handoff) -> String {
+pub(crate) fn resume_line(h: &Handoff) -> String {
     eywa::retrieve::start::resume_line(h)
 }
 
@@ -565,7 +565,7 @@ fn eywa_search(client: &Client, args: &Arguments) -> Answer {
     }
     let best = results.hits.first().map_or(0.0, |h| h.score);
     for (i, h) in results.hits.iter().enumerate() {
-        let share = super::render::percent(h.score, best);
+        let share = crate::app::render::percent(h.score, best);
         out.push_str(&format!("\n{}. [{share}%] {}\n", i + 1, hit_block(h, now)));
     }
     if results.hits.is_empty() {
@@ -576,7 +576,7 @@ fn eywa_search(client: &Client, args: &Arguments) -> Answer {
 
 /// A search hit: title, project, age, session, type and score; its passage on one line;
 /// its document and resume command when it has them.
-pub(super) fn hit_block(h: &eywa::engine::SearchHit, now: Timestamp) -> String {
+pub(crate) fn hit_block(h: &eywa::engine::SearchHit, now: Timestamp) -> String {
     let short = eywa::claude::short_id(&h.session_id);
     let title = if h.title.is_empty() {
         "(untitled)"
@@ -705,7 +705,7 @@ fn eywa_what_touched(client: &Client, args: &Arguments) -> Answer {
         out.push_str(&format!(
             "\n- {} · {}\n",
             episode_line(&t.episode),
-            super::render::edge_line(&t.edge)
+            crate::app::render::edge_line(&t.edge)
         ));
     }
     Ok(out)

@@ -13,7 +13,7 @@ use serde::Deserialize;
 use super::Paths;
 
 /// The file's name in the data dir.
-pub(super) const FILE_NAME: &str = "config.toml";
+pub(crate) const FILE_NAME: &str = "config.toml";
 
 /// What `config.toml` may say. Unknown keys are an error, so a typo is not ignored.
 #[derive(Debug, Default, Deserialize)]
@@ -336,7 +336,7 @@ fn thresholds(days: &[u32]) -> Result<Option<[u32; 3]>, String> {
 }
 
 /// `auto` or `never`.
-pub(super) fn model_install(text: &str) -> Result<String, String> {
+pub(crate) fn model_install(text: &str) -> Result<String, String> {
     match text {
         "auto" | "never" => Ok(text.to_owned()),
         other => Err(format!("{other:?}: give auto or never")),
@@ -357,7 +357,7 @@ fn read_file(path: &Path) -> anyhow::Result<(File, bool)> {
 }
 
 #[derive(Debug, clap::Args)]
-pub(super) struct Args {
+pub(crate) struct Args {
     #[command(subcommand)]
     command: Command,
 }
@@ -378,7 +378,7 @@ enum Command {
     },
 }
 
-pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let json = match args.command {
         Command::Show { json } => json,
         Command::Reset { json } => return reset(paths, json),

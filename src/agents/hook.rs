@@ -15,11 +15,11 @@ use eywa::model::Timestamp;
 use eywa::retrieve::context::estimate_tokens;
 use serde_json::{Value, json};
 
-use super::Paths;
-use super::client::Client;
+use crate::app::Paths;
+use crate::app::client::Client;
 
 #[derive(Debug, clap::Args)]
-pub(super) struct Args {
+pub(crate) struct Args {
     /// The hook event: session-start, user-prompt-submit, stop, session-end or pre-compact
     /// (Claude Code's names, SessionStart…, work too)
     #[arg(value_parser = parse_event)]
@@ -55,7 +55,7 @@ const BACKGROUND_READ: Duration = Duration::from_secs(3_600);
 
 /// The hook events eywa answers.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(super) enum Event {
+pub(crate) enum Event {
     SessionStart,
     UserPromptSubmit,
     Stop,
@@ -64,7 +64,7 @@ pub(super) enum Event {
 }
 
 impl Event {
-    pub(super) const ALL: [Event; 5] = [
+    pub(crate) const ALL: [Event; 5] = [
         Event::SessionStart,
         Event::UserPromptSubmit,
         Event::Stop,
@@ -73,7 +73,7 @@ impl Event {
     ];
 
     /// Claude Code's name for the event.
-    pub(super) fn name(self) -> &'static str {
+    pub(crate) fn name(self) -> &'static str {
         match self {
             Event::SessionStart => "SessionStart",
             Event::UserPromptSubmit => "UserPromptSubmit",
@@ -84,7 +84,7 @@ impl Event {
     }
 
     /// The argument `eywa hook` takes for it.
-    pub(super) fn arg(self) -> &'static str {
+    pub(crate) fn arg(self) -> &'static str {
         match self {
             Event::SessionStart => "session-start",
             Event::UserPromptSubmit => "user-prompt-submit",
@@ -160,7 +160,7 @@ impl HookInput {
 /// The most stdin a hook reads: Claude Code sends a few hundred bytes (a prompt more).
 const MAX_INPUT: u64 = 4 * 1024 * 1024;
 
-pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
+pub(crate) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     let started = Instant::now();
     let event = args.event;
     let background = args.background && event.reads();
