@@ -6,14 +6,17 @@ mod check;
 mod counts;
 mod history;
 mod keys;
+mod loading;
 mod read;
 mod snapshot;
+mod sources;
 mod upgrade;
 mod view;
 mod walk;
 mod write;
 
 pub use self::read::{AsOf, EdgeRef};
+pub use self::sources::{SourceRecord, SourceVersion};
 pub use self::view::{EdgeMeta, NodeMeta};
 pub use self::walk::{EdgeFilter, PathStep, Related, Shared, Walk, WalkStep};
 pub use self::write::{SpawnRecord, WriteGroup};
@@ -23,7 +26,7 @@ use std::num::NonZeroUsize;
 use std::sync::{Arc, Mutex, RwLock, RwLockReadGuard};
 
 use eywa_storage::{CacheStats, GenerationalCache, HotCache, Keyspace, Store};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use self::view::View;
 use crate::Result;
@@ -41,96 +44,6 @@ const EDGE_CACHE_ENTRIES: usize = 65_536;
 const DOC_CACHE_ENTRIES: usize = 8_192;
 /// Entity timelines (sessions newest first) kept in the hot tier until the next write.
 const TIMELINE_CACHE_ENTRIES: usize = 1_024;
-
-/// What eywa knows of a source file as last ingested, to skip it when unchanged and to
-/// serve it after Claude Code deleted it.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
-pub struct SourceRecord {
-    /// The source's path: its key in the store, so not stored again in the value.
-    #[serde(skip)]
-    pub path: String,
-    pub len: u64,
-    pub modified_ms: i64,
-    pub session_id: String,
-    pub lines: u64,
-    pub skipped_lines: u64,
-    /// The Episode it yielded; `None` for files without a user or assistant message.
-    pub episode: Option<NodeId>,
-    /// sha256 of the raw bytes archived in the cold tier.
-    #[serde(default)]
-    pub archive: Option<String>,
-    /// True for a subagent's own transcript.
-    #[serde(default)]
-    pub agent: bool,
-    /// Subagent episodes this file yielded (its own, or its inline runs).
-    #[serde(default)]
-    pub agents: u64,
-    /// Segments appended since the archive was written, in order (sha256 each): the file
-    /// is `archive` followed by these.
-    #[serde(default)]
-    pub archive_tail: Vec<String>,
-    /// The saved state of the last read (a blob), to go on from when the file grows.
-    #[serde(default)]
-    pub state: Option<String>,
-    /// The file's inode and status-change time (ns) when read: a file replaced or written
-    /// in place keeps neither, even with its size and mtime kept. 0 when not known
-    /// (recorded before eywa kept them).
-    #[serde(default)]
-    pub inode: u64,
-    #[serde(default)]
-    pub changed_ns: i64,
-    /// Bytes of earlier versions' lines the archive holds ahead of the file's own: the
-    /// archive is those lines, then the file's bytes (`len` of them) as read.
-    #[serde(default)]
-    pub shift: u64,
-    /// Versions of the file that a later one replaced (it shrank or was rewritten), oldest
-    /// first.
-    #[serde(default)]
-    pub versions: Vec<SourceVersion>,
-    /// The version of the extraction that read the file
-    /// ([`EXTRACT_VERSION`](crate::extract::EXTRACT_VERSION)); a file read by an older
-    /// one is read again whole, though it did not change. 0 in records written before.
-    #[serde(default)]
-    pub extracted: u32,
-    /// The fingerprint of the session's `sessions-index.json` entry when it was read
-    /// ([`IndexEntry::stamp`](crate::claude::IndexEntry::stamp); 0: none): a changed entry
-    /// has the session read again.
-    #[serde(default)]
-    pub index_stamp: u64,
-}
-
-impl SourceRecord {
-    /// The blobs the record refers to: its archive (base and segments), its read state
-    /// and its versions' superseded lines.
-    pub fn blobs(&self) -> impl Iterator<Item = &String> {
-        self.archive
-            .iter()
-            .chain(&self.archive_tail)
-            .chain(&self.state)
-            .chain(self.versions.iter().filter_map(|v| v.superseded.as_ref()))
-    }
-
-    /// The archive holds more than the file as read: lines of earlier versions.
-    pub fn has_history(&self) -> bool {
-        self.shift > 0 || !self.versions.is_empty()
-    }
-}
-
-/// A version of a source file that a later one replaced: the file shrank, or no longer
-/// began with what was read. Its lines that the new file lacks stay in the archive; those
-/// the new file holds in another form (the same uuid) are kept apart, superseded.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct SourceVersion {
-    /// When the replacement was noticed (ms since the epoch).
-    pub replaced_ms: i64,
-    /// Bytes of the replaced file as read.
-    pub len: u64,
-    /// Its lines the new file lacks, kept in the archive.
-    pub kept_lines: u64,
-    /// Its lines the new file contradicts: a blob of them, and how many.
-    pub superseded: Option<String>,
-    pub superseded_lines: u64,
-}
 
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum Direction {
@@ -277,162 +190,6 @@ impl Graph {
         self.view.get().is_some()
     }
 
-    /// The view, loaded now if it is not yet: never call it while holding the writer lock.
-    ///
-    /// It is built outside the writer lock, from the snapshot of the generation it started
-    /// at or from the index keyspaces, while writes go on (loading 100k sessions takes
-    /// 300–460 ms, and every graph write waited that long when it was loaded under the
-    /// lock, `benches/README.md`). The batches that land meanwhile record their changes;
-    /// under the lock, at the end, they are applied in order and the view installed. A
-    /// rebuild reads the keyspaces as they change, so it may already hold some of those
-    /// batches' keys: each change states a node's or an edge's whole state, and applying
-    /// it again leaves the same. Every write to those keyspaces records a change, except
-    /// [`Graph::rebuild_indexes`], which holds off loads while it runs. A batch that lands
-    /// during the build may sit elsewhere in its node's edge order than after a restart.
-    pub(super) fn loaded_view(&self) -> Result<&RwLock<View>> {
-        if let Some(view) = self.view.get() {
-            return Ok(view);
-        }
-        let loader = self.loader().clone();
-        if let Some(loader) = loader {
-            let (done, loaded) = std::sync::mpsc::channel();
-            // A loader that stopped answers nothing: the load is then this thread's.
-            if loader.send(done).is_ok()
-                && let Ok(result) = loaded.recv()
-            {
-                result?;
-                if let Some(view) = self.view.get() {
-                    return Ok(view);
-                }
-            }
-        }
-        self.load_view()
-    }
-
-    /// Loads the view now, and again for every reader that asks first after something
-    /// dropped it, on the calling thread, until `stop`. A read runs below the priority of
-    /// writes (`crate::priority`), and loading the view on a read's thread took seconds
-    /// while clients kept the cores busy, with every walk waiting for it; `serve` runs
-    /// this on a thread at its own priority. Loaded at once because nearly every first
-    /// answer walks the graph (a session's page its subagents, SessionStart its plans): on
-    /// a store `eywa ingest` wrote 100k sessions into, with no snapshot yet, the first
-    /// session page waited 1.1 s for it (`benches/README.md`, `web_pages`).
-    pub fn run_view_loader(&self, stop: &std::sync::atomic::AtomicBool) {
-        let (ask, asks) = std::sync::mpsc::channel::<Loaded>();
-        *self.loader() = Some(ask);
-        if let Err(e) = self.load_view() {
-            tracing::warn!(error = %e, "could not load the graph's view: a walk will try again");
-        }
-        while !stop.load(std::sync::atomic::Ordering::Relaxed) {
-            match asks.recv_timeout(LOADER_POLL) {
-                Ok(done) => {
-                    let _ = done.send(self.load_view().map(|_| ()));
-                }
-                Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {}
-                Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => break,
-            }
-        }
-        // Readers that ask from now on load it themselves, and so do those whose ask is
-        // still queued: it is dropped with `asks`.
-        *self.loader() = None;
-    }
-
-    /// Where readers ask for the view's load (`None` while no loader runs).
-    fn loader(&self) -> std::sync::MutexGuard<'_, Option<std::sync::mpsc::Sender<Loaded>>> {
-        self.loader
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// [`Graph::loaded_view`] on the calling thread.
-    fn load_view(&self) -> Result<&RwLock<View>> {
-        let _loading = self
-            .loading
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some(view) = self.view.get() {
-            return Ok(view);
-        }
-        let generation = {
-            let generation = self
-                .writer
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner);
-            *self.missed() = Some(Vec::new());
-            *generation
-        };
-        let file = snapshot::path(&self.store);
-        let loaded = match snapshot::load(&file, generation) {
-            Some(view) => Ok((view, true)),
-            None => View::load(&self.store).map(|view| (view, false)),
-        };
-        #[cfg(test)]
-        if let Some(write) = self.while_loading.lock().unwrap().take() {
-            write(self);
-        }
-        let _writer = self
-            .writer
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let missed = self.missed().take().unwrap_or_default();
-        let (mut view, from_snapshot) = loaded?;
-        for delta in &missed {
-            view.apply(delta);
-        }
-        if from_snapshot {
-            *self
-                .saved
-                .lock()
-                .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(generation);
-        }
-        self.from_snapshot
-            .store(from_snapshot, std::sync::atomic::Ordering::Relaxed);
-        Ok(self.view.get_or_init(|| RwLock::new(view)))
-    }
-
-    /// The changes recorded while the view loads (`None` when it is not loading).
-    fn missed(&self) -> std::sync::MutexGuard<'_, Option<Vec<view::Delta>>> {
-        self.missed
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-    }
-
-    /// Saves the view to the index tier unless the snapshot there is already current (or
-    /// the view was never loaded: there is nothing newer to save). Call after a flush: the
-    /// snapshot must not describe writes that could still be lost.
-    ///
-    /// The view is encoded under the writer lock (a few milliseconds), and written and
-    /// synced after it is let go: writes that came meanwhile (a client's memory) waited
-    /// up to 300 ms for the file when it was written under the lock (`benches/README.md`).
-    pub fn save_view(&self) -> Result<bool> {
-        let Some(view) = self.view.get() else {
-            return Ok(false);
-        };
-        let generation = self
-            .writer
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        // Held until the file is written: saves land one at a time, in order.
-        let mut saved = self
-            .saved
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if *saved == Some(*generation) {
-            return Ok(false);
-        }
-        let at = *generation;
-        let encoded = snapshot::encode(
-            &view
-                .read()
-                .unwrap_or_else(std::sync::PoisonError::into_inner),
-            at,
-        );
-        drop(generation);
-        snapshot::write(&snapshot::path(&self.store), &encoded)?;
-        *saved = Some(at);
-        Ok(true)
-    }
-
     pub fn store(&self) -> &Store {
         &self.store
     }
@@ -528,80 +285,6 @@ impl Graph {
             }
         }
         Ok(nodes)
-    }
-
-    pub fn source(&self, path: &str) -> Result<Option<SourceRecord>> {
-        let record: Option<SourceRecord> = self.store.get(Keyspace::Sources, path.as_bytes())?;
-        Ok(record.map(|r| SourceRecord {
-            path: path.to_owned(),
-            ..r
-        }))
-    }
-
-    /// The source records of sessions (with an episode) whose id starts with `prefix`, or
-    /// for a subagent's own transcript (`agent-<id>`) whose `<id>` does. Found in an
-    /// index of every session's id, built once per [`Graph::sources_generation`]: a
-    /// reference to one session reads its records, not all of them.
-    pub fn sources_of_sessions(&self, prefix: &str) -> Result<Vec<SourceRecord>> {
-        let index = self.session_ids()?;
-        let start = index.partition_point(|(id, _)| id.as_str() < prefix);
-        let mut paths: Vec<&str> = index[start..]
-            .iter()
-            .take_while(|(id, _)| id.starts_with(prefix))
-            .map(|(_, path)| path.as_str())
-            .collect();
-        paths.sort_unstable();
-        paths.dedup();
-        let mut out = Vec::with_capacity(paths.len());
-        for path in paths {
-            out.extend(self.source(path)?);
-        }
-        Ok(out)
-    }
-
-    /// Every session's id (and a subagent's `<id>` without `agent-`) with its source's
-    /// path, sorted, as of the current sources generation.
-    fn session_ids(&self) -> Result<Arc<SessionIds>> {
-        let generation = self.sources_generation()?;
-        let mut cached = self
-            .session_ids
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some((g, index)) = cached.as_ref()
-            && *g == generation
-        {
-            return Ok(index.clone());
-        }
-        let mut index = Vec::new();
-        for s in self.sources()? {
-            if s.episode.is_none() {
-                continue;
-            }
-            if s.agent
-                && let Some(id) = s.session_id.strip_prefix("agent-")
-            {
-                index.push((id.to_owned(), s.path.clone()));
-            }
-            index.push((s.session_id, s.path));
-        }
-        index.sort_unstable();
-        let index = Arc::new(index);
-        *cached = Some((generation, index.clone()));
-        Ok(index)
-    }
-
-    /// Every source record.
-    pub fn sources(&self) -> Result<Vec<SourceRecord>> {
-        self.store
-            .scan::<SourceRecord>(Keyspace::Sources, &[])
-            .map(|r| {
-                let (key, record) = r?;
-                Ok(SourceRecord {
-                    path: String::from_utf8_lossy(&key).into_owned(),
-                    ..record
-                })
-            })
-            .collect()
     }
 
     /// Main sessions (not subagent runs), most recently active first: `skip`, then at
@@ -764,101 +447,4 @@ pub fn tag_label(tag: u8) -> &'static str {
 
 fn nonzero(n: usize) -> NonZeroUsize {
     NonZeroUsize::new(n).expect("cache sizes are positive")
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::model::{Edge, Timestamp};
-    use eywa_storage::Config;
-
-    /// Every node of `view` with its current outgoing edges, in a fixed order.
-    fn contents(view: &View) -> Vec<String> {
-        let mut out: Vec<String> = view
-            .nodes()
-            .map(|node| {
-                let mut edges: Vec<String> = view
-                    .adjacent(node.id, true, false)
-                    .map(|(edge, to, _)| format!("{edge:?} -> {:?}", to.id))
-                    .collect();
-                edges.sort();
-                format!("{node:?}: {edges:?}")
-            })
-            .collect();
-        out.sort();
-        out
-    }
-
-    /// The batches that land while the view is built outside the writer lock reach it
-    /// before it is installed: what it shows is what a load after them shows.
-    #[test]
-    fn writes_that_land_while_the_view_loads_are_in_it() {
-        let graph = Graph::open(Config::new().temporary(true).open().unwrap()).unwrap();
-        let (a, b, c) = (
-            NodeId::episode("a"),
-            NodeId::episode("b"),
-            NodeId::episode("c"),
-        );
-        let (p, q) = (NodeId::project("/p"), NodeId::project("/q"));
-        let touched = Edge::new(a, Relation::Touched, p, Timestamp(10));
-        let follows = Edge::new(b, Relation::Follows, a, Timestamp(20));
-        for edge in [&touched, &follows] {
-            graph.supersede(EdgeRef::of(edge), edge.clone()).unwrap();
-        }
-        let before = contents(&View::load(graph.store()).unwrap());
-        *graph.while_loading.lock().unwrap() = Some(Box::new(move |graph: &Graph| {
-            // `a` touched `q`, not `p`; and `c` came.
-            let moved = Edge::new(a, Relation::Touched, q, Timestamp(30));
-            graph
-                .supersede(EdgeRef::of(&touched), moved.clone())
-                .unwrap();
-            let came = Edge::new(c, Relation::Touched, p, Timestamp(40));
-            graph.supersede(EdgeRef::of(&came), came.clone()).unwrap();
-        }));
-        let loaded = contents(&graph.view().unwrap());
-        assert!(
-            graph.while_loading.lock().unwrap().is_none(),
-            "the write ran"
-        );
-        let after = contents(&View::load(graph.store()).unwrap());
-        assert_ne!(after, before);
-        assert_eq!(loaded, after);
-        // Once installed, writes reach the view directly, and nothing is recorded.
-        assert!(graph.missed().is_none());
-    }
-
-    /// With a loader running, a reader's first walk has the view built on the loader's
-    /// thread, and waits for it.
-    #[test]
-    fn a_running_loader_builds_the_view_for_the_reader() {
-        let graph = Graph::open(Config::new().temporary(true).open().unwrap()).unwrap();
-        let edge = Edge::new(
-            NodeId::episode("a"),
-            Relation::Touched,
-            NodeId::project("/p"),
-            Timestamp(10),
-        );
-        graph.supersede(EdgeRef::of(&edge), edge.clone()).unwrap();
-        let built_on = Arc::new(Mutex::new(None));
-        let on = built_on.clone();
-        *graph.while_loading.lock().unwrap() = Some(Box::new(move |_: &Graph| {
-            *on.lock().unwrap() = std::thread::current().name().map(str::to_owned);
-        }));
-        let stop = std::sync::atomic::AtomicBool::new(false);
-        std::thread::scope(|s| {
-            let loader = std::thread::Builder::new()
-                .name("view-loader".into())
-                .spawn_scoped(s, || graph.run_view_loader(&stop))
-                .unwrap();
-            // Asked once the loader has taken its place (before, a reader loads it itself).
-            while graph.loader().is_none() {
-                std::thread::yield_now();
-            }
-            assert_eq!(contents(&graph.view().unwrap()).len(), 2);
-            stop.store(true, std::sync::atomic::Ordering::Relaxed);
-            loader.join().unwrap();
-        });
-        assert_eq!(built_on.lock().unwrap().as_deref(), Some("view-loader"));
-        assert!(graph.loader().is_none(), "a stopped loader takes no asks");
-    }
 }
