@@ -4,6 +4,8 @@
 use super::{Check, INSIGHT_CHARS, INSIGHTS, clip, plan_title};
 use crate::claude::Transcript;
 
+/// What the session found out: each check that failed before it passed, then findings
+/// the assistant stated; [`INSIGHTS`] at most.
 pub(super) fn insights(t: &Transcript, checks: &[Check]) -> Vec<(String, String)> {
     let mut out: Vec<(String, String)> = Vec::new();
     for c in checks
