@@ -20,6 +20,7 @@ mod nodes;
 mod pages;
 mod projects;
 mod search;
+mod sessions;
 mod stats;
 mod writes;
 
@@ -38,6 +39,7 @@ pub use self::live::{LIVE_INTERVAL, Live};
 pub use self::login::Login;
 
 use self::failure::Failure;
+use self::sessions::{export, session};
 use self::writes::{FormResult, add_document, forget_memory, remember, update_memory};
 
 /// What every page answers with: nothing from another origin, no inline script or
@@ -396,59 +398,6 @@ async fn project(
     Ok(html(pages::project(&name, &listed, &rows, page, now)))
 }
 
-/// `/sessions/{reference}`: a session's handoff, then its transcript, a page at a time.
-async fn session(
-    State(web): State<Arc<Web>>,
-    Path(reference): Path<String>,
-    query: QueryOf<Paging>,
-) -> Result<Response, Failure> {
-    let paging = paging(query)?;
-    let now = web.options.clock.now();
-    let engine = web.engine.clone();
-    let (session, plans) = blocking(move || {
-        let session = engine.session(&reference)?;
-        let plans = session_plans(&engine, &session)?;
-        Ok((session, plans))
-    })
-    .await?;
-    let pages = session.messages.len().div_ceil(MESSAGES_PER_PAGE).max(1);
-    let held = paging.at.as_deref().and_then(|at| {
-        session
-            .messages
-            .iter()
-            .position(|m| m.uuid.as_deref() == Some(at))
-    });
-    let asked = given(&paging.page).is_some();
-    let page = match (asked, held) {
-        (false, Some(index)) => index / MESSAGES_PER_PAGE + 1,
-        _ => paging.number()?,
-    };
-    if page > pages {
-        return Err(Failure::NotFound(format!(
-            "this session has {pages} pages of messages: there is no page {page}"
-        )));
-    }
-    Ok(html(pages::session(&session, &plans, page, pages, now)))
-}
-
-/// The plans a session carries (HAS_PLAN): plan files Claude Code kept for it.
-fn session_plans(
-    engine: &Engine,
-    session: &crate::library::Session,
-) -> Result<Vec<crate::model::Node>, Failure> {
-    let filter = crate::graph::EdgeFilter {
-        direction: crate::graph::Direction::Out,
-        relations: vec![crate::model::Relation::HasPlan],
-        ..crate::graph::EdgeFilter::default()
-    };
-    let (_, plans) = engine.neighbors(&session.episode.id.to_string(), &filter, MAX_PLANS)?;
-    Ok(plans
-        .into_iter()
-        .map(|n| n.node)
-        .filter(|n| n.content.is_some())
-        .collect())
-}
-
 /// `/search?q=…`: the search `eywa search` runs (mode, project, type, since, limit), each
 /// hit with the signals behind its rank; the form alone before a query.
 async fn search(
@@ -490,47 +439,6 @@ async fn node(
         nodes::Read::Several(nodes) => nodes::several(&reference, &nodes),
         nodes::Read::One(shown) => nodes::page(&shown, now),
     }))
-}
-
-/// `/sessions/{reference}/markdown`: the session as `eywa sessions export` writes it, to
-/// save.
-async fn export(
-    State(web): State<Arc<Web>>,
-    Path(reference): Path<String>,
-) -> Result<Response, Failure> {
-    let engine = web.engine.clone();
-    let (id, markdown) = blocking(move || {
-        let id = engine.resolve_one(&format!("session:{reference}"))?;
-        let id = id
-            .episode()
-            .map(|e| e.session_id.clone())
-            .unwrap_or(reference);
-        let markdown = engine.export_session(&id, crate::library::ExportFormat::Markdown)?;
-        Ok((id, markdown))
-    })
-    .await?;
-    // The id is a file stem from the store: keep only what a file name may hold.
-    let mut name: String = id
-        .chars()
-        .filter(|c| c.is_ascii_alphanumeric() || *c == '-')
-        .collect();
-    if name.is_empty() {
-        name = "session".to_owned();
-    }
-    Ok((
-        [
-            (
-                header::CONTENT_TYPE,
-                "text/markdown; charset=utf-8".to_owned(),
-            ),
-            (
-                header::CONTENT_DISPOSITION,
-                format!("attachment; filename=\"{name}.md\""),
-            ),
-        ],
-        visible_controls(markdown),
-    )
-        .into_response())
 }
 
 /// `/context?project=NAME` or `?cwd=PATH` (and `tokens`): what the SessionStart hook
