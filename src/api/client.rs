@@ -3,12 +3,13 @@
 
 use tonic::transport::Channel;
 
-use super::convert::documents::{AddQuery, DocumentListQuery, DocumentQuery, FollowQuery};
+mod documents;
+mod memories;
+
 use super::convert::graph::{
     FindQuery, NodeQuery, PathQuery, RelatedQuery, WalkQuery, path_from_wire,
 };
 use super::convert::ingest::ImportQuery;
-use super::convert::memory::{ForgetQuery, MemoryListQuery, UpdateQuery};
 use super::convert::model::node_from_wire;
 use super::convert::retrieval::{ChunkQuery, ContextQuery, GetQuery};
 use super::convert::sessions::{ExportQuery, ListQuery, MigrateQuery};
@@ -20,9 +21,6 @@ use crate::engine::{
     SessionPage, SessionSearch, Stats,
 };
 use crate::graph::{EdgeFilter, Neighbor, PathStep, Related, Touch, Walk};
-use crate::memory::{
-    ConsolidateReport, MemoryFilter, MemoryItem, MemoryUpdate, NewMemory, RecallHit, RecallQuery,
-};
 use crate::model::{Handoff, Node};
 use crate::retrieve::GetOptions;
 
@@ -482,194 +480,5 @@ impl RemoteClient {
             .await?
             .into_inner();
         response.try_into()
-    }
-
-    /// Has the server remember `new`.
-    pub async fn remember(&mut self, new: &NewMemory) -> Result<MemoryItem, tonic::Status> {
-        let request = pb::RememberRequest::from(new.clone());
-        self.memory.remember(request).await?.into_inner().try_into()
-    }
-
-    /// The server's memories that best match `query`.
-    pub async fn recall(&mut self, query: &RecallQuery) -> Result<Vec<RecallHit>, tonic::Status> {
-        let request = pb::RecallRequest::from(query.clone());
-        let pb::RecallResponse { memories } = self.memory.recall(request).await?.into_inner();
-        memories.into_iter().map(RecallHit::try_from).collect()
-    }
-
-    /// A new version of memory `id`.
-    pub async fn update_memory(
-        &mut self,
-        id: &str,
-        update: &MemoryUpdate,
-    ) -> Result<MemoryItem, tonic::Status> {
-        let request = pb::UpdateMemoryRequest::from(UpdateQuery {
-            id: id.to_owned(),
-            update: update.clone(),
-        });
-        self.memory.update(request).await?.into_inner().try_into()
-    }
-
-    /// Forgets memory `id`.
-    pub async fn forget_memory(
-        &mut self,
-        id: &str,
-        reason: Option<String>,
-    ) -> Result<MemoryItem, tonic::Status> {
-        let request = pb::ForgetRequest::from(ForgetQuery {
-            id: id.to_owned(),
-            reason,
-        });
-        self.memory.forget(request).await?.into_inner().try_into()
-    }
-
-    /// A page of the server's memories and how many the filter keeps.
-    pub async fn list_memories(
-        &mut self,
-        filter: &MemoryFilter,
-        limit: usize,
-        offset: usize,
-    ) -> Result<(Vec<MemoryItem>, u64), tonic::Status> {
-        let request = pb::ListMemoriesRequest::from(MemoryListQuery {
-            filter: filter.clone(),
-            limit,
-            offset,
-        });
-        let pb::ListMemoriesResponse { memories, total } =
-            self.memory.list_memories(request).await?.into_inner();
-        let memories = memories
-            .into_iter()
-            .map(MemoryItem::try_from)
-            .collect::<Result<_, _>>()?;
-        Ok((memories, total))
-    }
-
-    /// Every version of memory `id`, oldest first.
-    pub async fn memory_history(&mut self, id: &str) -> Result<Vec<MemoryItem>, tonic::Status> {
-        let request = pb::MemoryHistoryRequest { id: id.to_owned() };
-        let pb::MemoryHistoryResponse { versions } =
-            self.memory.memory_history(request).await?.into_inner();
-        versions.into_iter().map(MemoryItem::try_from).collect()
-    }
-
-    /// Has the server consolidate its memories.
-    pub async fn consolidate_memories(&mut self) -> Result<ConsolidateReport, tonic::Status> {
-        self.memory
-            .consolidate(pb::ConsolidateRequest {})
-            .await?
-            .into_inner()
-            .try_into()
-    }
-
-    /// Has the server add files and folders (paths on its machine) as documents.
-    pub async fn add_documents(
-        &mut self,
-        paths: &[String],
-        project: Option<&str>,
-    ) -> Result<Vec<crate::engine::DocumentOutcome>, tonic::Status> {
-        let request = pb::AddDocumentRequest::from(AddQuery {
-            paths: paths.to_vec(),
-            project: project.map(str::to_owned),
-        });
-        let pb::AddDocumentResponse { outcomes } =
-            self.documents.add_document(request).await?.into_inner();
-        outcomes.into_iter().map(TryInto::try_into).collect()
-    }
-
-    /// A document's version with its text.
-    pub async fn document(
-        &mut self,
-        document: &str,
-        version: Option<u32>,
-        as_of: Option<crate::model::Timestamp>,
-    ) -> Result<crate::docs::DocumentText, tonic::Status> {
-        let request = pb::GetDocumentRequest::from(DocumentQuery {
-            document: document.to_owned(),
-            version,
-            as_of,
-        });
-        self.documents
-            .get_document(request)
-            .await?
-            .into_inner()
-            .try_into()
-    }
-
-    /// A page of the server's documents, and how many there are.
-    pub async fn list_documents(
-        &mut self,
-        limit: usize,
-        offset: usize,
-    ) -> Result<(Vec<crate::docs::DocumentInfo>, u64), tonic::Status> {
-        let request = pb::ListDocumentsRequest::from(DocumentListQuery {
-            limit,
-            offset,
-            failed: false,
-        });
-        let pb::ListDocumentsResponse {
-            documents,
-            total,
-            failed: _,
-        } = self.documents.list_documents(request).await?.into_inner();
-        let documents = documents
-            .into_iter()
-            .map(TryInto::try_into)
-            .collect::<Result<_, _>>()?;
-        Ok((documents, total))
-    }
-
-    /// A page of the files the server could not read as documents, most recent first,
-    /// and how many there are.
-    pub async fn failed_documents(
-        &mut self,
-        limit: usize,
-        offset: usize,
-    ) -> Result<(Vec<crate::docs::FailedDocument>, u64), tonic::Status> {
-        let request = pb::ListDocumentsRequest::from(DocumentListQuery {
-            limit,
-            offset,
-            failed: true,
-        });
-        let pb::ListDocumentsResponse {
-            documents: _,
-            total,
-            failed,
-        } = self.documents.list_documents(request).await?.into_inner();
-        let failed = failed
-            .into_iter()
-            .map(TryInto::try_into)
-            .collect::<Result<_, _>>()?;
-        Ok((failed, total))
-    }
-
-    /// Every version of a document, oldest first.
-    pub async fn document_history(
-        &mut self,
-        document: &str,
-    ) -> Result<Vec<crate::docs::DocumentInfo>, tonic::Status> {
-        let request = pb::DocumentHistoryRequest {
-            document: document.to_owned(),
-        };
-        let pb::DocumentHistoryResponse { versions } =
-            self.documents.document_history(request).await?.into_inner();
-        versions.into_iter().map(TryInto::try_into).collect()
-    }
-
-    /// Has the server follow folders (or stop, with `stop`); what adding them did, and the
-    /// folders followed after.
-    pub async fn follow_folders(
-        &mut self,
-        paths: &[String],
-        project: Option<&str>,
-        stop: bool,
-    ) -> Result<crate::engine::Followed, tonic::Status> {
-        let request = pb::FollowFoldersRequest::from(FollowQuery {
-            paths: paths.to_vec(),
-            project: project.map(str::to_owned),
-            stop,
-        });
-        crate::engine::Followed::try_from(
-            self.documents.follow_folders(request).await?.into_inner(),
-        )
     }
 }
