@@ -20,7 +20,7 @@ use crate::engine::{
     MatchPage, MigrateMode, MigrateResult, SearchRequest, SearchResults, SessionIngest,
     SessionPage, SessionSearch, Stats,
 };
-use crate::graph::{EdgeFilter, Neighbor, PathStep, Related, Touch, Walk};
+use crate::engine::{EdgeFilter, Neighbor, PathStep, Related, Touch, Walk};
 use crate::model::{Handoff, Node};
 use crate::retrieve::GetOptions;
 

@@ -13,7 +13,7 @@ use eywa::engine::{
     IngestReport, MatchPage, MigrateMode, MigrateResult, Progress, SearchRequest, SearchResults,
     SessionIngest, SessionPage, SessionSearch, Stats,
 };
-use eywa::graph::{EdgeFilter, Neighbor, PathStep, Related, Touch, Walk};
+use eywa::engine::{EdgeFilter, Neighbor, PathStep, Related, Touch, Walk};
 use eywa::memory::{
     ConsolidateReport, MemoryFilter, MemoryItem, MemoryUpdate, NewMemory, RecallHit, RecallQuery,
 };

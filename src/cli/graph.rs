@@ -4,7 +4,7 @@ use std::process::ExitCode;
 
 use clap::{Args as ClapArgs, Subcommand, ValueEnum};
 use eywa::engine::parse_relations;
-use eywa::graph::{AsOf, Direction, EdgeFilter};
+use eywa::engine::{AsOf, Direction, EdgeFilter};
 use eywa::model::Timestamp;
 use serde_json::{Value, json};
 

@@ -26,6 +26,10 @@ pub use self::semantic::WriteEmbedder;
 pub use self::stats::Stats;
 pub use self::write::{SessionIngest, TextCommitter};
 pub use crate::claude::migrate::{MigrateMode, encode_project_dir};
+/// The graph's query types: what a walk, a neighbour list or a timeline takes and gives.
+pub use crate::graph::{
+    AsOf, Counts, Direction, EdgeFilter, Neighbor, PathStep, Related, Shared, Touch, Walk, WalkStep,
+};
 pub use crate::ingest::{
     ImportReport, IngestReport, Progress, SKIPPED_FILES_LISTED, SkippedFile, Summarizer,
 };

@@ -8,7 +8,7 @@ use std::f64::consts::TAU;
 use maud::{Markup, html};
 
 use crate::engine::Engine;
-use crate::graph::{AsOf, EdgeFilter, Neighbor, Touch, Walk};
+use crate::engine::{AsOf, EdgeFilter, Neighbor, Touch, Walk};
 use crate::model::{Edge, Node, NodeId, Timestamp};
 
 use super::Failure;

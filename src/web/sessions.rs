@@ -53,10 +53,10 @@ fn session_plans(
     engine: &Engine,
     session: &crate::library::Session,
 ) -> Result<Vec<crate::model::Node>, Failure> {
-    let filter = crate::graph::EdgeFilter {
-        direction: crate::graph::Direction::Out,
+    let filter = crate::engine::EdgeFilter {
+        direction: crate::engine::Direction::Out,
         relations: vec![crate::model::Relation::HasPlan],
-        ..crate::graph::EdgeFilter::default()
+        ..crate::engine::EdgeFilter::default()
     };
     let (_, plans) = engine.neighbors(&session.episode.id.to_string(), &filter, MAX_PLANS)?;
     Ok(plans

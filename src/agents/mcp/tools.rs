@@ -288,7 +288,7 @@ pub(super) fn eywa_what_touched(client: &Client, args: &Arguments) -> Answer {
         false => format!("file:{given}"),
     };
     let limit = args.int("limit", 10, 1, 1_000)? as usize;
-    let touches = client.what_touched(&entity, &eywa::graph::EdgeFilter::default(), limit)?;
+    let touches = client.what_touched(&entity, &eywa::engine::EdgeFilter::default(), limit)?;
     let mut out = format!("## eywa: {} session(s) touched {entity}\n", touches.len());
     for t in &touches {
         out.push_str(&format!(
@@ -304,7 +304,12 @@ pub(super) fn eywa_walk(client: &Client, args: &Arguments) -> Answer {
     let node = args.required_text("node")?;
     let depth = args.int("depth", 2, 1, 4)? as u32;
     let max_nodes = args.int("max_nodes", 30, 1, 1_000)? as usize;
-    let walk = client.walk(&node, depth, max_nodes, &eywa::graph::EdgeFilter::default())?;
+    let walk = client.walk(
+        &node,
+        depth,
+        max_nodes,
+        &eywa::engine::EdgeFilter::default(),
+    )?;
     let mut out = format!("## eywa: walk from {node} ({} nodes)\n", walk.steps.len());
     for step in &walk.steps {
         let via = step

@@ -76,7 +76,7 @@ wire! {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::graph::Counts;
+    use crate::engine::Counts;
 
     #[test]
     fn stats_cross_the_wire_unchanged() {

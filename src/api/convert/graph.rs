@@ -7,8 +7,8 @@ use tonic::Status;
 
 use super::wire::wire;
 use crate::api::pb;
+use crate::engine::{EdgeFilter, Neighbor, PathStep, Related, Shared, Touch, Walk, WalkStep};
 use crate::engine::{MAX_DEPTH, MAX_LIMIT};
-use crate::graph::{EdgeFilter, Neighbor, PathStep, Related, Shared, Touch, Walk, WalkStep};
 use crate::model::{Handoff, Node};
 
 /// Default `limit` of graph queries.

@@ -155,7 +155,7 @@ pub(crate) mod search_mode {
 /// The store's counts, flattened on the wire: sessions, agents, episodes, entities,
 /// edges, sources, skipped lines.
 pub(crate) mod counts {
-    use crate::graph::Counts;
+    use crate::engine::Counts;
 
     type Wire = (u64, u64, u64, u64, u64, u64, u64);
 

@@ -230,7 +230,7 @@ pub(crate) mod edge_filter {
     use crate::api::convert::{optional_time, timestamp};
     use crate::api::pb;
     use crate::engine::parse_relations;
-    use crate::graph::{AsOf, Direction, EdgeFilter};
+    use crate::engine::{AsOf, Direction, EdgeFilter};
 
     type Time = Option<prost_types::Timestamp>;
 
