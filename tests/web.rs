@@ -8,7 +8,7 @@ use eywa::model::{Clock, Timestamp};
 use eywa::web::{CONTENT_SECURITY_POLICY, MESSAGES_PER_PAGE, ROUTES};
 
 use crate::support::fixture::{ClaudeHome, days_ago};
-use crate::support::http::{self, Reply};
+use crate::support::http::{self, Reply, csrf};
 use crate::support::server::TestServer;
 
 const CART: &str = "5e110001-0000-4000-8000-000000000001";
@@ -457,15 +457,6 @@ fn document_id(server: &TestServer) -> String {
         .nth(1)
         .and_then(|h| h.split('"').next())
         .expect("the document is listed")
-        .to_owned()
-}
-
-/// The form token a page carries.
-fn csrf(body: &str) -> String {
-    body.split(r#"name="csrf" value=""#)
-        .nth(1)
-        .and_then(|v| v.split('"').next())
-        .expect("a form with the token")
         .to_owned()
 }
 

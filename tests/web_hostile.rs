@@ -11,20 +11,11 @@ use serde_json::json;
 
 use crate::secrets::{planted_texts, secrets};
 use crate::support::fixture::{ClaudeHome, days_ago, session_lines};
-use crate::support::http::{self, Reply};
+use crate::support::http::{self, Reply, csrf};
 use crate::support::server::TestServer;
 
 const VAULT: &str = "5ec2e7a1-0000-4000-8000-0000000000a1";
 const HUGE: &str = "5ec2e7a1-0000-4000-8000-0000000000a2";
-
-/// The form token a page carries.
-fn csrf(body: &str) -> String {
-    body.split(r#"name="csrf" value=""#)
-        .nth(1)
-        .and_then(|v| v.split('"').next())
-        .expect("a form with the token")
-        .to_owned()
-}
 
 /// A page answered without a server error, and without any of `secrets`.
 fn clean(reply: &Reply, what: &str, secrets: &[(&str, String)]) {

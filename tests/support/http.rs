@@ -21,6 +21,15 @@ impl Reply {
     }
 }
 
+/// The form token (CSRF) a page of the web view carries.
+pub(crate) fn csrf(body: &str) -> String {
+    body.split(r#"name="csrf" value=""#)
+        .nth(1)
+        .and_then(|v| v.split('"').next())
+        .expect("a form with the token")
+        .to_owned()
+}
+
 /// `GET path` from the server at `addr`, naming it as `addr` in `Host`.
 pub(crate) fn get(addr: SocketAddr, path: &str) -> Reply {
     request(addr, "GET", path, &addr.to_string())
