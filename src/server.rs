@@ -4,11 +4,13 @@
 
 mod access;
 mod announce;
+mod background;
 mod hosts;
 mod tls;
 
 pub use self::access::{Access, Tls, WRITE_METHODS};
 pub use self::announce::Announcement;
+pub use self::background::{Background, follow, quiet};
 pub use self::hosts::Hosts;
 pub use crate::tokens::Tokens;
 

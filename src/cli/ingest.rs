@@ -2,10 +2,12 @@
 
 use std::process::ExitCode;
 
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::AtomicBool;
 use std::time::Duration;
 
-use eywa::engine::{IngestReport, Progress};
+use eywa::engine::Progress;
+
+use eywa::server::{follow, quiet};
 
 use crate::app::Paths;
 use crate::app::client::Client;
@@ -41,7 +43,7 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
                     "eywa: following {} (Ctrl-C stops)",
                     paths.claude_dir.display()
                 );
-                follow(|| Ok(engine.ingest()?), interval, &stop, &|| false);
+                follow(|| engine.ingest(), quiet, interval, &stop, &|| false);
             }
             Client::Remote(_) => {
                 errln!(
@@ -50,7 +52,13 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
                     client.server().unwrap_or_default(),
                     interval.as_millis()
                 );
-                follow(|| client.ingest(&mut |_| {}), interval, &stop, &|| false);
+                follow(
+                    || client.ingest(&mut |_| {}),
+                    |e: &anyhow::Error| e.downcast_ref::<eywa::Error>().is_some_and(quiet),
+                    interval,
+                    &stop,
+                    &|| false,
+                );
             }
         }
         return Ok(ExitCode::SUCCESS);
@@ -145,48 +153,6 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         outln!("redacted before storing: {}", kinds.join(", "));
     }
     Ok(ExitCode::SUCCESS)
-}
-
-/// Ingests whenever the Claude dir changes, every `interval`, until `stop` is set. Each run
-/// reads only new and changed files; a failed run is logged and the next one tries again;
-/// a run that read nothing says nothing.
-pub(super) fn follow(
-    mut ingest: impl FnMut() -> anyhow::Result<IngestReport>,
-    interval: Duration,
-    stop: &AtomicBool,
-    hurry: &dyn Fn() -> bool,
-) {
-    while !stop.load(Ordering::Relaxed) {
-        match ingest() {
-            Ok(report) if report.files_read + report.agent_files_read > 0 => tracing::info!(
-                files = report.files_read + report.agent_files_read,
-                episodes = report.counts.episodes,
-                seconds = report.elapsed.as_secs_f64(),
-                "ingested changes"
-            ),
-            Ok(_) => {}
-            // A missing Claude dir may come later; a cancelled run is the stop.
-            Err(e)
-                if e.downcast_ref::<eywa::Error>().is_some_and(|e| {
-                    matches!(
-                        e,
-                        eywa::Error::ClaudeDirMissing { .. } | eywa::Error::Cancelled
-                    )
-                }) => {}
-            Err(e) => tracing::warn!(error = %format!("{e:#}"), "ingest failed; trying again"),
-        }
-        // Sleep in slices so a stop is seen promptly; while `hurry` says so (a page
-        // listens for news), look again after `LIVE_INTERVAL` at most.
-        let mut waited = Duration::ZERO;
-        while waited < interval
-            && !stop.load(Ordering::Relaxed)
-            && !(waited >= eywa::web::LIVE_INTERVAL && hurry())
-        {
-            let step = (interval - waited).min(Duration::from_millis(50));
-            std::thread::sleep(step);
-            waited += step;
-        }
-    }
 }
 
 /// A one-line progress display on stderr (files, MB, MB/s), when stderr is a terminal and

@@ -141,73 +141,15 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         .build()
         .context("cannot start the async runtime")?;
     let engine = Arc::new(engine);
-    let stop = Arc::new(std::sync::atomic::AtomicBool::new(false));
     let watch_interval_ms = paths.settings.watch_interval_ms.value;
     // Pages of the web view listening for news: the watcher looks more often meanwhile.
     let live = Arc::new(eywa::web::Live::default());
-    let watcher = (watch_interval_ms > 0).then(|| {
-        let (engine, stop, live) = (engine.clone(), stop.clone(), live.clone());
-        let interval = std::time::Duration::from_millis(watch_interval_ms);
-        // A run under way when the server stops ends at its next file.
-        let cancel = eywa::cancel::Cancel::of_flag(stop.clone());
-        std::thread::spawn(move || {
-            cancel.within(|| {
-                super::ingest::follow(|| Ok(engine.ingest()?), interval, &stop, &|| {
-                    live.listening()
-                });
-            });
-        })
-    });
-    // Embeds what ingest queued, newest first, while the server answers.
-    let embedder = {
-        let (engine, stop) = (engine.clone(), stop.clone());
-        std::thread::spawn(move || engine.run_embedder(&stop))
-    };
-    // Client writes answer once stored and found by their words; this embeds them, ahead
-    // of the backlog (searches by meaning wait for it).
-    let write_embedder = {
-        let (engine, stop) = (engine.clone(), stop.clone());
-        let deferred = engine.defer_write_embeddings();
-        std::thread::Builder::new()
-            .name("eywa-embed-writes".into())
-            .spawn(move || engine.run_write_embedder(deferred, &stop))
-            .context("cannot start the thread that embeds client writes")?
-    };
-    // Client writes answer once searchable; this commits them to the text index soon after.
-    let committer = {
-        let (engine, stop) = (engine.clone(), stop.clone());
-        let deferred = engine.defer_text_commits();
-        std::thread::spawn(move || engine.run_text_committer(deferred, &stop))
-    };
-    // The graph's view, loaded now at the server's priority (on a read's lowered thread
-    // it took seconds while clients kept the cores busy), and again should a walk find it
-    // gone.
-    let view_loader = {
-        let (engine, stop) = (engine.clone(), stop.clone());
-        std::thread::Builder::new()
-            .name("eywa-view".into())
-            .spawn(move || engine.graph().run_view_loader(&stop))
-            .context("cannot start the thread that loads the graph's view")?
-    };
-    // Memories fade and are promoted: at start, then hourly.
-    let consolidator = {
-        let (engine, stop) = (engine.clone(), stop.clone());
-        std::thread::spawn(move || {
-            every(CONSOLIDATE_EVERY, &stop, || {
-                match engine.consolidate_memories() {
-                    Ok(r) if r.promoted + r.faded > 0 => tracing::info!(
-                        promoted = r.promoted,
-                        faded = r.faded,
-                        "consolidated memories"
-                    ),
-                    Ok(_) => {}
-                    Err(e) => {
-                        tracing::warn!(error = %e, "memory consolidation failed; trying later");
-                    }
-                }
-            });
-        })
-    };
+    let background = eywa::server::Background::start(
+        &engine,
+        (watch_interval_ms > 0).then(|| std::time::Duration::from_millis(watch_interval_ms)),
+        &live,
+    )
+    .context("cannot start the server's background work")?;
     let served = engine.clone();
     let data_dir = paths.data_dir.clone();
     // Where a client on this machine finds the token that may write.
@@ -286,54 +228,17 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     // A request still at work on a blocking thread past the grace is left to end with
     // the process: dropping the runtime would wait for it, and the server's promise is to
     // stop within the grace. What it wrote is committed or not; nothing is half-written.
-    stop.store(true, std::sync::atomic::Ordering::Relaxed);
+    background.stopping();
     runtime.shutdown_timeout(RUNTIME_GRACE);
-    engine.wake_embedder();
-    if let Some(watcher) = watcher {
-        let _ = watcher.join();
-    }
-    let _ = embedder.join();
-    let _ = write_embedder.join();
-    let _ = consolidator.join();
-    let _ = committer.join();
-    let _ = view_loader.join();
     // What client writes changed since the last run that read a transcript: durable, and
     // the graph view's snapshot current, so the next start loads it instead of rebuilding.
-    match engine.graph().store().flush() {
-        Ok(_) => {
-            if let Err(e) = engine.graph().save_view() {
-                tracing::warn!(error = %e, "cannot save the graph view");
-            }
-        }
-        Err(e) => tracing::warn!(error = %e, "cannot flush the store"),
-    }
+    background.stop();
     served?;
     Ok(ExitCode::SUCCESS)
 }
 
 /// How long, once the server has stopped, blocking work of requests gets to end.
 const RUNTIME_GRACE: std::time::Duration = std::time::Duration::from_millis(500);
-
-/// How often `serve` consolidates memories.
-const CONSOLIDATE_EVERY: std::time::Duration = std::time::Duration::from_secs(60 * 60);
-
-/// Runs `job` now and then every `interval` until `stop` is set (seen within 50 ms).
-fn every(
-    interval: std::time::Duration,
-    stop: &std::sync::atomic::AtomicBool,
-    mut job: impl FnMut(),
-) {
-    use std::sync::atomic::Ordering;
-    while !stop.load(Ordering::Relaxed) {
-        job();
-        let mut waited = std::time::Duration::ZERO;
-        while waited < interval && !stop.load(Ordering::Relaxed) {
-            let step = (interval - waited).min(std::time::Duration::from_millis(50));
-            std::thread::sleep(step);
-            waited += step;
-        }
-    }
-}
 
 /// The tokens and TLS identity of a server that accepts remote callers; says where they
 /// are on stderr.
