@@ -25,6 +25,7 @@
 // The API: the engine and the types its calls take and give, the gRPC messages and a
 // client for them, the server.
 pub mod api;
+pub mod backup;
 pub mod cancel;
 pub mod docs;
 pub mod engine;

@@ -3,13 +3,14 @@
 //! its queue and vectors, the text index), and repaired where it can be; `eywa backup`: a
 //! consistent copy taken while the store is in use.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::time::Instant;
 
 use eywa_storage::Keyspace;
 use serde::Serialize;
 
 use super::Engine;
+use crate::backup::{BackupManifest, BackupReport, MANIFEST, copy_tree};
 use crate::graph::SourceRecord;
 use crate::{Error, Result};
 
@@ -279,121 +280,4 @@ impl Engine {
             seconds: started.elapsed().as_secs_f64(),
         })
     }
-}
-
-/// The file in a backup that says what it holds.
-pub const MANIFEST: &str = "eywa-backup.json";
-
-/// What a backup holds, as its `eywa-backup.json` says.
-#[derive(Debug, Clone, PartialEq, Serialize, serde::Deserialize)]
-pub struct BackupManifest {
-    /// The eywa version that took it.
-    pub version: String,
-    /// The store layout (`FORMAT_VERSION`).
-    pub format: u32,
-    /// When it was taken (RFC 3339).
-    pub created: String,
-    /// The data dir it was taken from.
-    pub from: String,
-    /// Main sessions in the store when it was taken.
-    pub sessions: u64,
-    /// Episodes in the store when it was taken.
-    pub episodes: u64,
-    /// Bytes copied into the backup.
-    pub bytes: u64,
-}
-
-/// What `eywa backup` did.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct BackupReport {
-    /// The backup's folder.
-    pub dir: String,
-    /// What it holds, as written to its manifest.
-    pub manifest: BackupManifest,
-    /// How long the backup took, in seconds.
-    pub seconds: f64,
-}
-
-/// Copies a file or a folder tree (private, as eywa keeps its files), leaving out the
-/// cold tier's half-written blobs; returns the bytes copied.
-pub fn copy_tree(from: &Path, to: &Path) -> Result<u64> {
-    let meta = std::fs::symlink_metadata(from).map_err(Error::io(from))?;
-    if meta.is_file() {
-        let bytes = std::fs::copy(from, to).map_err(Error::io(to))?;
-        return Ok(bytes);
-    }
-    if !meta.is_dir() {
-        return Ok(0);
-    }
-    crate::fs::create_private_dir(to)?;
-    let mut bytes = 0;
-    for entry in std::fs::read_dir(from).map_err(Error::io(from))? {
-        let entry = entry.map_err(Error::io(from))?;
-        let name = entry.file_name();
-        if name == "tmp" && from.ends_with("cold") {
-            continue;
-        }
-        bytes += copy_tree(&entry.path(), &to.join(&name))?;
-    }
-    Ok(bytes)
-}
-
-/// Fails with [`Error::StoreLocked`] when another process holds the store in `store_dir`
-/// (checked at once, without waiting for it).
-pub fn ensure_store_free(store_dir: &Path) -> Result<()> {
-    eywa_storage::Config::new()
-        .path(store_dir)
-        .lock_wait_ms(0)
-        .open()?;
-    Ok(())
-}
-
-/// Brings the backup in `backup` back as the store of `data_dir`, which no process may
-/// hold. What `data_dir` held is moved aside (to `<name>.before-restore-<time>` beside
-/// it), never deleted. Returns the manifest and where the old store went.
-pub fn restore(backup: &Path, data_dir: &Path) -> Result<(BackupManifest, Option<PathBuf>)> {
-    let manifest_path = backup.join(MANIFEST);
-    let manifest: BackupManifest =
-        serde_json::from_slice(&std::fs::read(&manifest_path).map_err(|e| {
-            Error::InvalidArgument(format!(
-                "{} is not an eywa backup (no {MANIFEST}: {e})",
-                crate::error::quote_path(backup)
-            ))
-        })?)
-        .map_err(|e| {
-            Error::InvalidArgument(format!("{}: {e}", crate::error::quote_path(&manifest_path)))
-        })?;
-    if manifest.format > eywa_storage::FORMAT_VERSION {
-        return Err(Error::InvalidArgument(format!(
-            "the backup's store layout {} is newer than this eywa's {}: upgrade eywa",
-            manifest.format,
-            eywa_storage::FORMAT_VERSION
-        )));
-    }
-    crate::fs::create_private_dir(data_dir)?;
-    let mut aside = None;
-    let held: Vec<&str> = ["store", "handoffs", "handoff-index.json"]
-        .into_iter()
-        .filter(|name| data_dir.join(name).exists())
-        .collect();
-    if !held.is_empty() {
-        let stamp = crate::model::Timestamp::now().0;
-        let name = data_dir
-            .file_name()
-            .map_or("eywa".into(), |n| n.to_string_lossy().into_owned());
-        let target = data_dir.with_file_name(format!("{name}.before-restore-{stamp}"));
-        crate::fs::create_private_dir(&target)?;
-        for name in held {
-            let from = data_dir.join(name);
-            std::fs::rename(&from, target.join(name)).map_err(Error::io(&from))?;
-        }
-        aside = Some(target);
-    }
-    for name in ["store", "handoffs", "handoff-index.json"] {
-        let from = backup.join(name);
-        if from.exists() {
-            copy_tree(&from, &data_dir.join(name))?;
-        }
-    }
-    Ok((manifest, aside))
 }

@@ -12,10 +12,7 @@ mod semantic;
 mod stats;
 mod write;
 
-pub use self::check::{
-    BackupManifest, BackupReport, CheckReport, MANIFEST as BACKUP_MANIFEST, copy_tree,
-    ensure_store_free, restore,
-};
+pub use self::check::CheckReport;
 pub use self::documents::{DocumentOutcome, Followed, MAX_DOCUMENTS};
 pub use self::memory::{MAX_MEMORIES, MIN_SIMILARITY};
 pub use self::migrate::{MigrateError, MigrateResult};
@@ -25,6 +22,10 @@ pub use self::query::{
 pub use self::semantic::WriteEmbedder;
 pub use self::stats::Stats;
 pub use self::write::{SessionIngest, TextCommitter};
+pub use crate::backup::{
+    BackupManifest, BackupReport, MANIFEST as BACKUP_MANIFEST, copy_tree, ensure_store_free,
+    restore,
+};
 pub use crate::claude::migrate::{MigrateMode, encode_project_dir};
 /// The graph's query types: what a walk, a neighbour list or a timeline takes and gives.
 pub use crate::graph::{
