@@ -1,6 +1,7 @@
-//! Files and folders eywa creates for itself: private to the user.
+//! Files and folders eywa creates for itself: private to the user; and paths as a user
+//! gives them (`~` at the start).
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use crate::{Error, Result};
 
@@ -101,4 +102,19 @@ pub fn write_private_atomically(path: &Path, bytes: &[u8]) -> Result<()> {
         let _ = std::fs::remove_file(&tmp);
     }
     result
+}
+
+/// A path as the user gave it, where `~` or `~/…` at its very start stands for `$HOME`
+/// (a shell leaves it as is in `--dir=~/x`, in quotes and in environment variables). A
+/// `~` anywhere else, or `~name`, is a plain character.
+pub fn user_path(given: &str) -> std::result::Result<PathBuf, String> {
+    let rest = match given.strip_prefix('~') {
+        Some("") => "",
+        Some(rest) if rest.starts_with('/') => rest.trim_start_matches('/'),
+        _ => return Ok(PathBuf::from(given)),
+    };
+    let home = std::env::var_os("HOME")
+        .filter(|h| !h.is_empty())
+        .ok_or_else(|| format!("{given:?} starts with ~, but HOME is not set"))?;
+    Ok(PathBuf::from(home).join(rest))
 }

@@ -74,19 +74,10 @@ impl Paths {
     }
 }
 
-/// A path as the user gave it, where `~` or `~/…` at its very start stands for `$HOME`
-/// (a shell leaves it as is in `--dir=~/x`, in quotes and in environment variables). A
-/// `~` anywhere else, or `~name`, is a plain character.
+/// A path as the user gave it, `~` at its start standing for `$HOME`
+/// ([`eywa::fs::user_path`]); clap's value parser for path arguments.
 pub(crate) fn user_path(given: &str) -> Result<PathBuf, String> {
-    let rest = match given.strip_prefix('~') {
-        Some("") => "",
-        Some(rest) if rest.starts_with('/') => rest.trim_start_matches('/'),
-        _ => return Ok(PathBuf::from(given)),
-    };
-    let home = std::env::var_os("HOME")
-        .filter(|h| !h.is_empty())
-        .ok_or_else(|| format!("{given:?} starts with ~, but HOME is not set"))?;
-    Ok(PathBuf::from(home).join(rest))
+    eywa::fs::user_path(given)
 }
 
 /// [`user_path`] for arguments kept as text (a workspace path).

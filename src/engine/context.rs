@@ -5,7 +5,7 @@
 use super::Engine;
 use crate::claude::{Mode, read_transcript_with};
 use crate::graph::{Direction, EdgeFilter};
-use crate::model::{NodeKind, Relation, Timestamp};
+use crate::model::{Relation, Timestamp};
 use crate::retrieve::context::{
     Candidates, Context, ContextMode, ContextSession, MAX_CONTEXT_SESSIONS, staleness,
 };
@@ -152,19 +152,12 @@ impl Engine {
         let wants = |m: &[ContextMode]| m.contains(&mode);
         let mut planned = false;
         if wants(&[ContextMode::Smart, ContextMode::Plan, ContextMode::Full]) {
-            let filter = EdgeFilter {
-                direction: Direction::Out,
-                relations: vec![Relation::HasPlan],
-                ..EdgeFilter::default()
-            };
-            for plan in self.graph.neighbors(node.id, &filter, 10)? {
-                if let (NodeKind::Document(_), Some(content)) =
-                    (&plan.node.kind, &plan.node.content)
-                    && crate::extract::is_plan(content)
-                {
-                    items.push(("plan".into(), tagged("PLAN", content)));
-                    planned = true;
-                }
+            for plan in self.plans(node.id, 10)? {
+                items.push((
+                    "plan".into(),
+                    tagged("PLAN", plan.content.as_deref().unwrap_or_default()),
+                ));
+                planned = true;
             }
         }
         if wants(&[ContextMode::Smart, ContextMode::Agents, ContextMode::Full]) {

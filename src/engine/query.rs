@@ -6,8 +6,8 @@ use std::sync::Arc;
 use chrono::NaiveDate;
 
 use super::Engine;
-use crate::graph::{EdgeFilter, Neighbor, PathStep, Related, Touch, Walk};
-use crate::model::{EntityType, Handoff, Node, NodeId, Relation};
+use crate::graph::{Direction, EdgeFilter, Neighbor, PathStep, Related, Touch, Walk};
+use crate::model::{EntityType, Handoff, Node, NodeId, NodeKind, Relation};
 use crate::retrieve::GetOptions;
 use crate::{Error, Result};
 
@@ -246,6 +246,26 @@ impl Engine {
         let node = self.resolve_one(reference)?;
         let neighbors = self.graph.neighbors(node.id, filter, limit)?;
         Ok((node, neighbors))
+    }
+
+    /// The plans `episode` carries (HAS_PLAN): plan documents with their text, at most
+    /// `limit`.
+    pub fn plans(&self, episode: NodeId, limit: usize) -> Result<Vec<Node>> {
+        let filter = EdgeFilter {
+            direction: Direction::Out,
+            relations: vec![Relation::HasPlan],
+            ..EdgeFilter::default()
+        };
+        Ok(self
+            .graph
+            .neighbors(episode, &filter, limit)?
+            .into_iter()
+            .map(|n| n.node)
+            .filter(|n| {
+                matches!(n.kind, NodeKind::Document(_))
+                    && n.content.as_deref().is_some_and(crate::extract::is_plan)
+            })
+            .collect())
     }
 
     /// Episodes that touched the entity within the filter's window, newest first.

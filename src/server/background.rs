@@ -164,16 +164,7 @@ pub fn follow<E: std::fmt::Display>(
             Err(e) if quiet(&e) => {}
             Err(e) => tracing::warn!(error = %format!("{e:#}"), "ingest failed; trying again"),
         }
-        // Sleep in slices so a stop is seen promptly.
-        let mut waited = Duration::ZERO;
-        while waited < interval
-            && !stop.load(Ordering::Relaxed)
-            && !(waited >= LIVE_INTERVAL && hurry())
-        {
-            let step = (interval - waited).min(Duration::from_millis(50));
-            std::thread::sleep(step);
-            waited += step;
-        }
+        pause(interval, stop, |waited| waited >= LIVE_INTERVAL && hurry());
     }
 }
 
@@ -181,11 +172,17 @@ pub fn follow<E: std::fmt::Display>(
 fn every(interval: Duration, stop: &AtomicBool, mut job: impl FnMut()) {
     while !stop.load(Ordering::Relaxed) {
         job();
-        let mut waited = Duration::ZERO;
-        while waited < interval && !stop.load(Ordering::Relaxed) {
-            let step = (interval - waited).min(Duration::from_millis(50));
-            std::thread::sleep(step);
-            waited += step;
-        }
+        pause(interval, stop, |_| false);
+    }
+}
+
+/// Waits `interval` in slices of 50 ms at most, so that `stop` is seen promptly; ends
+/// early once `enough` says so of the time waited.
+fn pause(interval: Duration, stop: &AtomicBool, enough: impl Fn(Duration) -> bool) {
+    let mut waited = Duration::ZERO;
+    while waited < interval && !stop.load(Ordering::Relaxed) && !enough(waited) {
+        let step = (interval - waited).min(Duration::from_millis(50));
+        std::thread::sleep(step);
+        waited += step;
     }
 }

@@ -1,8 +1,6 @@
 //! `/documents`: the documents a user added or follows, and one document's versions with
 //! what each changed and its text.
 
-use std::path::PathBuf;
-
 use maud::{Markup, html};
 
 use crate::docs::{Added, DocumentInfo};
@@ -51,8 +49,8 @@ fn number(name: &str, v: &Option<String>) -> Result<Option<u32>, Failure> {
 #[derive(Debug, serde::Deserialize)]
 pub(super) struct Add {
     pub(super) csrf: String,
-    /// A file or folder on the server's machine; `~/` is the home folder of the user
-    /// `serve` runs as.
+    /// A file or folder on the server's machine; `~` at its start is the home folder of
+    /// the user `serve` runs as, as on the command line.
     path: Option<String>,
     project: Option<String>,
 }
@@ -65,10 +63,7 @@ impl Add {
                 "give the path of a file or folder to add".into(),
             ));
         };
-        let path = match (path.strip_prefix("~/"), std::env::var_os("HOME")) {
-            (Some(rest), Some(home)) => PathBuf::from(home).join(rest),
-            _ => PathBuf::from(path),
-        };
+        let path = crate::fs::user_path(path).map_err(Failure::BadRequest)?;
         Ok(engine.add_documents(&[path], given(&self.project))?)
     }
 }

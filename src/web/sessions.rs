@@ -11,7 +11,6 @@ use super::{
     Failure, MAX_PLANS, MESSAGES_PER_PAGE, Paging, QueryOf, Web, blocking, given, html, pages,
     paging, visible_controls,
 };
-use crate::engine::Engine;
 
 /// `/sessions/{reference}`: a session's handoff, then its transcript, a page at a time.
 pub(super) async fn session(
@@ -24,7 +23,7 @@ pub(super) async fn session(
     let engine = web.engine.clone();
     let (session, plans) = blocking(move || {
         let session = engine.session(&reference)?;
-        let plans = session_plans(&engine, &session)?;
+        let plans = engine.plans(session.episode.id, MAX_PLANS)?;
         Ok((session, plans))
     })
     .await?;
@@ -46,24 +45,6 @@ pub(super) async fn session(
         )));
     }
     Ok(html(pages::session(&session, &plans, page, pages, now)))
-}
-
-/// The plans a session carries (HAS_PLAN): plan files Claude Code kept for it.
-fn session_plans(
-    engine: &Engine,
-    session: &crate::library::Session,
-) -> Result<Vec<crate::model::Node>, Failure> {
-    let filter = crate::engine::EdgeFilter {
-        direction: crate::engine::Direction::Out,
-        relations: vec![crate::model::Relation::HasPlan],
-        ..crate::engine::EdgeFilter::default()
-    };
-    let (_, plans) = engine.neighbors(&session.episode.id.to_string(), &filter, MAX_PLANS)?;
-    Ok(plans
-        .into_iter()
-        .map(|n| n.node)
-        .filter(|n| n.content.is_some())
-        .collect())
 }
 
 /// `/sessions/{reference}/markdown`: the session as `eywa sessions export` writes it, to
