@@ -6,12 +6,14 @@ mod access;
 mod announce;
 mod background;
 mod hosts;
+mod serve;
 mod tls;
 
 pub use self::access::{Access, Tls, WRITE_METHODS};
 pub use self::announce::Announcement;
 pub use self::background::{Background, follow, quiet};
 pub use self::hosts::Hosts;
+pub use self::serve::{Mount, Serve, ServeFailed, remote_access};
 pub use crate::tokens::Tokens;
 
 use std::future::Future;
