@@ -32,6 +32,7 @@ pub mod engine;
 pub mod error;
 pub mod memory;
 pub mod model;
+pub mod present;
 pub mod server;
 pub mod tokens;
 pub mod web;

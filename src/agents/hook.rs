@@ -376,7 +376,7 @@ fn connect(paths: &Paths, background: bool) -> anyhow::Result<Client> {
 }
 
 /// The cwd project's best handoffs with their open threads, and its memories, within
-/// `max_tokens` (see [`eywa::retrieve::start`]); `None` for a project eywa has never seen.
+/// `max_tokens` (see [`eywa::present::context`]); `None` for a project eywa has never seen.
 fn session_start(
     client: &Client,
     hook: &HookInput,
@@ -387,7 +387,7 @@ fn session_start(
         anyhow::bail!("the hook's input has no cwd");
     }
     let project = eywa::extract::project_of(&hook.cwd).name;
-    let start = eywa::retrieve::start::session_start(
+    let start = eywa::present::context::session_start(
         client,
         &project,
         &hook.session_id,
@@ -435,19 +435,15 @@ fn prompt_context(
             .then(|| format!("project:{}", eywa::extract::project_of(&hook.cwd).name)),
     };
     let results = client.search(&request)?;
-    let now = Timestamp::now();
-    let blocks: Vec<String> = results
+    let hits: Vec<&eywa::engine::SearchHit> = results
         .hits
         .iter()
         .filter(|h| gate.admits(&h.signals) && h.session_id != hook.session_id)
-        .map(|h| format!("- {}", super::mcp::hit_block(h, now)))
         .collect();
-    if blocks.is_empty() {
-        return Ok(None);
-    }
-    let header = "## eywa: earlier sessions about this\n";
-    Ok(eywa::retrieve::start::fit_blocks(
-        header, &blocks, max_tokens,
+    Ok(eywa::present::context::prompt_context(
+        &hits,
+        Timestamp::now(),
+        max_tokens,
     ))
 }
 

@@ -28,11 +28,11 @@ use crate::app::client::Client;
 
 mod tools;
 
+pub(crate) use self::tools::full_handoff;
 use self::tools::{
     eywa_context, eywa_docs, eywa_forget, eywa_get, eywa_recall, eywa_related, eywa_remember,
     eywa_search, eywa_session, eywa_walk, eywa_what_touched, tool_list,
 };
-pub(crate) use self::tools::{full_handoff, handoff_body, hit_block, resume_line};
 
 #[derive(Debug, clap::Args)]
 pub(crate) struct Args {}
@@ -342,7 +342,7 @@ impl Tools {
         Ok(format!(
             "Handoff extracted: {short}.md\n\n{}\n{}",
             eywa::extract::render_markdown(&handoff, &handoff.sections),
-            resume_line(&handoff)
+            eywa::present::handoff::resume_line(&handoff)
         ))
     }
 }
@@ -428,7 +428,6 @@ fn fit(text: &str, budget: usize) -> String {
 
 #[cfg(test)]
 mod tests {
-    use super::tools::eywa_get_text;
     use super::*;
     use serde_json::{Value, json};
 
@@ -441,19 +440,6 @@ mod tests {
         assert!(cut.starts_with("line 0\nline 1\n"));
         assert!(cut.ends_with("ask again with a larger max_tokens"));
         assert!(!cut.contains("line 99"));
-    }
-
-    #[test]
-    fn the_get_text_has_the_python_eywa_shape() {
-        assert_eq!(eywa_get_text(&[]), "No past sessions found.");
-        assert_eq!(
-            eywa_get_text(&["# A".into()]),
-            "## Eywa: 1 past session\n# A"
-        );
-        assert_eq!(
-            eywa_get_text(&["# A".into(), "# B".into()]),
-            "## Eywa: 2 past sessions\n# A\n\n---\n\n# B"
-        );
     }
 
     #[test]

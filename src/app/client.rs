@@ -520,7 +520,7 @@ fn absolute_reference(reference: &str) -> String {
 }
 
 /// SessionStart's blocks, asked of the running server or the store.
-impl eywa::retrieve::start::StartSource for Client {
+impl eywa::present::context::StartSource for Client {
     type Error = anyhow::Error;
 
     fn best_handoffs(&self, project: &str, limit: usize) -> anyhow::Result<Vec<Handoff>> {

@@ -4,15 +4,6 @@ use serde_json::{Value, json};
 
 use eywa::model::{Edge, Node, NodeKind, Timestamp};
 
-/// `score` as a share of `best`, in whole percent (100 for the best itself): seed 001's
-/// `1. [85%] …`.
-pub(crate) fn percent(score: f32, best: f32) -> u32 {
-    if best <= 0.0 {
-        return 0;
-    }
-    ((score / best).clamp(0.0, 1.0) * 100.0).round() as u32
-}
-
 pub(crate) fn time(t: Timestamp) -> String {
     t.to_rfc3339()
 }
@@ -93,13 +84,7 @@ pub(crate) fn edge_json(edge: &Edge) -> Value {
 /// `Episode  2026-01-05  eywa  Fix the tokenizer  (id)` and the like.
 pub(crate) fn node_line(node: &Node) -> String {
     match &node.kind {
-        NodeKind::Episode(e) => format!(
-            "Episode  {}  [{}]  {}  ({})",
-            e.start.date(),
-            e.project,
-            node.name,
-            e.short_id
-        ),
+        NodeKind::Episode(_) => eywa::present::session::episode_text(node).unwrap_or_default(),
         NodeKind::Entity(e) => match &e.path {
             Some(path) if path != &node.name => {
                 format!(

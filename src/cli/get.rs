@@ -119,17 +119,7 @@ fn print_human(outcome: &GetOutcome, days_back: u32) -> anyhow::Result<()> {
             h.headline,
             score
         );
-        outln!(
-            "   {} · {} · substance {}{}",
-            h.short_id,
-            h.duration_label(),
-            h.substance,
-            if h.keywords.is_empty() {
-                String::new()
-            } else {
-                format!(" · {}", h.keywords.join(", "))
-            }
-        );
+        outln!("   {} · {}", h.short_id, eywa::present::handoff::facts(h));
         if let Some(resume) = eywa::claude::resume_command(&h.session_id, Some(&h.cwd)) {
             outln!("   {resume}");
         }

@@ -153,13 +153,9 @@ fn answer(client: &Client, command: Command) -> anyhow::Result<(Value, Vec<Strin
                 .map(|h| crate::agents::mcp::full_handoff(client, &h))
                 .transpose()?;
             let mut lines = vec![node_line(&node)];
-            let body = handoff.as_ref().map(crate::agents::mcp::handoff_body);
+            let body = handoff.as_ref().map(eywa::present::handoff::body);
             if let (Some(h), Some(body)) = (&handoff, &body) {
-                lines.push(format!(
-                    "   {} · keywords: {}",
-                    h.duration_label(),
-                    h.keywords.join(", ")
-                ));
+                lines.push(format!("   {}", eywa::present::handoff::facts(h)));
                 lines.push(String::new());
                 lines.extend(body.lines().map(str::to_owned));
             }

@@ -108,15 +108,10 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         outln!("No session matches.");
     }
     // Seed 001's `1. [85%] …`: each hit's score against the best.
-    let best = results.hits.first().map_or(0.0, |h| h.score);
-    for (i, h) in results.hits.iter().enumerate() {
-        print_human(
-            i + 1,
-            crate::app::render::percent(h.score, best),
-            h,
-            now,
-            args.explain,
-        )?;
+    for (i, (share, h)) in eywa::present::hit::ranked(&results).enumerate() {
+        for line in eywa::present::hit::lines(i + 1, share, h, now, args.explain) {
+            outln!("{line}");
+        }
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -186,69 +181,4 @@ fn to_json(h: &SearchHit, now: Timestamp) -> serde_json::Value {
         "resume_command": h.resume_command,
         "signals": h.signals,
     })
-}
-
-fn print_human(
-    n: usize,
-    percent: u32,
-    h: &SearchHit,
-    now: Timestamp,
-    explain: bool,
-) -> anyhow::Result<()> {
-    let short = eywa::claude::short_id(&h.session_id);
-    let title = match (&h.document_id, h.page) {
-        (Some(_), Some(page)) => format!("{} (page {page})", h.title),
-        _ if h.title.is_empty() => "(no session)".to_owned(),
-        _ => h.title.clone(),
-    };
-    outln!(
-        "{n:>2}. [{percent}%] {short}  {title}  [{}] {} · {:.2}",
-        h.project,
-        eywa::model::age(h.timestamp, now),
-        h.score
-    );
-    let agent = h
-        .agent
-        .as_deref()
-        .map(|a| format!(" ({a})"))
-        .unwrap_or_default();
-    outln!("    {}{agent}: {}", h.kind, h.snippet.replace('\n', " "));
-    if let Some(resume) = &h.resume_command {
-        outln!("    {resume}");
-    }
-    if explain {
-        outln!("    {}", explain_line(&h.signals));
-        if let Some(id) = &h.chunk_id {
-            outln!("    eywa chunk {id}");
-        }
-    }
-    Ok(())
-}
-
-/// Every term of a hit's score, on one line.
-fn explain_line(s: &eywa::retrieve::Signals) -> String {
-    let ranked = |name: &str, r: &Option<eywa::retrieve::Ranked>| match r {
-        Some(r) => format!("{name} #{} ({:.3})", r.rank, r.score),
-        None => format!("{name} -"),
-    };
-    let mut parts = vec![
-        ranked("lexical", &s.lexical),
-        ranked("semantic", &s.semantic),
-        format!("retrieval {:.4}", s.retrieval),
-    ];
-    for (name, value) in [
-        ("same project", s.same_project),
-        ("shared", s.shared),
-        ("proximity", s.proximity),
-        ("recency", s.recency),
-    ] {
-        if value > 0.0 {
-            parts.push(format!("+{name} {value:.3}"));
-        }
-    }
-    if let Some(d) = s.distance {
-        parts.push(format!("{d} hops"));
-    }
-    parts.push(format!("= {:.4}", s.total));
-    parts.join(" · ")
 }

@@ -240,39 +240,13 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
 
 fn print_page(page: &SessionPage) -> anyhow::Result<()> {
     let now = Timestamp::now();
-    let mut number = page.offset;
-    for s in &page.sessions {
-        let short = eywa::claude::short_id(&s.session_id);
-        let agents = if s.agent_ids.is_empty() {
-            String::new()
-        } else {
-            format!(" · {} agents", s.agent_ids.len())
-        };
-        number += 1;
+    for (i, s) in page.sessions.iter().enumerate() {
         outln!(
-            "{number:>3}. {short}  {}  [{}] {} · {} messages{agents}",
-            s.title,
-            s.project,
-            eywa::model::age(s.last_activity_at, now),
-            s.message_count
+            "{}",
+            eywa::present::session::row_line(page.offset + i + 1, s, now)
         );
     }
-    let shown = page.sessions.len();
-    if shown == 0 {
-        outln!("No sessions here (total {}).", page.total);
-        return Ok(());
-    }
-    let more = if page.has_more {
-        format!("; next: --offset {}", page.offset + shown)
-    } else {
-        String::new()
-    };
-    outln!(
-        "{}-{} of {}{more}",
-        page.offset + 1,
-        page.offset + shown,
-        page.total
-    );
+    outln!("{}", eywa::present::session::page_line(page));
     Ok(())
 }
 

@@ -353,13 +353,13 @@ fn tagged(tag: &str, body: &str) -> String {
     let tokens = crate::retrieve::context::estimate_tokens(body);
     format!(
         "[{tag} · {} tokens]\n{body}\n\n",
-        crate::retrieve::context::thousands(tokens)
+        crate::model::thousands(tokens as u64)
     )
 }
 
 /// SessionStart's blocks, read from this store (the web view's `/context`; the hook asks
 /// through its client, which asks the same of a running server).
-impl crate::retrieve::start::StartSource for Engine {
+impl crate::present::context::StartSource for Engine {
     type Error = Error;
 
     fn best_handoffs(&self, project: &str, limit: usize) -> Result<Vec<crate::model::Handoff>> {

@@ -56,13 +56,8 @@ pub struct HandoffSections {
 impl Handoff {
     /// Seed 000's human-readable duration: `<1m`, `10m`, `2h 5m`.
     pub fn duration_label(&self) -> String {
-        match self.duration_minutes {
-            None => "unknown".to_owned(),
-            Some(0) => "<1m".to_owned(),
-            Some(m) if m < 60 => format!("{m}m"),
-            Some(m) if m % 60 == 0 => format!("{}h", m / 60),
-            Some(m) => format!("{}h {}m", m / 60, m % 60),
-        }
+        self.duration_minutes
+            .map_or_else(|| "unknown".to_owned(), super::minutes)
     }
 }
 

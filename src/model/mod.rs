@@ -21,4 +21,4 @@ pub use self::node::{
     AgentInfo, AgentLayout, Compaction, DecayState, Document, Entity, EntityType, Episode, Memory,
     MemoryType, Node, NodeKind, TokenUsage,
 };
-pub use self::time::{Clock, Timestamp, age, parse_since};
+pub use self::time::{Clock, Timestamp, age, minutes, parse_since, thousands};

@@ -94,6 +94,30 @@ pub fn age(at: Timestamp, now: Timestamp) -> String {
     format!("{n} {unit}{} ago", if n == 1 { "" } else { "s" })
 }
 
+/// `n` with commas between thousands: 1,234,567.
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+/// A span of minutes as people read it (seed 000's duration): `<1m`, `45m`, `2h`,
+/// `2h 5m`.
+pub fn minutes(m: u32) -> String {
+    match m {
+        0 => "<1m".to_owned(),
+        m if m < 60 => format!("{m}m"),
+        m if m % 60 == 0 => format!("{}h", m / 60),
+        m => format!("{}h {}m", m / 60, m % 60),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,6 +1,7 @@
 //! Context budgets (seed 001): which of the sessions' candidate items fit a token budget,
 //! in priority order, never cutting a text; and the frame the context is injected in.
 
+use crate::model::thousands;
 use crate::{Error, Result};
 
 /// Default token budget (seed 001).
@@ -137,19 +138,6 @@ const FRAME_END: &str = "=== END PREVIOUS SESSION CONTEXT ===\n";
 /// Where a session's header says how many tokens the session takes, filled in by [`fit`].
 pub const SESSION_TOKENS: &str = "{session tokens}";
 
-/// `n` with commas between thousands: 3,100.
-pub fn thousands(n: usize) -> String {
-    let digits = n.to_string();
-    let mut out = String::new();
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
 fn frame_top(budget: usize, used: usize, remaining: usize) -> String {
     format!(
         "=== CONTEXT FROM PREVIOUS SESSIONS ===\nToken budget: {budget} | Used: {used} | \
@@ -191,7 +179,7 @@ pub fn fit(
 ) -> Context {
     // A header says what its session takes (seed 001's `(8,200 tokens)`): counted at its
     // widest (a count as wide as the budget) until the count is known.
-    let widest = format!("{} tokens", thousands(max_tokens));
+    let widest = format!("{} tokens", thousands(max_tokens as u64));
     let headers: Vec<String> = candidates
         .iter()
         .map(|c| c.header.replace(SESSION_TOKENS, &widest))
@@ -359,7 +347,7 @@ pub fn fit(
         session.tokens =
             cost(s, &picked) + listed[s].iter().map(|l| estimate_tokens(l)).sum::<usize>();
         if !dry_run {
-            let count = format!("{} tokens", thousands(session.tokens));
+            let count = format!("{} tokens", thousands(session.tokens as u64));
             text.push_str(&c.header.replace(SESSION_TOKENS, &count));
             for &i in &picked {
                 text.push_str(&c.items[i].1);

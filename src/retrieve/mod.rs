@@ -5,7 +5,6 @@ pub mod context;
 mod eywa;
 mod hybrid;
 pub mod search;
-pub mod start;
 
 pub use self::eywa::{
     DEFAULT_DAYS_BACK, DEFAULT_LIMIT, GetOptions, GetResult, HandoffIndex, KeyKind, Rebuilt,

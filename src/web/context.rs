@@ -5,7 +5,7 @@ use maud::{Markup, html};
 
 use crate::engine::Engine;
 use crate::model::Timestamp;
-use crate::retrieve::start::{StartContext, session_start};
+use crate::present::context::{StartContext, session_start};
 
 use super::pages::{counted, layout, segment};
 use super::{Failure, given};

@@ -66,33 +66,7 @@ pub(super) fn failure(status: StatusCode, why: &str) -> Markup {
     )
 }
 
-/// Thousands separated by commas: 1,234,567.
-pub(super) fn count(n: u64) -> String {
-    let digits = n.to_string();
-    let mut out = String::with_capacity(digits.len() + digits.len() / 3);
-    for (i, c) in digits.chars().enumerate() {
-        if i > 0 && (digits.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
-}
-
-/// `n` things, counted: "1 session", "1,204 sessions".
-pub(super) fn counted(n: u64, thing: &str) -> String {
-    format!("{} {thing}{}", count(n), if n == 1 { "" } else { "s" })
-}
-
-/// Minutes as people read them: `<1m`, `45m`, `2h 5m`.
-fn minutes(m: u32) -> String {
-    match m {
-        0 => "<1m".to_owned(),
-        m if m < 60 => format!("{m}m"),
-        m if m % 60 == 0 => format!("{}h", m / 60),
-        m => format!("{}h {}m", m / 60, m % 60),
-    }
-}
+pub(super) use crate::present::{counted, minutes, thousands as count};
 
 /// A moment, with its age beside it and the exact time on hover.
 pub(super) fn when(at: Timestamp, now: Timestamp) -> Markup {
@@ -183,7 +157,7 @@ pub(super) fn project(
                 @for (s, extras) in listed.sessions.iter().zip(rows) {
                     li id={ "s-" (s.session_id) } {
                         a.headline href={ "/sessions/" (segment(&s.session_id)) } {
-                            @if s.title.is_empty() { "(untitled)" } @else { (s.title) }
+                            (crate::present::title_or_untitled(&s.title))
                         }
                         div.meta {
                             (when(s.last_activity_at, now))
@@ -369,8 +343,8 @@ pub(super) fn session(
     let e = s.episode.episode();
     let id = e.map(|e| e.session_id.as_str()).unwrap_or_default();
     let title = match e {
-        Some(e) if !e.title.is_empty() => e.title.as_str(),
-        _ => "(untitled)",
+        Some(e) => crate::present::title_or_untitled(&e.title),
+        None => crate::present::UNTITLED,
     };
     let start = (page - 1) * MESSAGES_PER_PAGE;
     let shown = s.messages.iter().skip(start).take(MESSAGES_PER_PAGE);
@@ -452,14 +426,6 @@ pub(super) fn session(
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn counts_read_with_thousands_separated() {
-        assert_eq!(count(0), "0");
-        assert_eq!(count(999), "999");
-        assert_eq!(count(1_000), "1,000");
-        assert_eq!(count(1_234_567), "1,234,567");
-    }
 
     #[test]
     fn path_segments_escape_what_a_url_path_would_read_as_syntax() {

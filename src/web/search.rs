@@ -119,25 +119,20 @@ fn form(asked: &Asked) -> Markup {
 
 /// Every term of a hit's score, as a table.
 fn why(s: &Signals) -> Markup {
-    let ranked = |r: &Option<crate::retrieve::Ranked>| match r {
-        Some(r) => format!("#{} ({:.3})", r.rank, r.score),
-        None => "not found".to_owned(),
-    };
     html! {
         details.why {
             summary { "Why this rank" }
             table {
-                tr { th { "Lexical (BM25)" } td { (ranked(&s.lexical)) } }
-                tr { th { "Semantic (cosine)" } td { (ranked(&s.semantic)) } }
-                tr { th { "Retrieval" } td { (format!("{:.4}", s.retrieval)) } }
-                tr { th { "Same project" } td { (format!("+{:.3}", s.same_project)) } }
-                tr { th { "Shared entities" } td { (format!("+{:.3}", s.shared)) } }
-                tr { th { "Graph proximity" } td {
-                    (format!("+{:.3}", s.proximity))
-                    @if let Some(d) = s.distance { " (" (d) " hops)" }
-                } }
-                tr { th { "Recency" } td { (format!("+{:.3}", s.recency)) } }
-                tr.total { th { "Total" } td { (format!("{:.4}", s.total)) } }
+                @for t in crate::present::hit::terms(s) {
+                    @let total = matches!(t.value, crate::present::hit::TermValue::Total(_));
+                    tr class=[total.then_some("total")] {
+                        th { (t.label) }
+                        td {
+                            (t.value.cell())
+                            @if t.name == "proximity" && let Some(d) = s.distance { " (" (d) " hops)" }
+                        }
+                    }
+                }
             }
         }
     }
@@ -180,10 +175,10 @@ fn hit(h: &SearchHit, now: Timestamp) -> Markup {
         li.hit {
             div {
                 @if h.session_id.is_empty() {
-                    strong { @if h.title.is_empty() { "(no session)" } @else { (h.title) } }
+                    strong { (crate::present::hit::title(h)) }
                 } @else {
                     a.headline href={ "/sessions/" (segment(&h.session_id)) } {
-                        @if h.title.is_empty() { "(untitled)" } @else { (h.title) }
+                        (crate::present::hit::title(h))
                     }
                 }
             }

@@ -68,50 +68,18 @@ pub(super) fn eywa_get(client: &Client, args: &Arguments) -> Answer {
     let mut bodies = Vec::new();
     for hit in &outcome.hits {
         let handoff = full_handoff(client, &hit.handoff)?;
-        let body = handoff_body(&handoff);
+        let body = eywa::present::handoff::body(&handoff);
         if !body.is_empty() {
             bodies.push(body);
         }
     }
-    Ok(eywa_get_text(&bodies))
-}
-
-/// The text the Python eywa-mcp's `eywa_get` answers for these handoff bodies.
-pub(crate) fn eywa_get_text(bodies: &[String]) -> String {
-    if bodies.is_empty() {
-        return "No past sessions found.".to_owned();
-    }
-    let n = bodies.len();
-    format!(
-        "## Eywa: {n} past session{}\n{}",
-        if n == 1 { "" } else { "s" },
-        bodies.join("\n\n---\n\n")
-    )
+    Ok(eywa::present::handoff::get_text(&bodies))
 }
 
 /// A handoff with its sections: a hit read from the index files carries only what `get`
 /// prints.
 pub(crate) fn full_handoff(client: &Client, handoff: &Handoff) -> anyhow::Result<Handoff> {
-    eywa::retrieve::start::full(client, handoff.clone())
-}
-
-/// A handoff file's body, as the Python Eywa reads it back: the text after the
-/// frontmatter's closing `---`, trimmed.
-pub(crate) fn handoff_body(handoff: &Handoff) -> String {
-    let file = eywa::extract::render_markdown(handoff, &handoff.sections);
-    match file.starts_with("---") {
-        true => match file.splitn(3, "---").nth(2) {
-            Some(rest) => rest.trim().to_owned(),
-            None => file,
-        },
-        false => file,
-    }
-}
-
-/// `Resume: `cd <cwd> && claude --resume <id>``; nothing for a session Claude Code never
-/// had (an imported handoff).
-pub(crate) fn resume_line(h: &Handoff) -> String {
-    eywa::retrieve::start::resume_line(h)
+    eywa::present::context::full(client, handoff.clone())
 }
 
 pub(super) fn eywa_search(client: &Client, args: &Arguments) -> Answer {
@@ -141,57 +109,11 @@ pub(super) fn eywa_search(client: &Client, args: &Arguments) -> Answer {
         focus: None,
     };
     let results = client.search(&request)?;
-    let now = Timestamp::now();
-    let mut out = format!(
-        "## eywa search: {} hit{} for {:?} ({})\n",
-        results.hits.len(),
-        if results.hits.len() == 1 { "" } else { "s" },
-        request.query,
-        results.mode
-    );
-    for notice in &results.notices {
-        out.push_str(&format!("> {notice}\n"));
-    }
-    let best = results.hits.first().map_or(0.0, |h| h.score);
-    for (i, h) in results.hits.iter().enumerate() {
-        let share = crate::app::render::percent(h.score, best);
-        out.push_str(&format!("\n{}. [{share}%] {}\n", i + 1, hit_block(h, now)));
-    }
-    if results.hits.is_empty() {
-        out.push_str("\nNo session matches.\n");
-    }
-    Ok(out)
-}
-
-/// A search hit: title, project, age, session, type and score; its passage on one line;
-/// its document and resume command when it has them.
-pub(crate) fn hit_block(h: &eywa::engine::SearchHit, now: Timestamp) -> String {
-    let short = eywa::claude::short_id(&h.session_id);
-    let title = if h.title.is_empty() {
-        "(untitled)"
-    } else {
-        &h.title
-    };
-    let mut out = format!(
-        "**{title}** [{}] {} · session `{short}` · {} · score {:.2}\n   > {}",
-        h.project,
-        eywa::model::age(h.timestamp, now),
-        h.kind,
-        h.score,
-        one_line(&h.snippet)
-    );
-    if let Some(doc) = &h.document_id {
-        out.push_str(&format!("\n   document `{doc}`"));
-    }
-    if let Some(resume) = &h.resume_command {
-        out.push_str(&format!("\n   resume: `{resume}`"));
-    }
-    out
-}
-
-/// Text with its runs of whitespace (newlines too) made single spaces.
-fn one_line(text: &str) -> String {
-    text.split_whitespace().collect::<Vec<_>>().join(" ")
+    Ok(eywa::present::hit::results_markdown(
+        &request.query,
+        &results,
+        Timestamp::now(),
+    ))
 }
 
 pub(super) fn eywa_context(client: &Client, args: &Arguments) -> Answer {
@@ -247,38 +169,8 @@ pub(super) fn eywa_related(client: &Client, args: &Arguments) -> Answer {
 }
 
 /// An Episode as a line with its id and resume command; another node as the CLI shows it.
-/// A subagent run is resumed through the session that started it.
 fn episode_line(node: &eywa::model::Node) -> String {
-    let Some(e) = node.episode() else {
-        return node_line(node);
-    };
-    match e.agent.as_ref() {
-        Some(agent) => format!(
-            "{} [{}] subagent **{}** (`{}`){}",
-            e.start.date(),
-            e.project,
-            node.name,
-            agent.agent_id,
-            agent
-                .parent_session
-                .as_deref()
-                .map(|p| {
-                    let resume = eywa::claude::resume_command(p, None).unwrap_or_default();
-                    format!(" of session `{p}` · `{resume}`")
-                })
-                .unwrap_or_default()
-        ),
-        None => format!(
-            "{} [{}] **{}** · session `{}`{}",
-            e.start.date(),
-            e.project,
-            node.name,
-            e.short_id,
-            eywa::claude::resume_command(&e.session_id, None)
-                .map(|c| format!(" · `{c}`"))
-                .unwrap_or_default()
-        ),
-    }
+    eywa::present::session::episode_markdown(node).unwrap_or_else(|| node_line(node))
 }
 
 pub(super) fn eywa_what_touched(client: &Client, args: &Arguments) -> Answer {
@@ -338,14 +230,15 @@ pub(super) fn eywa_session(client: &Client, args: &Arguments) -> Answer {
     match handoff {
         Some(h) => {
             out.push_str(&format!(
-                "{} · {} · substance {} · keywords: {}\n\n",
+                "{} · {}\n\n",
                 h.date,
-                h.duration_label(),
-                h.substance,
-                h.keywords.join(", ")
+                eywa::present::handoff::facts(&h)
             ));
-            out.push_str(&handoff_body(&h));
-            out.push_str(&format!("\n\n{}\n", resume_line(&h)));
+            out.push_str(&eywa::present::handoff::body(&h));
+            out.push_str(&format!(
+                "\n\n{}\n",
+                eywa::present::handoff::resume_line(&h)
+            ));
         }
         None => out.push_str("(no handoff yet)\n"),
     }
@@ -471,15 +364,9 @@ pub(super) fn eywa_docs(client: &Client, args: &Arguments) -> Answer {
         };
         let results = client.search(&request)?;
         let mut out = format!("## eywa: {} document hit(s)\n", results.hits.len());
+        let now = Timestamp::now();
         for h in &results.hits {
-            let page = h.page.map(|p| format!(" (page {p})")).unwrap_or_default();
-            out.push_str(&format!(
-                "\n- **{}**{page} · document `{}` · score {:.2}\n  > {}\n",
-                h.title,
-                h.document_id.as_deref().unwrap_or("?"),
-                h.score,
-                one_line(&h.snippet)
-            ));
+            out.push_str(&format!("\n- {}\n", eywa::present::hit::markdown(h, now)));
         }
         return Ok(out);
     }

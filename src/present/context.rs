@@ -1,14 +1,16 @@
-//! What the SessionStart hook hands an agent about to work in a project: the project's
-//! best handoffs with their open threads and its memories, fitted to a token budget, each
-//! block whole or left out. One presenter for the hook and the web view's `/context`,
-//! which shows the same text and what did not fit.
+//! What the hooks hand an agent. At SessionStart, the project's best handoffs with their
+//! open threads and its memories, fitted to a token budget, each block whole or left out:
+//! one presenter for the hook and the web view's `/context`, which shows the same text
+//! and what did not fit. At a prompt, the earlier sessions about it ([`prompt_context`]).
 
 use chrono::NaiveDate;
 
 use crate::memory::MemoryItem;
 use crate::model::{Handoff, Timestamp, age};
 
-use super::context::{estimate_tokens, staleness};
+use super::handoff::resume_line;
+use crate::retrieve::context::{estimate_tokens, staleness};
+use crate::retrieve::search::SearchHit;
 
 /// How many handoffs SessionStart hands over: the project's most recent, at any age (a
 /// project picked up again after months needs them most).
@@ -18,6 +20,7 @@ pub const START_MEMORIES: usize = 5;
 
 /// Where the blocks come from: the engine, or a client of a running server.
 pub trait StartSource {
+    /// What a failed read says.
     type Error;
     /// The project's best handoffs for an empty query, best first, at most `limit`.
     fn best_handoffs(&self, project: &str, limit: usize) -> Result<Vec<Handoff>, Self::Error>;
@@ -180,13 +183,6 @@ pub fn handoff_block(
     out
 }
 
-/// `Resume: \`…\`` for a handoff Claude Code can resume; empty otherwise.
-pub fn resume_line(h: &Handoff) -> String {
-    crate::claude::resume_command(&h.session_id, Some(&h.cwd))
-        .map(|c| format!("Resume: `{c}`"))
-        .unwrap_or_default()
-}
-
 /// `header` and the blocks (each a title and its text) that fit in `budget` tokens, in
 /// order, each whole or left out: the text (`None` when not even one fits), its tokens,
 /// and every block with whether it went in.
@@ -223,6 +219,19 @@ pub fn fit(
     } else {
         (None, 0, considered)
     }
+}
+
+/// What the prompt hook adds to a prompt: the earlier sessions `hits` found about it, as
+/// they read to an agent ([`super::hit::markdown`]), those that fit in `budget` tokens.
+pub fn prompt_context(hits: &[&SearchHit], now: Timestamp, budget: usize) -> Option<String> {
+    if hits.is_empty() {
+        return None;
+    }
+    let blocks: Vec<String> = hits
+        .iter()
+        .map(|h| format!("- {}", super::hit::markdown(h, now)))
+        .collect();
+    fit_blocks("## eywa: earlier sessions about this\n", &blocks, budget)
 }
 
 /// [`fit`] for blocks without titles: the text alone.
