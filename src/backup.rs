@@ -1,12 +1,15 @@
-//! Backups of a store: what one holds (its manifest), copying a tree as eywa keeps its
-//! files, and bringing a backup back as a data dir's store. Taking one while the store is
-//! in use is the engine's (`Engine::backup`): it holds writes while the warm tier is
-//! copied.
+//! Backups of a store: what one holds (its manifest), taking one while the store is in
+//! use (the engine holds the ingest lock around `take`, which holds writes while the warm
+//! tier is copied), copying a tree as eywa keeps its files, and bringing a backup back as
+//! a data dir's store.
 
 use std::path::{Path, PathBuf};
+use std::time::Instant;
 
 use serde::Serialize;
 
+use crate::graph::Graph;
+use crate::semantic::Semantic;
 use crate::{Error, Result};
 
 /// The file in a backup that says what it holds.
@@ -40,6 +43,90 @@ pub struct BackupReport {
     pub manifest: BackupManifest,
     /// How long the backup took, in seconds.
     pub seconds: f64,
+}
+
+/// Fails unless `dir` may take a backup: an absolute path, missing or an empty folder.
+pub(crate) fn check_target(dir: &Path) -> Result<()> {
+    if !dir.is_absolute() {
+        return Err(Error::InvalidArgument(format!(
+            "the backup folder {} is not an absolute path",
+            crate::error::quote_path(dir)
+        )));
+    }
+    if dir.exists() && !dir.is_dir() {
+        return Err(Error::InvalidArgument(format!(
+            "the backup folder {} is not a folder",
+            crate::error::quote_path(dir)
+        )));
+    }
+    let unreadable = |e: std::io::Error| {
+        Error::InvalidArgument(format!(
+            "the backup folder {} cannot be read: {e}",
+            crate::error::quote_path(dir)
+        ))
+    };
+    if dir.exists() && std::fs::read_dir(dir).map_err(unreadable)?.next().is_some() {
+        return Err(Error::InvalidArgument(format!(
+            "the backup folder {} is not empty: a backup never overwrites",
+            crate::error::quote_path(dir)
+        )));
+    }
+    Ok(())
+}
+
+/// Copies the store of `graph` and `semantic`, kept in `data_dir`, to `dir` (checked by
+/// `check_target`) as it is at one moment: graph writes and the embedder wait while the
+/// files are copied. The caller holds the ingest lock; `started` is when the backup began.
+pub(crate) fn take(
+    dir: &Path,
+    data_dir: &Path,
+    graph: &Graph,
+    semantic: &Semantic,
+    started: Instant,
+) -> Result<BackupReport> {
+    // Read before the writer is held (reading them takes it); no ingest runs now.
+    let counts = graph.counts()?;
+    let _graph = graph.hold_writes();
+    semantic.save(graph.store())?;
+    let _embedder = semantic.lock_write();
+    graph.store().flush()?;
+    crate::fs::create_private_dir(dir)?;
+    let store_dir = dir.join("store");
+    // The warm tier as one snapshot; the rest of the store (the cold tier's blobs, the
+    // text index) as files.
+    let mut bytes = graph.store().copy_warm_to(&store_dir)?;
+    let from = graph.store().path();
+    for entry in std::fs::read_dir(from).map_err(Error::io(from))? {
+        let entry = entry.map_err(Error::io(from))?;
+        let name = entry.file_name();
+        if !eywa_storage::Store::is_warm_tier_file(&name) {
+            bytes += copy_tree(&entry.path(), &store_dir.join(&name))?;
+        }
+    }
+    for name in ["handoffs", "handoff-index.json"] {
+        let from = data_dir.join(name);
+        if from.exists() {
+            bytes += copy_tree(&from, &dir.join(name))?;
+        }
+    }
+    let manifest = BackupManifest {
+        version: env!("CARGO_PKG_VERSION").to_owned(),
+        format: eywa_storage::FORMAT_VERSION,
+        created: crate::model::Timestamp::now().to_rfc3339(),
+        from: data_dir.display().to_string(),
+        sessions: counts.sessions,
+        episodes: counts.episodes,
+        bytes,
+    };
+    crate::fs::write_private_atomically(
+        &dir.join(MANIFEST),
+        &serde_json::to_vec_pretty(&manifest).expect("a manifest serializes"),
+    )?;
+    Ok(BackupReport {
+        dir: dir.display().to_string(),
+        manifest,
+        seconds: started.elapsed().as_secs_f64(),
+    })
 }
 
 /// Copies a file or a folder tree (private, as eywa keeps its files), leaving out the

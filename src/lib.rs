@@ -56,6 +56,7 @@ pub mod retrieve;
 pub mod tools;
 
 mod archive;
+mod check;
 mod ingest;
 mod library;
 mod priority;

@@ -9,6 +9,32 @@ use std::path::{Path, PathBuf};
 
 use crate::{Error, Result};
 
+/// One session that could not be migrated, and why.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct MigrateError {
+    /// The session as the caller named it (id or prefix).
+    pub session: String,
+    /// Why it failed.
+    pub message: String,
+}
+
+/// What a migration did.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct MigrateResult {
+    /// Sessions migrated.
+    pub success_count: u32,
+    /// Sessions that could not be migrated.
+    pub failed_count: u32,
+    /// Each session that could not be migrated, and why.
+    pub errors: Vec<MigrateError>,
+    /// The transcripts written, for each session migrated.
+    pub written: Vec<String>,
+    /// The project folder the transcripts go to (`<claude>/projects/<encoded target>`).
+    pub target_dir: String,
+    /// True when that folder did not exist before: the migration created it.
+    pub created_dir: bool,
+}
+
 /// Copy (the default) or move.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum MigrateMode {

@@ -1,9 +1,10 @@
 //! Documents a user adds (`eywa docs add`): markdown, text and PDF files read into text
 //! (a PDF page by page), each change of a file a new version in a chain by content hash
 //! with a latest pointer per path, every version's text kept in the cold tier. Writing
-//! one is `crate::ingest`'s; here are reading a file and the records.
+//! one is `crate::ingest`'s; here are reading a file, the records, and reading, listing
+//! and finding what to add as a client asks.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use eywa_storage::{Keyspace, Store};
 use serde::{Deserialize, Serialize};
@@ -12,13 +13,17 @@ use sha2::{Digest, Sha256};
 use crate::model::Timestamp;
 use crate::{Error, Result};
 
+mod files;
 mod pdf;
 mod worker;
 
+pub(crate) use self::files::{collect_files, files_to_add, normal_path};
 pub use self::worker::{CHILD_COMMAND, isolate_in, run_child};
 
 /// Bytes of a file read as a document at most.
 pub const MAX_DOCUMENT_BYTES: u64 = 64 * 1024 * 1024;
+/// Documents a list shows at most.
+pub const MAX_DOCUMENTS: usize = 1_000;
 /// Characters of a document's summary at most.
 const SUMMARY_CHARS: usize = 400;
 /// Sentences of a document's summary at most.
@@ -135,6 +140,54 @@ impl Added {
             .into_iter()
             .find(|a| a.as_str() == s)
     }
+}
+
+/// What adding one file did.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct DocumentOutcome {
+    /// The file, absolute.
+    pub path: String,
+    /// The version it is now, and whether it is new, changed or unchanged; or why it
+    /// could not be read (nothing of it was written).
+    pub result: std::result::Result<(DocumentInfo, Added), String>,
+}
+
+/// What following folders did, and the folders followed after it.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Followed {
+    /// What adding the folders' files did.
+    pub outcomes: Vec<DocumentOutcome>,
+    /// Every folder followed, with the project it was followed with.
+    pub folders: Vec<(String, Option<String>)>,
+}
+
+/// `outcomes`, unless every file failed: then why each failed is the error.
+pub(crate) fn unless_all_failed(outcomes: Vec<DocumentOutcome>) -> Result<Vec<DocumentOutcome>> {
+    if outcomes.iter().all(|o| o.result.is_err()) {
+        let why: Vec<&str> = outcomes
+            .iter()
+            .filter_map(|o| o.result.as_ref().err().map(String::as_str))
+            .collect();
+        return Err(Error::InvalidArgument(why.join("; ")));
+    }
+    Ok(outcomes)
+}
+
+/// Why `limit` is not a page of documents (or of files that failed), if it is not: it is
+/// from 1 to [`MAX_DOCUMENTS`].
+pub(crate) fn check_page(limit: usize) -> Result<()> {
+    if limit == 0 || limit > MAX_DOCUMENTS {
+        return Err(Error::InvalidArgument(format!(
+            "limit must be 1 to {MAX_DOCUMENTS}, not {limit}"
+        )));
+    }
+    Ok(())
+}
+
+/// `limit` of `all` from `offset`, and how many there are.
+pub(crate) fn one_page<T>(all: Vec<T>, limit: usize, offset: usize) -> (Vec<T>, u64) {
+    let total = all.len() as u64;
+    (all.into_iter().skip(offset).take(limit).collect(), total)
 }
 
 /// A file read into text.
@@ -286,31 +339,6 @@ pub(crate) fn summary(text: &str, concepts: &[String]) -> String {
     out.chars().take(SUMMARY_CHARS).collect()
 }
 
-/// `path` made absolute and lexically normal (no `.` or `..`), so that one file has one
-/// id however it is named. Symlinks are not followed.
-pub(crate) fn normal_path(path: &Path) -> Result<PathBuf> {
-    if path.as_os_str().is_empty() {
-        return Err(Error::InvalidArgument("an empty path names no file".into()));
-    }
-    let absolute = std::path::absolute(path).map_err(|e| {
-        Error::InvalidArgument(format!(
-            "{} cannot be made absolute: {e}",
-            crate::error::quote_path(path)
-        ))
-    })?;
-    let mut out = PathBuf::new();
-    for part in absolute.components() {
-        match part {
-            std::path::Component::ParentDir => {
-                out.pop();
-            }
-            std::path::Component::CurDir => {}
-            other => out.push(other),
-        }
-    }
-    Ok(out)
-}
-
 /// The id of the document at `path` (absolute).
 pub(crate) fn document_id(path: &str) -> String {
     Sha256::digest(path.as_bytes())[..8]
@@ -342,51 +370,6 @@ pub(crate) fn version_key(id: &str, version: u32) -> Vec<u8> {
 /// The source a document's text-index entries and chunks are filed under.
 pub(crate) fn source(id: &str) -> String {
     format!("doc:{id}")
-}
-
-/// Files found under one folder at most.
-const MAX_FILES: usize = 100_000;
-
-/// The files eywa reads under `dir`, hidden entries and folders that cannot be listed left
-/// out, sorted.
-pub(crate) fn collect_files(dir: &Path, out: &mut Vec<PathBuf>) -> Result<()> {
-    let mut entries: Vec<_> = match std::fs::read_dir(dir) {
-        Ok(entries) => entries.filter_map(std::result::Result::ok).collect(),
-        // A folder that cannot be listed is passed over: its files are not found.
-        Err(e) => {
-            tracing::debug!(dir = %dir.display(), error = %e, "a folder cannot be listed");
-            return Ok(());
-        }
-    };
-    entries.sort_by_key(std::fs::DirEntry::path);
-    for entry in entries {
-        let path = entry.path();
-        if entry.file_name().to_string_lossy().starts_with('.') {
-            continue;
-        }
-        let Ok(kind) = entry.file_type() else {
-            continue;
-        };
-        if kind.is_dir() {
-            collect_files(&path, out)?;
-        } else if kind.is_file()
-            && path.extension().is_some_and(|e| {
-                matches!(
-                    e.to_string_lossy().to_lowercase().as_str(),
-                    "md" | "markdown" | "txt" | "text" | "pdf"
-                )
-            })
-        {
-            if out.len() == MAX_FILES {
-                return Err(Error::InvalidArgument(format!(
-                    "more than {MAX_FILES} files under {}",
-                    crate::error::quote_path(dir)
-                )));
-            }
-            out.push(path);
-        }
-    }
-    Ok(())
 }
 
 /// Reading documents from the store.
@@ -475,6 +458,61 @@ impl Documents<'_> {
             return Ok(vec![text.into_owned()]);
         }
         Ok(text.split(PAGE_BREAK).map(str::to_owned).collect())
+    }
+
+    /// Document `reference` (its id or path) with its text: the latest version, version
+    /// `version`, or the version that was current at `as_of`.
+    pub(crate) fn read(
+        &self,
+        reference: &str,
+        version: Option<u32>,
+        as_of: Option<Timestamp>,
+    ) -> Result<DocumentText> {
+        let id = self.resolve(reference)?;
+        let info = match (version, as_of) {
+            (Some(_), Some(_)) => {
+                return Err(Error::InvalidArgument(
+                    "give a version or a time, not both".into(),
+                ));
+            }
+            (Some(v), None) => self.version(&id, v)?.ok_or_else(|| {
+                Error::NotFound(format!(
+                    "{} has no version {v}",
+                    crate::error::quote(reference)
+                ))
+            })?,
+            (None, Some(at)) => self
+                .history(&id)?
+                .into_iter()
+                .rfind(|v| v.added_at <= at)
+                .ok_or_else(|| {
+                    Error::NotFound(format!(
+                        "{} was not added yet at {}",
+                        crate::error::quote(reference),
+                        at.to_rfc3339()
+                    ))
+                })?,
+            (None, None) => self.latest(&id)?.ok_or_else(|| {
+                Error::NotFound(format!("no document {}", crate::error::quote(reference)))
+            })?,
+        };
+        let pages = self.text(&info)?;
+        Ok(DocumentText { info, pages })
+    }
+
+    /// The latest version of each document, most recently added first: `limit` from
+    /// `offset`, and how many there are.
+    pub(crate) fn page(&self, limit: usize, offset: usize) -> Result<(Vec<DocumentInfo>, u64)> {
+        check_page(limit)?;
+        let mut all = self.all()?;
+        all.sort_by(|a, b| b.added_at.cmp(&a.added_at).then(a.path.cmp(&b.path)));
+        Ok(one_page(all, limit, offset))
+    }
+
+    /// Every version of document `reference` (its id or path), oldest first.
+    pub(crate) fn history_of(&self, reference: &str) -> Result<Vec<DocumentInfo>> {
+        let id = self.resolve(reference)?;
+        self.history(&id)
     }
 }
 

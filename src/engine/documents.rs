@@ -1,36 +1,13 @@
 //! The engine's side of documents: adding files and folders (each file alone: one that
-//! cannot be read is reported and leaves nothing behind), and reading versions back.
+//! cannot be read is reported and leaves nothing behind), and delegations to `crate::docs`
+//! (reading versions back, listing) and `crate::ingest` (the folders followed).
 
 use std::path::PathBuf;
 
-use serde::Serialize;
-
 use super::Engine;
-use crate::docs::{Added, DocumentInfo, DocumentText, Documents, FailedDocument};
+use crate::docs::{DocumentInfo, DocumentOutcome, DocumentText, Documents, FailedDocument};
 use crate::model::Timestamp;
 use crate::{Error, Result};
-
-/// Documents a list shows at most.
-pub const MAX_DOCUMENTS: usize = 1_000;
-
-/// What adding one file did.
-#[derive(Debug, Clone, PartialEq, Serialize)]
-pub struct DocumentOutcome {
-    /// The file, absolute.
-    pub path: String,
-    /// The version it is now, and whether it is new, changed or unchanged; or why it
-    /// could not be read (nothing of it was written).
-    pub result: std::result::Result<(DocumentInfo, Added), String>,
-}
-
-/// What following folders did, and the folders followed after it.
-#[derive(Debug, Clone, PartialEq)]
-pub struct Followed {
-    /// What adding the folders' files did.
-    pub outcomes: Vec<DocumentOutcome>,
-    /// Every folder followed, with the project it was followed with.
-    pub folders: Vec<(String, Option<String>)>,
-}
 
 impl Engine {
     /// Adds each file of `paths`, and every `.md`, `.txt` and `.pdf` file under each folder
@@ -45,29 +22,8 @@ impl Engine {
         project: Option<&str>,
     ) -> Result<Vec<DocumentOutcome>> {
         let project = project.map(str::trim).filter(|p| !p.is_empty());
-        let mut files = Vec::new();
-        for path in paths {
-            let path = crate::docs::normal_path(path)?;
-            if path.is_dir() {
-                crate::docs::collect_files(&path, &mut files)?;
-            } else {
-                files.push(path);
-            }
-        }
-        if files.is_empty() {
-            return Err(Error::InvalidArgument(
-                "no .md, .txt or .pdf file to add".into(),
-            ));
-        }
-        let outcomes = self.add_files(&files, project)?;
-        if outcomes.iter().all(|o| o.result.is_err()) {
-            let why: Vec<&str> = outcomes
-                .iter()
-                .filter_map(|o| o.result.as_ref().err().map(String::as_str))
-                .collect();
-            return Err(Error::InvalidArgument(why.join("; ")));
-        }
-        Ok(outcomes)
+        let files = crate::docs::files_to_add(paths)?;
+        crate::docs::unless_all_failed(self.add_files(&files, project)?)
     }
 
     /// Adds each of `files` on its own: one that cannot be read is reported in its
@@ -103,51 +59,13 @@ impl Engine {
         version: Option<u32>,
         as_of: Option<Timestamp>,
     ) -> Result<DocumentText> {
-        let docs = self.documents();
-        let id = docs.resolve(reference)?;
-        let info = match (version, as_of) {
-            (Some(_), Some(_)) => {
-                return Err(Error::InvalidArgument(
-                    "give a version or a time, not both".into(),
-                ));
-            }
-            (Some(v), None) => docs.version(&id, v)?.ok_or_else(|| {
-                Error::NotFound(format!(
-                    "{} has no version {v}",
-                    crate::error::quote(reference)
-                ))
-            })?,
-            (None, Some(at)) => docs
-                .history(&id)?
-                .into_iter()
-                .rfind(|v| v.added_at <= at)
-                .ok_or_else(|| {
-                    Error::NotFound(format!(
-                        "{} was not added yet at {}",
-                        crate::error::quote(reference),
-                        at.to_rfc3339()
-                    ))
-                })?,
-            (None, None) => docs.latest(&id)?.ok_or_else(|| {
-                Error::NotFound(format!("no document {}", crate::error::quote(reference)))
-            })?,
-        };
-        let pages = docs.text(&info)?;
-        Ok(DocumentText { info, pages })
+        self.documents().read(reference, version, as_of)
     }
 
     /// The latest version of each document, most recently added first: `limit` from
     /// `offset`, and how many there are.
     pub fn list_documents(&self, limit: usize, offset: usize) -> Result<(Vec<DocumentInfo>, u64)> {
-        if limit == 0 || limit > MAX_DOCUMENTS {
-            return Err(Error::InvalidArgument(format!(
-                "limit must be 1 to {MAX_DOCUMENTS}, not {limit}"
-            )));
-        }
-        let mut all = self.documents().all()?;
-        all.sort_by(|a, b| b.added_at.cmp(&a.added_at).then(a.path.cmp(&b.path)));
-        let total = all.len() as u64;
-        Ok((all.into_iter().skip(offset).take(limit).collect(), total))
+        self.documents().page(limit, offset)
     }
 
     /// The files that could not be read as documents (added, or in a followed folder),
@@ -158,21 +76,14 @@ impl Engine {
         limit: usize,
         offset: usize,
     ) -> Result<(Vec<FailedDocument>, u64)> {
-        if limit == 0 || limit > MAX_DOCUMENTS {
-            return Err(Error::InvalidArgument(format!(
-                "limit must be 1 to {MAX_DOCUMENTS}, not {limit}"
-            )));
-        }
+        crate::docs::check_page(limit)?;
         let all = crate::ingest::failed_documents(self.graph.store())?;
-        let total = all.len() as u64;
-        Ok((all.into_iter().skip(offset).take(limit).collect(), total))
+        Ok(crate::docs::one_page(all, limit, offset))
     }
 
     /// Every version of document `reference` (its id or path), oldest first.
     pub fn document_history(&self, reference: &str) -> Result<Vec<DocumentInfo>> {
-        let docs = self.documents();
-        let id = docs.resolve(reference)?;
-        docs.history(&id)
+        self.documents().history_of(reference)
     }
 
     /// Follows `folders`: every ingest run (`serve` polls) adds what changed in them, with
@@ -185,42 +96,9 @@ impl Engine {
         stop: bool,
     ) -> Result<Vec<DocumentOutcome>> {
         let project = project.map(str::trim).filter(|p| !p.is_empty());
-        let mut batch = eywa_storage::Batch::new();
-        let mut absolute = Vec::new();
-        for folder in folders {
-            let path = crate::docs::normal_path(folder)?;
-            if !stop && !path.is_dir() {
-                return Err(Error::InvalidArgument(format!(
-                    "{}: not a folder",
-                    crate::error::quote_path(&path)
-                )));
-            }
-            let mut key = crate::ingest::FOLLOWED.to_vec();
-            key.extend_from_slice(path.display().to_string().as_bytes());
-            if stop {
-                if !self
-                    .graph
-                    .store()
-                    .contains(eywa_storage::Keyspace::Settings, &key)?
-                {
-                    return Err(Error::NotFound(format!(
-                        "{} is not followed",
-                        crate::error::quote_path(&path)
-                    )));
-                }
-                batch.delete(eywa_storage::Keyspace::Settings, key);
-            } else {
-                batch.put(eywa_storage::Keyspace::Settings, key, &project)?;
-            }
-            absolute.push(path);
-        }
-        self.graph.store().apply(batch)?;
+        let files = crate::ingest::follow(self.graph.store(), folders, project, stop)?;
         if stop {
             return Ok(Vec::new());
-        }
-        let mut files = Vec::new();
-        for folder in &absolute {
-            crate::docs::collect_files(folder, &mut files)?;
         }
         self.add_files(&files, project)
     }

@@ -1,25 +1,18 @@
-//! The engine's side of memories: checking what a client asks to remember, resolving what
-//! it names in the graph, recall (relevance × decayed weight), listing and history. The
-//! writes go through the one writer (`crate::ingest`).
+//! The engine's side of memories: resolving what a client names in the graph, gathering a
+//! recall's candidates from the indexes, and delegations to `crate::memory` (checks,
+//! ranking, listing, history). The writes go through the one writer (`crate::ingest`).
 
 use std::collections::HashMap;
 
 use super::Engine;
 use crate::index::TextQuery;
 use crate::memory::{
-    ConsolidateReport, MAX_CONTENT_CHARS, MEMORY_TYPE, Memories, MemoryFilter, MemoryItem,
-    MemoryUpdate, NewMemory, RecallHit, RecallQuery, id_bytes, weight,
+    ConsolidateReport, MEMORY_TYPE, Memories, MemoryFilter, MemoryItem, MemoryUpdate, NewMemory,
+    RecallHit, RecallQuery, id_bytes, memory_of,
 };
 use crate::model::{NodeKind, SearchFilter};
 use crate::semantic::Semantic;
 use crate::{Error, Result};
-
-/// Memories a recall returns at most, and a list's page at most.
-pub const MAX_MEMORIES: usize = 1_000;
-
-/// Share of a recall's relevance that comes from words (BM25 over the best); the rest is
-/// the cosine similarity of meaning, as in hybrid search.
-const LEXICAL_SHARE: f32 = 0.6;
 
 /// Cosine similarity under which a memory's meaning is taken as unrelated to the query
 /// (all-MiniLM-L6-v2 puts unrelated sentences at about 0 to 0.2, paraphrases above 0.5).
@@ -80,16 +73,7 @@ impl Engine {
     /// text is indexed and embedded again. The old version stays in its history.
     pub fn update_memory(&self, id: &str, update: &MemoryUpdate) -> Result<MemoryItem> {
         id_bytes(id)?;
-        let mut update = update.clone();
-        if let Some(content) = &update.content {
-            update.content = Some(check_content(content)?);
-        }
-        if let Some(i) = update.importance {
-            check_importance(i)?;
-        }
-        if let Some(tags) = &update.tags {
-            update.tags = Some(clean_tags(tags)?);
-        }
+        let update = update.checked()?;
         let now = self.config.clock.now();
         let m = self.write(|w| w.update_memory(id, &update, now))?;
         self.writer().commit_writes()?;
@@ -135,18 +119,8 @@ impl Engine {
         limit: usize,
         offset: usize,
     ) -> Result<(Vec<MemoryItem>, u64)> {
-        check_limit(limit)?;
-        let mut filter = filter.clone();
-        filter.tags = clean_tags(&filter.tags)?;
-        let mut all: Vec<MemoryItem> = self
-            .memories()
-            .all(self.config.clock.now())?
-            .into_iter()
-            .filter(|m| filter.keeps(m))
-            .collect();
-        all.sort_by(|a, b| b.updated_at.cmp(&a.updated_at).then(a.id.cmp(&b.id)));
-        let total = all.len() as u64;
-        Ok((all.into_iter().skip(offset).take(limit).collect(), total))
+        self.memories()
+            .page(filter, limit, offset, self.config.clock.now())
     }
 
     /// Promotes short-term memories recalled often or important to long-term, and lets
@@ -161,13 +135,7 @@ impl Engine {
     /// left each, best first. Each one returned counts as recalled now: its last access
     /// moves to now (its weight is whole again) and its recalls go up by one.
     pub fn recall(&self, q: &RecallQuery) -> Result<Vec<RecallHit>> {
-        let query = q.query.trim();
-        if query.is_empty() {
-            return Err(Error::InvalidArgument(
-                "recall needs words to look for (list shows every memory)".into(),
-            ));
-        }
-        check_limit(q.limit)?;
+        let query = q.checked()?;
         let now = self.config.clock.now();
         let filter = SearchFilter {
             kinds: vec![MEMORY_TYPE.to_owned()],
@@ -213,40 +181,7 @@ impl Engine {
             }
         }
         let memories = self.memories();
-        let mut hits = Vec::new();
-        let ids: std::collections::BTreeSet<&String> =
-            lexical.keys().chain(meaning.keys()).collect();
-        for id in ids {
-            let Some(m) = memories.latest(id, now)? else {
-                continue;
-            };
-            if m.forgotten_at.is_some()
-                || !(q.types.is_empty() || q.types.contains(&m.memory_type))
-                || !q.tags.iter().all(|t| m.tags.contains(&t.to_lowercase()))
-            {
-                continue;
-            }
-            let words = lexical.get(id).copied().unwrap_or(0.0);
-            let relevance = if with_meaning {
-                LEXICAL_SHARE * words
-                    + (1.0 - LEXICAL_SHARE) * meaning.get(id).copied().unwrap_or(0.0)
-            } else {
-                words
-            };
-            let w = weight(m.memory_type, m.importance, m.decay.last_access, now);
-            hits.push(RecallHit {
-                relevance,
-                weight: w,
-                score: relevance * w,
-                memory: m,
-            });
-        }
-        hits.sort_by(|a, b| {
-            b.score
-                .total_cmp(&a.score)
-                .then(a.memory.id.cmp(&b.memory.id))
-        });
-        hits.truncate(q.limit);
+        let hits = memories.rank(q, &lexical, &meaning, with_meaning, now)?;
         let recalled: Vec<String> = hits.iter().map(|h| h.memory.id.clone()).collect();
         memories.recalled(&recalled, now)?;
         Ok(hits)
@@ -281,14 +216,8 @@ impl Engine {
     }
 
     /// `new` checked, with its session's full id and the ids of what it is about.
-    fn checked(&self, mut new: NewMemory) -> Result<NewMemory> {
-        new.content = check_content(&new.content)?;
-        check_importance(new.importance)?;
-        new.tags = clean_tags(&new.tags)?;
-        new.project = new
-            .project
-            .map(|p| p.trim().to_owned())
-            .filter(|p| !p.is_empty());
+    fn checked(&self, new: NewMemory) -> Result<NewMemory> {
+        let mut new = new.checked_fields()?;
         if let Some(session) = new
             .session
             .as_deref()
@@ -328,61 +257,4 @@ impl Engine {
         new.about = about;
         Ok(new)
     }
-}
-
-/// The memory id of a text-index document of a memory (`memory:<id>#memory`).
-fn memory_of(doc: &str) -> Option<String> {
-    let rest = doc.strip_prefix("memory:")?;
-    let id = rest.split('#').next()?;
-    (id.len() == 16).then(|| id.to_owned())
-}
-
-fn check_content(content: &str) -> Result<String> {
-    let content = content.trim();
-    if content.is_empty() {
-        return Err(Error::InvalidArgument("a memory needs content".into()));
-    }
-    let chars = content.chars().count();
-    if chars > MAX_CONTENT_CHARS {
-        return Err(Error::InvalidArgument(format!(
-            "a memory holds at most {MAX_CONTENT_CHARS} characters, not {chars} (add a document instead)"
-        )));
-    }
-    Ok(content.to_owned())
-}
-
-fn check_importance(importance: f32) -> Result<()> {
-    if !(0.0..=1.0).contains(&importance) {
-        return Err(Error::InvalidArgument(format!(
-            "importance is from 0 to 1, not {importance}"
-        )));
-    }
-    Ok(())
-}
-
-fn check_limit(limit: usize) -> Result<()> {
-    if limit == 0 || limit > MAX_MEMORIES {
-        return Err(Error::InvalidArgument(format!(
-            "limit must be 1 to {MAX_MEMORIES}, not {limit}"
-        )));
-    }
-    Ok(())
-}
-
-/// Tags trimmed and lowercased, each once, in order; a blank or over-long one is refused.
-fn clean_tags(tags: &[String]) -> Result<Vec<String>> {
-    let mut out: Vec<String> = Vec::new();
-    for tag in tags {
-        let tag = tag.trim().to_lowercase();
-        if tag.is_empty() || tag.len() > 64 || tag.contains(',') {
-            return Err(Error::InvalidArgument(format!(
-                "a tag is 1 to 64 characters without commas, not {tag}",
-                tag = crate::error::quote(&tag)
-            )));
-        }
-        if !out.contains(&tag) {
-            out.push(tag);
-        }
-    }
-    Ok(out)
 }

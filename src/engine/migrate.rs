@@ -1,39 +1,9 @@
-//! Migrating sessions to another workspace: the engine finds each session's transcript,
-//! project root and subagents, and [`crate::claude::migrate`] moves the files.
-
-use std::path::PathBuf;
+//! Migrating sessions to another workspace: the library does it, in this engine's
+//! Claude dir.
 
 use super::Engine;
-use crate::claude::migrate::{MigrateMode, Plan, check_destination, encode_project_dir};
-use crate::graph::{Direction, EdgeFilter};
-use crate::model::{NodeId, Relation};
-use crate::{Error, Result};
-
-/// One session that could not be migrated, and why.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct MigrateError {
-    /// The session as the caller named it (id or prefix).
-    pub session: String,
-    /// Why it failed.
-    pub message: String,
-}
-
-/// What a migration did.
-#[derive(Debug, Clone, PartialEq, serde::Serialize)]
-pub struct MigrateResult {
-    /// Sessions migrated.
-    pub success_count: u32,
-    /// Sessions that could not be migrated.
-    pub failed_count: u32,
-    /// Each session that could not be migrated, and why.
-    pub errors: Vec<MigrateError>,
-    /// The transcripts written, for each session migrated.
-    pub written: Vec<String>,
-    /// The project folder the transcripts go to (`<claude>/projects/<encoded target>`).
-    pub target_dir: String,
-    /// True when that folder did not exist before: the migration created it.
-    pub created_dir: bool,
-}
+use crate::Result;
+use crate::claude::migrate::{MigrateMode, MigrateResult};
 
 impl Engine {
     /// Migrates each session to the workspace `destination` (an absolute path): its
@@ -45,39 +15,8 @@ impl Engine {
         destination: &str,
         mode: MigrateMode,
     ) -> Result<MigrateResult> {
-        let destination = destination.trim().trim_end_matches(['/', '\\']);
-        if sessions.is_empty() {
-            return Err(Error::InvalidArgument("give at least one session".into()));
-        }
-        check_destination(destination)?;
-        let target_dir = self
-            .claude
-            .projects_dir()
-            .join(encode_project_dir(destination));
-        let mut result = MigrateResult {
-            success_count: 0,
-            failed_count: 0,
-            errors: Vec::new(),
-            written: Vec::new(),
-            created_dir: !target_dir.exists(),
-            target_dir: target_dir.display().to_string(),
-        };
-        for session in sessions {
-            match self.migrate_one(session, destination, mode) {
-                Ok(path) => {
-                    result.success_count += 1;
-                    result.written.push(path.to_string_lossy().into_owned());
-                }
-                Err(e) => {
-                    result.failed_count += 1;
-                    result.errors.push(MigrateError {
-                        session: session.clone(),
-                        message: e.to_string(),
-                    });
-                }
-            }
-        }
-        Ok(result)
+        self.library()
+            .migrate_sessions(&self.claude.projects_dir(), sessions, destination, mode)
     }
 
     /// Every session of the workspace `source` (its project's path, a folder inside it, or
@@ -90,67 +29,7 @@ impl Engine {
         destination: &str,
         mode: MigrateMode,
     ) -> Result<MigrateResult> {
-        let mut sessions = Vec::new();
-        let mut offset = 0;
-        loop {
-            let page =
-                self.library()
-                    .list_sessions(Some(source), crate::library::MAX_PAGE, offset)?;
-            offset += page.sessions.len();
-            let empty = page.sessions.is_empty();
-            sessions.extend(page.sessions.into_iter().map(|s| s.session_id));
-            // An empty page ends it whatever the total says.
-            if !page.has_more || empty {
-                break;
-            }
-        }
-        self.migrate_sessions(&sessions, destination, mode)
-    }
-
-    fn migrate_one(
-        &self,
-        reference: &str,
-        destination: &str,
-        mode: MigrateMode,
-    ) -> Result<PathBuf> {
-        let record = self.library().session_source(reference)?;
-        let node = self
-            .graph
-            .node(NodeId::episode(&record.session_id))?
-            .ok_or_else(|| {
-                Error::NotFound(format!(
-                    "no session {reference}",
-                    reference = crate::error::quote(reference)
-                ))
-            })?;
-        let episode = node.episode().expect("a session node is an episode");
-        let old_root = if episode.project_path.is_empty() {
-            &episode.cwd
-        } else {
-            &episode.project_path
-        };
-        let target_dir = self
-            .claude
-            .projects_dir()
-            .join(encode_project_dir(destination));
-        let mut plan = Plan::new(
-            reference,
-            &PathBuf::from(&record.path),
-            &target_dir,
-            old_root,
-            destination,
-        )?;
-        // Subagents beside the session's transcript (2.0.x).
-        let spawned = EdgeFilter {
-            direction: Direction::Out,
-            relations: vec![Relation::Spawned],
-            ..EdgeFilter::default()
-        };
-        for child in self.graph.neighbors(node.id, &spawned, 10_000)? {
-            if let Some(e) = child.node.episode() {
-                plan.add_sibling(&PathBuf::from(&e.source_path))?;
-            }
-        }
-        plan.carry_out(mode)
+        self.library()
+            .migrate_workspace(&self.claude.projects_dir(), source, destination, mode)
     }
 }

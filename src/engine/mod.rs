@@ -12,13 +12,8 @@ mod semantic;
 mod stats;
 mod write;
 
-pub use self::check::CheckReport;
-pub use self::documents::{DocumentOutcome, Followed, MAX_DOCUMENTS};
-pub use self::memory::{MAX_MEMORIES, MIN_SIMILARITY};
-pub use self::migrate::{MigrateError, MigrateResult};
-pub use self::query::{
-    GetOutcome, HandoffHit, MAX_DAYS_BACK, MAX_DEPTH, MAX_LIMIT, parse_relations,
-};
+pub use self::memory::MIN_SIMILARITY;
+pub use self::query::{GetOutcome, HandoffHit, MAX_DAYS_BACK};
 pub use self::semantic::WriteEmbedder;
 pub use self::stats::Stats;
 pub use self::write::{SessionIngest, TextCommitter};
@@ -26,10 +21,13 @@ pub use crate::backup::{
     BackupManifest, BackupReport, MANIFEST as BACKUP_MANIFEST, copy_tree, ensure_store_free,
     restore,
 };
-pub use crate::claude::migrate::{MigrateMode, encode_project_dir};
+pub use crate::check::CheckReport;
+pub use crate::claude::migrate::{MigrateError, MigrateMode, MigrateResult, encode_project_dir};
+pub use crate::docs::{DocumentOutcome, Followed, MAX_DOCUMENTS};
 /// The graph's query types: what a walk, a neighbour list or a timeline takes and gives.
 pub use crate::graph::{
-    AsOf, Counts, Direction, EdgeFilter, Neighbor, PathStep, Related, Shared, Touch, Walk, WalkStep,
+    AsOf, Counts, Direction, EdgeFilter, MAX_DEPTH, MAX_LIMIT, Neighbor, PathStep, Related, Shared,
+    Touch, Walk, WalkStep, parse_relations,
 };
 pub use crate::ingest::{
     ImportReport, IngestReport, Progress, SKIPPED_FILES_LISTED, SkippedFile, Summarizer,
@@ -38,6 +36,7 @@ pub use crate::library::{
     ExportFormat, MAX_CONTEXT_LINES, MAX_MATCHES, MAX_PAGE, MatchPage, SearchMatch, Session,
     SessionOrder, SessionPage, SessionSearch, SessionSummary,
 };
+pub use crate::memory::MAX_MEMORIES;
 pub use crate::retrieve::context::{
     Context, ContextItem, ContextMode, ContextSession, DEFAULT_MAX_TOKENS, MAX_CONTEXT_SESSIONS,
     estimate_tokens,
@@ -49,8 +48,8 @@ pub use crate::semantic::{EMBEDDED_TYPES, EmbedReport, Embedding, SemanticStatus
 pub use eywa_storage::{CacheStats, TierStats};
 
 use std::num::NonZeroUsize;
-use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, RwLock};
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex};
 
 use eywa_storage::{GenerationalCache, Keyspace};
 
@@ -142,12 +141,9 @@ pub struct Engine {
     graph: Graph,
     claude: ClaudeDir,
     config: EngineConfig,
-    /// The `get` index, loaded on first use (from its files, else from the store).
-    handoffs: RwLock<Option<Arc<HandoffIndex>>>,
-    /// The `get` index's files in the index tier.
-    handoff_files: crate::index::HandoffFiles,
-    /// Whether this engine's writes have left the index files behind the store.
-    handoffs_behind: Mutex<Behind>,
+    /// The `get` index, loaded on first use (from its files, else from the store), and
+    /// kept in step with this engine's writes.
+    get_index: crate::ingest::GetIndex,
     /// `get` results, invalidated by every ingest.
     results: GenerationalCache<String, Arc<GetOutcome>>,
     /// One ingest at a time.
@@ -185,66 +181,6 @@ impl std::fmt::Debug for Engine {
     }
 }
 
-/// Set once every file under the data dir has been made private.
-const PRIVATE_FILES: &[u8] = b"private_files";
-
-/// Stores written before eywa kept its files private held handoffs and indexes others
-/// could read: the first open walks the data dir once and tightens them.
-fn make_private_once(graph: &Graph, data_dir: &Path) -> Result<()> {
-    let store = graph.store();
-    if store.contains(Keyspace::Settings, PRIVATE_FILES)? {
-        return Ok(());
-    }
-    let changed = crate::fs::make_tree_private(data_dir)?;
-    if changed > 0 {
-        tracing::info!(changed, dir = %data_dir.display(), "made the data dir's files private");
-    }
-    let mut batch = eywa_storage::Batch::new();
-    batch.put(Keyspace::Settings, PRIVATE_FILES.to_vec(), &true)?;
-    Ok(store.apply(batch)?)
-}
-
-/// Set once a store's chunks are known to be listed in semantic memory.
-const CHUNKS_LISTED: &[u8] = b"chunks_listed";
-
-/// Stores written before a session's chunks were queued in its own transaction may have
-/// lost queue entries to a crash (their sessions then read as unchanged): the first open
-/// marks the text index for a rebuild, which queues every chunk semantic memory lacks. A
-/// new store is marked listed at once.
-fn requeue_once(graph: &Graph) -> Result<()> {
-    rebuild_once(graph, CHUNKS_LISTED)?;
-    // Stores written before chunks were records: the rebuild writes every chunk's record.
-    rebuild_once(graph, CHUNKS_RECORDED)?;
-    // Stores written before every label of a file was its session's, and before sessions
-    // known from `sessions-index.json` only were searchable: the rebuild indexes both.
-    rebuild_once(graph, LABELS_INDEXED)
-}
-
-/// Set once a store's text index holds every file's labels and index-only sessions.
-const LABELS_INDEXED: &[u8] = b"labels_indexed";
-
-/// Set once a store's chunks are known to have their records (`semantic/chunks.rs`).
-const CHUNKS_RECORDED: &[u8] = b"chunks_recorded";
-
-/// The first open of a store without `flag` marks its text index for a rebuild (when it
-/// holds sources), then sets `flag`.
-fn rebuild_once(graph: &Graph, flag: &[u8]) -> Result<()> {
-    let store = graph.store();
-    if store.contains(Keyspace::Settings, flag)? {
-        return Ok(());
-    }
-    let mut batch = eywa_storage::Batch::new();
-    if !store.is_empty(Keyspace::Sources) {
-        batch.put(
-            Keyspace::Settings,
-            crate::ingest::TEXT_DIRTY.to_vec(),
-            &true,
-        )?;
-    }
-    batch.put(Keyspace::Settings, flag.to_vec(), &true)?;
-    Ok(store.apply(batch)?)
-}
-
 impl Engine {
     /// Opens the store (`<data_dir>/store`, created when missing, or a temporary one); the
     /// indexes and semantic memory open when first needed.
@@ -268,10 +204,8 @@ impl Engine {
             );
         }
         let graph = Graph::open(store)?;
-        if let Some(data_dir) = config.data_dir.as_deref().filter(|_| !config.temporary) {
-            make_private_once(&graph, data_dir)?;
-        }
-        requeue_once(&graph)?;
+        let data_dir = config.data_dir.as_deref().filter(|_| !config.temporary);
+        crate::ingest::upkeep::on_open(graph.store(), data_dir)?;
         let index_dir = graph.store().path().join("index");
         // Only the store opens here: the text index, semantic memory, the graph's view and
         // the `get` index open when a command first needs them.
@@ -279,9 +213,7 @@ impl Engine {
             graph,
             claude: ClaudeDir::new(&config.claude_dir),
             config,
-            handoffs: RwLock::new(None),
-            handoff_files: crate::index::HandoffFiles::new(&index_dir),
-            handoffs_behind: Mutex::new(Behind::No),
+            get_index: crate::ingest::GetIndex::new(&index_dir),
             results: GenerationalCache::new(
                 "get_results",
                 NonZeroUsize::new(RESULT_CACHE_ENTRIES).expect("positive"),
@@ -331,17 +263,8 @@ impl Engine {
     /// redacted may hold secrets there: the first open redacts them (and what was derived
     /// from them), and says how many. A store with nothing in it is marked at once.
     fn scrub_once(&self) -> Result<()> {
-        let store = self.graph.store();
-        if store.contains(Keyspace::Settings, crate::ingest::SCRUBBED)? {
+        if !crate::ingest::upkeep::needs_scrub(self.graph.store())? {
             return Ok(());
-        }
-        let empty = [Keyspace::Sources, Keyspace::Docs, Keyspace::Memories]
-            .iter()
-            .all(|k| store.is_empty(*k));
-        if empty {
-            let mut batch = eywa_storage::Batch::new();
-            batch.put(Keyspace::Settings, crate::ingest::SCRUBBED.to_vec(), &true)?;
-            return Ok(store.apply(batch)?);
         }
         let started = std::time::Instant::now();
         // The method's path is not general over the writer's lifetime: a closure it is.
@@ -451,135 +374,33 @@ impl Engine {
     /// The `get` index: as loaded, else from its files when they describe the store, else
     /// rebuilt from the store (and saved).
     fn handoff_index(&self) -> Result<Arc<HandoffIndex>> {
-        if let Some(index) = self.loaded_handoffs() {
-            return Ok(index);
-        }
-        let generation = self.graph.handoff_generation()?;
-        let index = match self.handoff_files.load() {
-            Some(index) if index.generation() == generation => Arc::new(index),
-            _ => self.rebuild_handoffs(generation)?,
-        };
-        let mut slot = self
-            .handoffs
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        Ok(slot.get_or_insert(index).clone())
-    }
-
-    fn loaded_handoffs(&self) -> Option<Arc<HandoffIndex>> {
-        self.handoffs
-            .read()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
-            .clone()
-    }
-
-    /// The index of every handoff in the store, saved unless a write is under way (it saves
-    /// the index when it is done).
-    fn rebuild_handoffs(&self, generation: u64) -> Result<Arc<HandoffIndex>> {
-        let index = HandoffIndex::build(&self.graph.handoffs()?, generation);
-        let behind = self
-            .handoffs_behind
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if *behind == Behind::No {
-            self.handoff_files
-                .save(&index, crate::retrieve::Rebuilt::Base)?;
-        }
-        Ok(Arc::new(index))
+        self.get_index.index(&self.graph)
     }
 
     /// Call before writing a handoff: the index files are marked as behind the store.
     fn handoffs_will_change(&self) -> Result<()> {
-        let mut behind = self
-            .handoffs_behind
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if *behind == Behind::No {
-            let since = self.graph.handoff_generation()?;
-            self.handoff_files.mark_stale()?;
-            *behind = Behind::Since(since);
-        }
-        Ok(())
+        self.get_index.will_change(&self.graph)
     }
 
     /// Call once a write run is over and flushed, with every handoff it wrote: the index
-    /// takes them in (a new delta, or a new base) and its files are saved again.
+    /// takes them in and its files are saved again; cached `get` results go.
     fn handoffs_changed(&self, changed: &[crate::model::Handoff]) -> Result<()> {
-        let mut behind = self
-            .handoffs_behind
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        let since = match *behind {
-            Behind::No => return Ok(()),
-            Behind::Since(generation) => Some(generation),
-            Behind::Lost => None,
-        };
-        let generation = self.graph.handoff_generation()?;
-        let before = since.and_then(|since| {
-            self.loaded_handoffs()
-                .filter(|i| i.generation() == since)
-                .or_else(|| {
-                    self.handoff_files
-                        .load_behind()
-                        .filter(|i| i.generation() == since)
-                        .map(Arc::new)
-                })
-                // No handoff was ever written before: the index was empty.
-                .or_else(|| (since == 0).then(|| Arc::new(HandoffIndex::build(&[], 0))))
-        });
-        let (index, rebuilt) = match before {
-            Some(before) => before.with_changes(changed, generation),
-            None => (
-                HandoffIndex::build(&self.graph.handoffs()?, generation),
-                crate::retrieve::Rebuilt::Base,
-            ),
-        };
-        self.handoff_files.save(&index, rebuilt)?;
-        *behind = Behind::No;
-        *self
-            .handoffs
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(Arc::new(index));
-        self.results.bump();
+        if self.get_index.changed(&self.graph, changed)? {
+            self.results.bump();
+        }
         Ok(())
     }
 
     /// Call when a write run failed after writing handoffs it could not report: the index
     /// is rebuilt from the store next time.
     fn handoffs_lost(&self) {
-        let mut behind = self
-            .handoffs_behind
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if *behind != Behind::No {
-            *behind = Behind::Lost;
-            *self
-                .handoffs
-                .write()
-                .unwrap_or_else(std::sync::PoisonError::into_inner) = None;
-        }
+        self.get_index.lost();
     }
 
     /// Rebuilds the `get` index from the store (after writes made past the engine).
     pub fn reload_handoffs(&self) -> Result<()> {
-        let generation = self.graph.handoff_generation()?;
-        let index = self.rebuild_handoffs(generation)?;
-        *self
-            .handoffs
-            .write()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) = Some(index);
+        self.get_index.reload(&self.graph)?;
         self.results.bump();
         Ok(())
     }
-}
-
-/// How far the `get` index files are behind the store.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Behind {
-    /// They describe it.
-    No,
-    /// Handoffs were written since the files held this handoff generation.
-    Since(u64),
-    /// Handoffs were written and not all of them are known: rebuild from the store.
-    Lost,
 }

@@ -6,17 +6,16 @@ use std::sync::Arc;
 use chrono::NaiveDate;
 
 use super::Engine;
-use crate::graph::{Direction, EdgeFilter, Neighbor, PathStep, Related, Touch, Walk};
-use crate::model::{EntityType, Handoff, Node, NodeId, NodeKind, Relation};
+use crate::graph::{
+    EdgeFilter, MAX_LIMIT, Neighbor, PathStep, Related, Touch, Walk, check_depth, check_limit,
+    check_window,
+};
+use crate::model::{EntityType, Handoff, Node, NodeId};
 use crate::retrieve::GetOptions;
 use crate::{Error, Result};
 
-/// Largest `limit` a query may ask for.
-pub const MAX_LIMIT: usize = 1_000;
 /// Largest `days_back` (100 years).
 pub const MAX_DAYS_BACK: u32 = 36_500;
-/// Deepest walk or path.
-pub const MAX_DEPTH: u32 = 6;
 
 /// A handoff returned by `get`, with its score (`None` from the most-recent fallback).
 #[derive(Debug, Clone, PartialEq)]
@@ -251,21 +250,7 @@ impl Engine {
     /// The plans `episode` carries (HAS_PLAN): plan documents with their text, at most
     /// `limit`.
     pub fn plans(&self, episode: NodeId, limit: usize) -> Result<Vec<Node>> {
-        let filter = EdgeFilter {
-            direction: Direction::Out,
-            relations: vec![Relation::HasPlan],
-            ..EdgeFilter::default()
-        };
-        Ok(self
-            .graph
-            .neighbors(episode, &filter, limit)?
-            .into_iter()
-            .map(|n| n.node)
-            .filter(|n| {
-                matches!(n.kind, NodeKind::Document(_))
-                    && n.content.as_deref().is_some_and(crate::extract::is_plan)
-            })
-            .collect())
+        self.graph.plans(episode, limit)
     }
 
     /// Episodes that touched the entity within the filter's window, newest first.
@@ -386,54 +371,6 @@ fn check_get(options: &GetOptions) -> Result<()> {
         return Err(Error::InvalidArgument(format!(
             "days_back must be at most {MAX_DAYS_BACK}, got {}",
             options.days_back
-        )));
-    }
-    Ok(())
-}
-
-/// Parses relation names; empty names are ignored.
-pub fn parse_relations(names: &[String]) -> Result<Vec<Relation>> {
-    names
-        .iter()
-        .map(|n| n.trim())
-        .filter(|n| !n.is_empty())
-        .map(|n| {
-            Relation::parse(n).ok_or_else(|| {
-                let known: Vec<&str> = Relation::ALL.iter().map(|r| r.as_str()).collect();
-                Error::InvalidArgument(format!(
-                    "unknown relation {n}; known: {}",
-                    known.join(", "),
-                    n = crate::error::quote(n)
-                ))
-            })
-        })
-        .collect()
-}
-
-fn check_window(filter: &EdgeFilter) -> Result<()> {
-    if let (Some(f), Some(u)) = (filter.from, filter.until)
-        && f > u
-    {
-        return Err(Error::InvalidArgument(format!(
-            "empty time window: since {f} is after until {u}"
-        )));
-    }
-    Ok(())
-}
-
-fn check_depth(depth: u32) -> Result<()> {
-    if depth == 0 || depth > MAX_DEPTH {
-        return Err(Error::InvalidArgument(format!(
-            "depth must be between 1 and {MAX_DEPTH}, got {depth}"
-        )));
-    }
-    Ok(())
-}
-
-pub(crate) fn check_limit(limit: usize) -> Result<()> {
-    if limit == 0 || limit > MAX_LIMIT {
-        return Err(Error::InvalidArgument(format!(
-            "limit must be between 1 and {MAX_LIMIT}, got {limit}"
         )));
     }
     Ok(())

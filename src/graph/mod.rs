@@ -2,6 +2,7 @@
 //! index keyspace in step with its primary in one batch; as-of reads on both time axes; an
 //! in-memory petgraph view for walks; hot caches for node and edge payloads.
 
+mod bounds;
 mod check;
 mod counts;
 mod history;
@@ -15,6 +16,8 @@ mod view;
 mod walk;
 mod write;
 
+pub use self::bounds::{MAX_DEPTH, MAX_LIMIT, parse_relations};
+pub(crate) use self::bounds::{check_depth, check_limit, check_window};
 pub use self::read::{AsOf, EdgeRef};
 pub use self::sources::{SourceRecord, SourceVersion};
 pub use self::view::{EdgeMeta, NodeMeta};

@@ -7,9 +7,9 @@ use eywa_storage::Keyspace;
 
 use super::keys::{self, Adjacency};
 use super::write::HANDOFF_PREFIX;
-use super::{Direction, Graph};
+use super::{Direction, EdgeFilter, Graph};
 use crate::Result;
-use crate::model::{Edge, EdgeId, Handoff, Node, NodeId, Relation, Timestamp};
+use crate::model::{Edge, EdgeId, Handoff, Node, NodeId, NodeKind, Relation, Timestamp};
 
 /// Which version of the world to read. `None` on both axes is the current view.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -238,6 +238,25 @@ impl Graph {
             self.docs.insert(id, Arc::new(h.clone()));
         }
         Ok(handoff)
+    }
+
+    /// The plans `episode` carries (HAS_PLAN): plan documents with their text, at most
+    /// `limit`.
+    pub fn plans(&self, episode: NodeId, limit: usize) -> Result<Vec<Node>> {
+        let filter = EdgeFilter {
+            direction: Direction::Out,
+            relations: vec![Relation::HasPlan],
+            ..EdgeFilter::default()
+        };
+        Ok(self
+            .neighbors(episode, &filter, limit)?
+            .into_iter()
+            .map(|n| n.node)
+            .filter(|n| {
+                matches!(n.kind, NodeKind::Document(_))
+                    && n.content.as_deref().is_some_and(crate::extract::is_plan)
+            })
+            .collect())
     }
 }
 

@@ -4,6 +4,7 @@
 mod agents;
 mod ahead;
 mod documents;
+mod get_index;
 mod group;
 mod group_commit;
 mod handoffs;
@@ -16,6 +17,7 @@ mod scrub;
 mod sessions;
 mod summarize;
 mod text;
+pub(crate) mod upkeep;
 mod user_documents;
 
 use std::collections::{BTreeSet, HashMap, HashSet};
@@ -23,6 +25,7 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Instant, UNIX_EPOCH};
 
+pub(crate) use self::get_index::GetIndex;
 use self::group::Group;
 pub(crate) use self::group_commit::GroupCommit;
 pub use self::import::ImportReport;
@@ -32,7 +35,7 @@ pub use self::summarize::Summarizer;
 pub(crate) use self::text::{
     DIRTY as TEXT_DIRTY, Deferred, PendingText, mark_text_dirty, pending_marks,
 };
-pub(crate) use self::user_documents::{FOLLOWED, failed_documents, followed_folders};
+pub(crate) use self::user_documents::{failed_documents, follow, followed_folders};
 use crate::archive::{Archive, Authors, Stamp};
 use crate::claude::{AgentFile, ClaudeDir, IndexEntry, SessionFile, Transcript};
 use crate::extract::RedactionCounts;

@@ -22,7 +22,7 @@ use crate::model::Timestamp;
 use crate::{Error, Result};
 
 /// Settings prefix of a followed folder: `docs_follow/ | absolute path` → its project.
-pub(crate) const FOLLOWED: &[u8] = b"docs_follow/";
+const FOLLOWED: &[u8] = b"docs_follow/";
 
 /// Settings prefix of a file that cannot be read: `docs_failed/ | path` → [`Failure`].
 const FAILED: &[u8] = b"docs_failed/";
@@ -130,6 +130,50 @@ pub(crate) fn followed_folders(
             ))
         })
         .collect()
+}
+
+/// Follows `folders` (each made absolute; each must be a folder) with `project` as their
+/// project, or with `stop` follows them no more (each must be followed); all of them or
+/// none. Returns the files under them to add now: none with `stop`.
+pub(crate) fn follow(
+    store: &eywa_storage::Store,
+    folders: &[std::path::PathBuf],
+    project: Option<&str>,
+    stop: bool,
+) -> Result<Vec<std::path::PathBuf>> {
+    let mut batch = Batch::new();
+    let mut absolute = Vec::new();
+    for folder in folders {
+        let path = crate::docs::normal_path(folder)?;
+        if !stop && !path.is_dir() {
+            return Err(Error::InvalidArgument(format!(
+                "{}: not a folder",
+                crate::error::quote_path(&path)
+            )));
+        }
+        let key = settings_key(FOLLOWED, &path);
+        if stop {
+            if !store.contains(eywa_storage::Keyspace::Settings, &key)? {
+                return Err(Error::NotFound(format!(
+                    "{} is not followed",
+                    crate::error::quote_path(&path)
+                )));
+            }
+            batch.delete(eywa_storage::Keyspace::Settings, key);
+        } else {
+            batch.put(eywa_storage::Keyspace::Settings, key, &project)?;
+        }
+        absolute.push(path);
+    }
+    store.apply(batch)?;
+    if stop {
+        return Ok(Vec::new());
+    }
+    let mut files = Vec::new();
+    for folder in &absolute {
+        crate::docs::collect_files(folder, &mut files)?;
+    }
+    Ok(files)
 }
 
 impl Writer<'_> {

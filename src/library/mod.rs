@@ -11,7 +11,9 @@ use crate::{Error, Result};
 
 pub use self::session::Session;
 
+mod context;
 mod grep;
+mod migrate;
 mod session;
 
 /// The session library over a store: what it lists, shows, exports and searches.

@@ -106,6 +106,21 @@ impl Library<'_> {
         }
     }
 
+    /// A session's source record and its Episode node, by full id or unique prefix.
+    pub(crate) fn session_node(&self, reference: &str) -> Result<(SourceRecord, Arc<Node>)> {
+        let record = self.session_source(reference)?;
+        let node = self
+            .graph
+            .node(NodeId::episode(&record.session_id))?
+            .ok_or_else(|| {
+                Error::NotFound(format!(
+                    "no session {reference}",
+                    reference = crate::error::quote(reference)
+                ))
+            })?;
+        Ok((record, node))
+    }
+
     /// The parent session's source and the run id of an inline subagent run named
     /// `reference` (`inline-<uuid prefix>`, as `agent_ids` lists it); `None` when no
     /// session holds one.

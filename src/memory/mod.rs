@@ -2,8 +2,10 @@
 //! `CLAUDE.md` files teach. Each memory is a chain of versions in the `memories` keyspace
 //! (an update or a forget adds one; none is ever deleted) and an access record (when it
 //! was last recalled, how often), so that a recall is not a new version. How a memory
-//! fades and when it is promoted is here ([`weight`], [`verdict`]); writing one is
-//! `crate::ingest`'s, recall is the engine's.
+//! fades and when it is promoted is here ([`weight`], [`verdict`]), and so are checking
+//! what a client asks to remember and ranking a recall's candidates (`recall`); writing
+//! one is `crate::ingest`'s, gathering a recall's candidates from the indexes is the
+//! engine's.
 
 use eywa_storage::{Batch, Keyspace, Store};
 use serde::{Deserialize, Serialize};
@@ -11,6 +13,10 @@ use sha2::{Digest, Sha256};
 
 use crate::model::{DecayState, MemoryType, Timestamp};
 use crate::{Error, Result};
+
+mod checks;
+use self::checks::{check_memory_limit, clean_tags};
+mod recall;
 
 /// Days after which a short-term memory not recalled keeps half its weight.
 pub const STM_HALF_LIFE_DAYS: f64 = 7.0;
@@ -26,6 +32,8 @@ pub const FADED_WEIGHT: f32 = 0.05;
 pub const MAX_CONTENT_CHARS: usize = 16_000;
 /// The importance of a memory that is given none.
 pub const DEFAULT_IMPORTANCE: f32 = 0.5;
+/// Memories a recall returns at most, and a list's page at most.
+pub const MAX_MEMORIES: usize = 1_000;
 
 const DAY_MS: f64 = 86_400_000.0;
 
@@ -310,6 +318,13 @@ pub(crate) fn id_bytes(id: &str) -> Result<[u8; 8]> {
         .map_err(|_| bad())
 }
 
+/// The memory id of a text-index document of a memory (`memory:<id>#memory`).
+pub(crate) fn memory_of(doc: &str) -> Option<String> {
+    let rest = doc.strip_prefix("memory:")?;
+    let id = rest.split('#').next()?;
+    (id.len() == 16).then(|| id.to_owned())
+}
+
 fn version_key(id: [u8; 8], version: u32) -> Vec<u8> {
     let mut k = vec![VERSION];
     k.extend_from_slice(&id);
@@ -406,6 +421,28 @@ impl Memories<'_> {
             out.extend(self.version(id, latest, now)?);
         }
         Ok(out)
+    }
+
+    /// The memories `filter` keeps (its tags cleaned first), most recently changed first,
+    /// each as it is at `now`: `limit` of them from `offset`, and how many there are.
+    pub(crate) fn page(
+        &self,
+        filter: &MemoryFilter,
+        limit: usize,
+        offset: usize,
+        now: Timestamp,
+    ) -> Result<(Vec<MemoryItem>, u64)> {
+        check_memory_limit(limit)?;
+        let mut filter = filter.clone();
+        filter.tags = clean_tags(&filter.tags)?;
+        let mut all: Vec<MemoryItem> = self
+            .all(now)?
+            .into_iter()
+            .filter(|m| filter.keeps(m))
+            .collect();
+        all.sort_by(|a, b| b.updated_at.cmp(&a.updated_at).then(a.id.cmp(&b.id)));
+        let total = all.len() as u64;
+        Ok((all.into_iter().skip(offset).take(limit).collect(), total))
     }
 
     /// Adds version `m` to `batch` as the memory's latest. A memory (re)born now gets a

@@ -1,7 +1,7 @@
 //! Context budgets (seed 001): which of the sessions' candidate items fit a token budget,
 //! in priority order, never cutting a text; and the frame the context is injected in.
 
-use crate::model::thousands;
+use crate::model::{Timestamp, thousands};
 use crate::{Error, Result};
 
 /// Default token budget (seed 001).
@@ -373,6 +373,109 @@ pub fn fit(
         warnings,
         text,
     }
+}
+
+/// A document's header and its pages (its text whole, for a file without pages), the
+/// first of them a must-have: each whole or left out.
+pub(crate) fn document_candidates(
+    doc: &crate::docs::DocumentText,
+    now: Timestamp,
+) -> (ContextSession, Candidates) {
+    let d = &doc.info;
+    let age_days = (now.0 - d.modified_at.0).max(0) / 86_400_000;
+    let header = format!(
+        "--- Document {} · {} · v{} ---\nPath: {} · Changed: {}\n\n",
+        d.id,
+        d.title,
+        d.version,
+        d.path,
+        crate::model::age(d.modified_at, now)
+    );
+    let paged = d.pages > 0;
+    let items: Vec<(String, String)> = doc
+        .pages
+        .iter()
+        .enumerate()
+        .filter(|(_, text)| !text.trim().is_empty())
+        .map(|(i, text)| {
+            let label = if paged {
+                format!("[DOCUMENT · page {}]", i + 1)
+            } else {
+                "[DOCUMENT]".to_owned()
+            };
+            (
+                "document".to_owned(),
+                format!("{label}\n{}\n\n", text.trim()),
+            )
+        })
+        .collect();
+    let session = ContextSession {
+        session_id: format!("doc:{}", d.id),
+        title: d.title.clone(),
+        project: d.project.clone().unwrap_or_default(),
+        age_days,
+        staleness: None,
+        dropped: false,
+        tokens: 0,
+        items: Vec::new(),
+    };
+    let fetch = vec![format!("eywa docs show {}", d.id); items.len()];
+    (
+        session,
+        Candidates {
+            header,
+            items,
+            fetch,
+        },
+    )
+}
+
+/// For each item, a command that prints it whole: `eywa context` in the mode that gives
+/// only its kind, with a budget that holds all of them (plans, subagent summaries), or
+/// `eywa sessions show` (prompts and replies).
+pub(crate) fn fetch_commands(
+    session_id: &str,
+    header: &str,
+    items: &[(String, String)],
+) -> Vec<String> {
+    let id8 = &session_id[..session_id.len().min(8)];
+    let all = |kind: &str| -> usize {
+        items
+            .iter()
+            .filter(|(k, _)| k == kind)
+            .map(|(_, block)| estimate_tokens(block))
+            .sum()
+    };
+    let budget = |kind: &str| FRAME_TOKENS + estimate_tokens(header) + all(kind);
+    items
+        .iter()
+        .map(|(kind, _)| match kind.as_str() {
+            "plan" => format!(
+                "eywa context {id8} --mode plan --max-tokens {}",
+                budget(kind)
+            ),
+            "subagent_summary" => {
+                format!(
+                    "eywa context {id8} --mode agents --max-tokens {}",
+                    budget(kind)
+                )
+            }
+            "summary_labels" => {
+                format!(
+                    "eywa context {id8} --mode labels --max-tokens {}",
+                    budget(kind)
+                )
+            }
+            _ => format!("eywa sessions show {session_id}"),
+        })
+        .collect()
+}
+
+/// A context item under its tag, with its size (seed 001's `[PLAN - 3,100 tokens]`).
+pub(crate) fn tagged(tag: &str, body: &str) -> String {
+    let body = body.trim();
+    let tokens = estimate_tokens(body);
+    format!("[{tag} · {} tokens]\n{body}\n\n", thousands(tokens as u64))
 }
 
 #[cfg(test)]
