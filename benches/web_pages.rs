@@ -88,6 +88,68 @@ fn transcripts(n: usize) {
     ];
     time_pages(&addr, &label, &big_pages, BIG_REQUESTS);
     weigh(&addr, &label, &server);
+    drop(server);
+    after_changes(&data_dir, &label, &project);
+}
+
+/// Sessions written one after another while the store is served: once each is in, the
+/// first answer of the pages that add up every session (the projects, `/stats`).
+fn after_changes(data_dir: &std::path::Path, label: &str, project: &str) {
+    const CHANGES: u32 = 5;
+    // A Claude dir of its own, watched often: the bench's tree stays as it was built.
+    let claude = tempfile::tempdir().unwrap();
+    let dir = claude.path().join(format!("projects/-home-dev-{project}"));
+    std::fs::create_dir_all(&dir).unwrap();
+    let server = scale::Serve::start_with(
+        data_dir,
+        claude.path(),
+        &["--no-ingest", "--watch-interval-ms", "100"],
+    );
+    let addr = server.addr.trim_start_matches("http://").to_owned();
+    // Both made once before the first change.
+    for path in ["/", "/stats"] {
+        assert_eq!(get(&addr, path).status, 200);
+    }
+    let mut rng = fixture::Rng::new(7);
+    let (mut home, mut stats) = (Vec::new(), Vec::new());
+    for n in 0..CHANGES {
+        let id = format!("c4a00000-0000-4000-8000-{n:012}");
+        let mut out = Vec::new();
+        let mut turn = 0;
+        let now = eywa::model::Timestamp::now().0;
+        let cwd = format!("/home/dev/{project}");
+        fixture::session_lines_of(&mut out, &mut rng, &id, &cwd, now, &mut turn, 10_000, false);
+        let part = dir.join(format!("{id}.jsonl.part"));
+        std::fs::write(&part, &out).unwrap();
+        std::fs::rename(&part, dir.join(format!("{id}.jsonl"))).unwrap();
+        let waited = Instant::now();
+        while get(&addr, &format!("/sessions/{id}")).status != 200 {
+            assert!(
+                waited.elapsed() < Duration::from_secs(60),
+                "session {id} never came in"
+            );
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        let first = get(&addr, "/");
+        assert_eq!(first.status, 200);
+        home.push(first.took);
+        stats.push(get(&addr, "/stats").took);
+        // The project's page, from the same overview, lists the new session first.
+        let listed = get(&addr, &format!("/projects/{project}")).body;
+        let newest = between(&listed, "href=\"/sessions/", "\"");
+        assert_eq!(
+            newest.as_deref(),
+            Some(id.as_str()),
+            "the project's newest session"
+        );
+    }
+    let show = |times: &[Duration]| times.iter().map(|t| ms(*t)).collect::<Vec<_>>().join(", ");
+    println!(
+        "web_pages/{label}/after_change: {CHANGES} sessions written one by one; first answer after \
+         each: projects {}; stats {}",
+        show(&home),
+        show(&stats)
+    );
 }
 
 /// A session of about 5 MB (~400 turns of prompt, thinking, a file read, its result and

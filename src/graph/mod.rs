@@ -3,6 +3,7 @@
 //! in-memory petgraph view for walks; hot caches for node and edge payloads.
 
 mod bounds;
+mod changes;
 mod check;
 mod counts;
 mod history;
@@ -117,6 +118,8 @@ pub struct Graph {
     queued: Mutex<std::collections::HashSet<NodeId>>,
     /// Source records written through this graph since they were last taken, by path.
     sources_written: Mutex<std::collections::HashSet<String>>,
+    /// The episodes written through this graph, in order (see [`Graph::episodes_cursor`]).
+    episodes_written: Mutex<changes::EpisodeLog>,
     /// Every session's id with its source's path, as of a sources generation (see
     /// [`Graph::sources_of_sessions`]).
     session_ids: Mutex<Option<(u64, Arc<SessionIds>)>>,
@@ -170,6 +173,7 @@ impl Graph {
             counters: Mutex::new(None),
             queued: Mutex::new(std::collections::HashSet::new()),
             sources_written: Mutex::new(std::collections::HashSet::new()),
+            episodes_written: Mutex::new(changes::EpisodeLog::default()),
             session_ids: Mutex::new(None),
             from_snapshot: std::sync::atomic::AtomicBool::new(false),
             loading: Mutex::new(()),

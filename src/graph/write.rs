@@ -353,6 +353,15 @@ impl Graph {
         if wrote_sources {
             snapshot::bump_sources(&mut batch, *generation + 1)?;
         }
+        let episodes: Vec<NodeId> = delta
+            .nodes
+            .iter()
+            .filter(|n| n.is_episode())
+            .map(|n| n.id)
+            .collect();
+        // Held until the nodes are current in the cache: a reader of the log then reads
+        // what was written.
+        let mut log = self.episode_log();
         self.store.apply(batch)?;
         *generation += 1;
         if counted.is_some() {
@@ -391,6 +400,9 @@ impl Graph {
         }
         for edge in edges {
             self.edges.insert(edge.id, Arc::new(edge));
+        }
+        for id in episodes {
+            log.push(id);
         }
         Ok(())
     }

@@ -45,7 +45,7 @@ pub(super) fn total(t: &TokenUsage) -> u64 {
 
 /// What every main session adds up to: the projects, and tokens by the day sessions
 /// started (UTC).
-#[derive(Debug, Default)]
+#[derive(Debug, Default, PartialEq, Eq)]
 pub(super) struct Overview {
     pub projects: Vec<ProjectRow>,
     /// Each day a session started, oldest first, with its sessions' tokens.
@@ -62,53 +62,109 @@ impl Overview {
     }
 }
 
-/// The overview, computed once per generation of the store's sources: every main
-/// session is read to count them, which a page should not do on every request.
+/// The overview, kept up to date with the episodes written since it was built: every
+/// main session is read once, when the server first needs it (or its log of writes no
+/// longer reaches back), and then only the sessions written since.
 #[derive(Default)]
-pub(super) struct Cache(Mutex<Option<(u64, Arc<Overview>)>>);
+pub(super) struct Cache(Mutex<Option<Built>>);
+
+/// The overview and what it was added up from.
+struct Built {
+    /// Where the graph's log of episodes written stood when it was last brought up to date.
+    cursor: u64,
+    /// What each main session adds.
+    sessions: HashMap<NodeId, Share>,
+    overview: Arc<Overview>,
+}
+
+/// What one main session adds to the overview.
+#[derive(Debug, Clone)]
+struct Share {
+    /// Its project's name as it names it; empty for none.
+    project: String,
+    project_path: String,
+    start: Timestamp,
+    end: Timestamp,
+    tokens: u64,
+}
+
+impl Share {
+    /// What `node` adds, if it is a main session.
+    fn of(node: &crate::model::Node) -> Option<Share> {
+        let e = node.episode().filter(|e| e.agent.is_none())?;
+        Some(Share {
+            project: e.project.clone(),
+            project_path: e.project_path.clone(),
+            start: e.start,
+            end: e.end,
+            tokens: total(&e.tokens),
+        })
+    }
+}
 
 impl Cache {
-    /// The overview as of the store's current sources.
+    /// The overview as of the store's current sessions. One caller brings it up to date
+    /// at a time; the others wait for it and take what it made.
     pub(super) fn get(&self, engine: &Engine) -> Result<Arc<Overview>> {
-        let generation = engine.graph().sources_generation()?;
-        let cached = self
+        let graph = engine.graph();
+        let mut cached = self
             .0
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some((g, overview)) = &*cached
-            && *g == generation
+        if let Some(built) = cached.as_mut()
+            && let Some((written, cursor)) = graph.episodes_written_since(built.cursor)
         {
-            return Ok(overview.clone());
+            if !written.is_empty() {
+                for id in written {
+                    match graph.node(id)?.as_deref().and_then(Share::of) {
+                        Some(share) => built.sessions.insert(id, share),
+                        None => built.sessions.remove(&id),
+                    };
+                }
+                built.overview = Arc::new(overview(&built.sessions));
+            }
+            built.cursor = cursor;
+            return Ok(built.overview.clone());
         }
-        drop(cached);
-        let overview = Arc::new(overview(engine)?);
-        *self
-            .0
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner) =
-            Some((generation, overview.clone()));
+        // Taken first: what is written during the scan is read again next time.
+        let cursor = graph.episodes_cursor();
+        let mut sessions = HashMap::new();
+        for node in graph.sessions_newest_first()? {
+            let node = node?;
+            if let Some(share) = Share::of(&node) {
+                sessions.insert(node.id, share);
+            }
+        }
+        let overview = Arc::new(overview(&sessions));
+        *cached = Some(Built {
+            cursor,
+            sessions,
+            overview: overview.clone(),
+        });
         Ok(overview)
     }
 }
 
 /// Every project a main session worked in, most recently active first, named as its most
-/// recent session names it; and the tokens of each day.
-fn overview(engine: &Engine) -> Result<Overview> {
+/// recent session names it, with its sessions most recently active first; and the tokens
+/// of each day.
+fn overview(sessions: &HashMap<NodeId, Share>) -> Overview {
+    // Most recently active first, as the store's activity index lists them.
+    let mut newest: Vec<(&NodeId, &Share)> = sessions.iter().collect();
+    newest.sort_unstable_by(|a, b| (b.1.end, b.0).cmp(&(a.1.end, a.0)));
     let mut by_name: HashMap<String, ProjectRow> = HashMap::new();
-    let mut sessions: HashMap<String, Vec<NodeId>> = HashMap::new();
+    let mut listed: HashMap<String, Vec<NodeId>> = HashMap::new();
     let mut days: std::collections::BTreeMap<chrono::NaiveDate, u64> = Default::default();
-    for node in engine.graph().sessions_newest_first()? {
-        let node = node?;
-        let Some(e) = node.episode() else { continue };
+    for (id, e) in newest {
         let day = days.entry(e.start.date()).or_default();
-        *day = day.saturating_add(total(&e.tokens));
+        *day = day.saturating_add(e.tokens);
         // Sessions with no project have no page of their own to list them on.
         if e.project.is_empty() {
             continue;
         }
         // By name without regard to case: a project's page finds its sessions so.
         let key = e.project.to_lowercase();
-        sessions.entry(key.clone()).or_default().push(node.id);
+        listed.entry(key.clone()).or_default().push(*id);
         let row = by_name.entry(key).or_insert_with(|| ProjectRow {
             name: e.project.clone(),
             paths: Vec::new(),
@@ -117,7 +173,7 @@ fn overview(engine: &Engine) -> Result<Overview> {
             tokens: 0,
         });
         row.sessions += 1;
-        row.tokens = row.tokens.saturating_add(total(&e.tokens));
+        row.tokens = row.tokens.saturating_add(e.tokens);
         row.last_activity = row.last_activity.max(e.end);
         if !e.project_path.is_empty() && !row.paths.contains(&e.project_path) {
             row.paths.push(e.project_path.clone());
@@ -132,11 +188,11 @@ fn overview(engine: &Engine) -> Result<Overview> {
             .cmp(&a.last_activity)
             .then_with(|| a.name.cmp(&b.name))
     });
-    Ok(Overview {
+    Overview {
         projects: rows,
         days: days.into_iter().collect(),
-        sessions,
-    })
+        sessions: listed,
+    }
 }
 
 /// Each listed session's tokens, working minutes and handoff bullets.
@@ -161,4 +217,64 @@ pub(super) fn session_rows(
             Ok(extras)
         })
         .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use std::path::Path;
+
+    use super::*;
+    use crate::engine::EngineConfig;
+
+    /// Writes (or appends to) the transcript `id` of a session in `/w/<project>`, one
+    /// prompt and one reply at `at`.
+    fn write(claude: &Path, project: &str, id: &str, at: &str) {
+        let dir = claude.join(format!("projects/-w-{project}"));
+        std::fs::create_dir_all(&dir).unwrap();
+        let line = |kind: &str, text: &str| {
+            format!(
+                r#"{{"type":"{kind}","cwd":"/w/{project}","timestamp":"{at}","message":{{"id":"m{at}","content":[{{"type":"text","text":"{text}"}}]}}}}"#
+            )
+        };
+        let mut file = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(dir.join(format!("{id}.jsonl")))
+            .unwrap();
+        use std::io::Write;
+        writeln!(file, "{}", line("user", "Fix the tokenizer")).unwrap();
+        writeln!(file, "{}", line("assistant", "Fixed the tokenizer.")).unwrap();
+    }
+
+    #[test]
+    fn the_overview_kept_up_to_date_is_the_one_built_anew() {
+        let claude = tempfile::tempdir().unwrap();
+        let (a, b, c) = (
+            "0b5e6f1c-0000-4000-8000-000000000001",
+            "0b5e6f1c-0000-4000-8000-000000000002",
+            "0b5e6f1c-0000-4000-8000-000000000003",
+        );
+        write(claude.path(), "demo", a, "2026-01-05T10:00:00Z");
+        write(claude.path(), "shop", b, "2026-01-06T10:00:00Z");
+        let engine = Engine::open(EngineConfig::temporary(claude.path())).unwrap();
+        engine.ingest().unwrap();
+        let cache = Cache::default();
+        let first = cache.get(&engine).unwrap();
+        let names: Vec<&str> = first.projects.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["shop", "demo"]);
+
+        // A session in a new project, and the oldest one taken up again later.
+        write(claude.path(), "cart", c, "2026-01-07T10:00:00Z");
+        write(claude.path(), "demo", a, "2026-01-08T10:00:00Z");
+        engine.ingest().unwrap();
+        let kept = cache.get(&engine).unwrap();
+        let anew = Cache::default().get(&engine).unwrap();
+        assert_eq!(*kept, *anew);
+        let names: Vec<&str> = kept.projects.iter().map(|p| p.name.as_str()).collect();
+        assert_eq!(names, ["demo", "cart", "shop"]);
+        assert_eq!(kept.days.len(), 3, "{:?}", kept.days);
+
+        // Nothing written since: the same overview, not made again.
+        assert!(Arc::ptr_eq(&kept, &cache.get(&engine).unwrap()));
+    }
 }
