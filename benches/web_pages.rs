@@ -111,12 +111,17 @@ fn after_changes(data_dir: &std::path::Path, label: &str, project: &str) {
         assert_eq!(get(&addr, path).status, 200);
     }
     let mut rng = fixture::Rng::new(7);
+    // Ids of this run's own: the store keeps the sessions earlier runs wrote.
+    let run = (eywa::model::Timestamp::now().0 / 1000) & 0xff_ffff;
     let (mut home, mut stats) = (Vec::new(), Vec::new());
     for n in 0..CHANGES {
-        let id = format!("c4a00000-0000-4000-8000-{n:012}");
+        let id = format!("c4{run:06x}-0000-4000-8000-{n:012}");
         let mut out = Vec::new();
         let mut turn = 0;
-        let now = eywa::model::Timestamp::now().0;
+        // Later than every session of the tree (whose dates run into 2028): the newest.
+        let now = eywa::model::Timestamp::parse("2030-01-01").unwrap().0
+            + run * 1000
+            + i64::from(n) * 60_000;
         let cwd = format!("/home/dev/{project}");
         fixture::session_lines_of(&mut out, &mut rng, &id, &cwd, now, &mut turn, 10_000, false);
         let part = dir.join(format!("{id}.jsonl.part"));
