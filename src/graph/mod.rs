@@ -10,6 +10,7 @@ mod history;
 mod keys;
 mod loading;
 mod read;
+mod session_ids;
 mod snapshot;
 mod sources;
 mod upgrade;
@@ -120,9 +121,8 @@ pub struct Graph {
     sources_written: Mutex<std::collections::HashSet<String>>,
     /// The episodes written through this graph, in order (see [`Graph::episodes_cursor`]).
     episodes_written: Mutex<changes::EpisodeLog>,
-    /// Every session's id with its source's path, as of a sources generation (see
-    /// [`Graph::sources_of_sessions`]).
-    session_ids: Mutex<Option<(u64, Arc<SessionIds>)>>,
+    /// Every session's id with its source's path (see [`Graph::sources_of_sessions`]).
+    session_ids: Mutex<Option<session_ids::SessionIds>>,
     /// Whether the view came from a current snapshot (set once it is loaded).
     from_snapshot: std::sync::atomic::AtomicBool,
     /// Held by the one thread loading the view.
@@ -137,9 +137,6 @@ pub struct Graph {
     #[cfg(test)]
     while_loading: Mutex<Option<LoadingWrite>>,
 }
-
-/// Session ids (and subagents' bare ids) with their sources' paths, sorted.
-type SessionIds = Vec<(String, String)>;
 
 impl std::fmt::Debug for Graph {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {

@@ -1,12 +1,10 @@
 //! What eywa knows of each source file it read (its size, times, archive, read state and
 //! replaced versions), and finding the sources of sessions by id.
 
-use std::sync::Arc;
-
 use eywa_storage::Keyspace;
 use serde::{Deserialize, Serialize};
 
-use super::{Graph, SessionIds};
+use super::Graph;
 use crate::Result;
 use crate::model::NodeId;
 
@@ -107,58 +105,6 @@ impl Graph {
             path: path.to_owned(),
             ..r
         }))
-    }
-
-    /// The source records of sessions (with an episode) whose id starts with `prefix`, or
-    /// for a subagent's own transcript (`agent-<id>`) whose `<id>` does. Found in an
-    /// index of every session's id, built once per [`Graph::sources_generation`]: a
-    /// reference to one session reads its records, not all of them.
-    pub fn sources_of_sessions(&self, prefix: &str) -> Result<Vec<SourceRecord>> {
-        let index = self.session_ids()?;
-        let start = index.partition_point(|(id, _)| id.as_str() < prefix);
-        let mut paths: Vec<&str> = index[start..]
-            .iter()
-            .take_while(|(id, _)| id.starts_with(prefix))
-            .map(|(_, path)| path.as_str())
-            .collect();
-        paths.sort_unstable();
-        paths.dedup();
-        let mut out = Vec::with_capacity(paths.len());
-        for path in paths {
-            out.extend(self.source(path)?);
-        }
-        Ok(out)
-    }
-
-    /// Every session's id (and a subagent's `<id>` without `agent-`) with its source's
-    /// path, sorted, as of the current sources generation.
-    pub(super) fn session_ids(&self) -> Result<Arc<SessionIds>> {
-        let generation = self.sources_generation()?;
-        let mut cached = self
-            .session_ids
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner);
-        if let Some((g, index)) = cached.as_ref()
-            && *g == generation
-        {
-            return Ok(index.clone());
-        }
-        let mut index = Vec::new();
-        for s in self.sources()? {
-            if s.episode.is_none() {
-                continue;
-            }
-            if s.agent
-                && let Some(id) = s.session_id.strip_prefix("agent-")
-            {
-                index.push((id.to_owned(), s.path.clone()));
-            }
-            index.push((s.session_id, s.path));
-        }
-        index.sort_unstable();
-        let index = Arc::new(index);
-        *cached = Some((generation, index.clone()));
-        Ok(index)
     }
 
     /// Every source record.

@@ -350,6 +350,11 @@ impl Graph {
             snapshot::bump_handoffs(&mut batch, *generation + 1)?;
         }
         let wrote_sources = !sources.is_empty();
+        // The sources generation the write moves the store from.
+        let sources_before = match wrote_sources {
+            true => Some(snapshot::sources_generation(&self.store)?),
+            false => None,
+        };
         if wrote_sources {
             snapshot::bump_sources(&mut batch, *generation + 1)?;
         }
@@ -372,7 +377,11 @@ impl Graph {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .extend(queued);
-        if wrote_sources {
+        if let Some(before) = sources_before {
+            // Its own failure is only the index's: it is built again on its next use.
+            if let Err(e) = self.session_ids_written(&sources, before, *generation) {
+                tracing::debug!(error = %e, "the session id index will be built again");
+            }
             self.sources_written
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)

@@ -262,6 +262,15 @@ mod tests {
         let first = cache.get(&engine).unwrap();
         let names: Vec<&str> = first.projects.iter().map(|p| p.name.as_str()).collect();
         assert_eq!(names, ["shop", "demo"]);
+        // The graph's index of session ids, built now and kept in step from here on.
+        assert_eq!(
+            engine
+                .graph()
+                .sources_of_sessions("0b5e6f1c")
+                .unwrap()
+                .len(),
+            2
+        );
 
         // A session in a new project, and the oldest one taken up again later.
         write(claude.path(), "cart", c, "2026-01-07T10:00:00Z");
@@ -273,6 +282,11 @@ mod tests {
         let names: Vec<&str> = kept.projects.iter().map(|p| p.name.as_str()).collect();
         assert_eq!(names, ["demo", "cart", "shop"]);
         assert_eq!(kept.days.len(), 3, "{:?}", kept.days);
+
+        // A session written since the graph's index of ids was built is found by it.
+        let found = engine.graph().sources_of_sessions(c).unwrap();
+        assert_eq!(found.len(), 1);
+        assert_eq!(found[0].session_id, c);
 
         // Nothing written since: the same overview, not made again.
         assert!(Arc::ptr_eq(&kept, &cache.get(&engine).unwrap()));

@@ -1,0 +1,172 @@
+//! Every session's id (and a subagent's `<id>` without `agent-`) with its source's path,
+//! kept sorted for prefix lookups: built from every source record once, then kept in step
+//! by the graph's own writes (each write's sources read back as it lands). A write the
+//! index did not see (another process, a repair) leaves it behind the store's sources
+//! generation, and the next lookup builds it again.
+
+use std::collections::{BTreeSet, HashMap};
+
+use super::Graph;
+use super::sources::SourceRecord;
+use crate::Result;
+
+/// The index, as of a sources generation.
+#[derive(Debug, Default)]
+pub(super) struct SessionIds {
+    /// The sources generation it holds every record of.
+    generation: u64,
+    /// (id, path), sorted.
+    ids: BTreeSet<(String, String)>,
+    /// The ids each path is indexed under.
+    by_path: HashMap<String, Vec<String>>,
+}
+
+impl SessionIds {
+    /// The ids `record` is found by: none without an episode.
+    fn ids_of(record: &SourceRecord) -> Vec<String> {
+        if record.episode.is_none() {
+            return Vec::new();
+        }
+        let mut ids = vec![record.session_id.clone()];
+        if record.agent
+            && let Some(id) = record.session_id.strip_prefix("agent-")
+        {
+            ids.push(id.to_owned());
+        }
+        ids
+    }
+
+    /// Indexes `record` at `path` in place of what the path was indexed under; `None`
+    /// (the record is gone) only drops it.
+    fn put(&mut self, path: &str, record: Option<&SourceRecord>) {
+        if let Some(old) = self.by_path.remove(path) {
+            for id in old {
+                self.ids.remove(&(id, path.to_owned()));
+            }
+        }
+        let ids = record.map(SessionIds::ids_of).unwrap_or_default();
+        if ids.is_empty() {
+            return;
+        }
+        for id in &ids {
+            self.ids.insert((id.clone(), path.to_owned()));
+        }
+        self.by_path.insert(path.to_owned(), ids);
+    }
+
+    /// The paths indexed under an id starting with `prefix`, sorted, each once.
+    fn paths(&self, prefix: &str) -> Vec<String> {
+        let mut paths: Vec<String> = self
+            .ids
+            .range((prefix.to_owned(), String::new())..)
+            .take_while(|(id, _)| id.starts_with(prefix))
+            .map(|(_, path)| path.clone())
+            .collect();
+        paths.sort_unstable();
+        paths.dedup();
+        paths
+    }
+}
+
+impl Graph {
+    /// The source records of sessions (with an episode) whose id starts with `prefix`, or
+    /// for a subagent's own transcript (`agent-<id>`) whose `<id>` does. Found in an
+    /// index of every session's id: a reference to one session reads its records, not all
+    /// of them.
+    pub fn sources_of_sessions(&self, prefix: &str) -> Result<Vec<SourceRecord>> {
+        let generation = self.sources_generation()?;
+        let paths = {
+            let mut index = self.session_ids_index();
+            let current = index.as_ref().is_some_and(|i| i.generation == generation);
+            if !current {
+                *index = Some(self.build_session_ids(generation)?);
+            }
+            index.as_ref().map(|i| i.paths(prefix)).unwrap_or_default()
+        };
+        let mut out = Vec::with_capacity(paths.len());
+        for path in paths {
+            out.extend(self.source(&path)?);
+        }
+        Ok(out)
+    }
+
+    fn build_session_ids(&self, generation: u64) -> Result<SessionIds> {
+        let mut index = SessionIds {
+            generation,
+            ..SessionIds::default()
+        };
+        for record in self.sources()? {
+            let path = record.path.clone();
+            index.put(&path, Some(&record));
+        }
+        Ok(index)
+    }
+
+    /// Keeps the index in step with a write that landed the sources at `paths`, moving
+    /// the store from sources generation `before` to `after`. An index that was not at
+    /// `before` is left to be built again.
+    pub(super) fn session_ids_written(
+        &self,
+        paths: &std::collections::HashSet<String>,
+        before: u64,
+        after: u64,
+    ) -> Result<()> {
+        let mut index = self.session_ids_index();
+        let Some(current) = index.as_mut().filter(|i| i.generation == before) else {
+            return Ok(());
+        };
+        for path in paths {
+            match self.source(path) {
+                Ok(record) => current.put(path, record.as_ref()),
+                Err(e) => {
+                    *index = None;
+                    return Err(e);
+                }
+            }
+        }
+        current.generation = after;
+        Ok(())
+    }
+
+    fn session_ids_index(&self) -> std::sync::MutexGuard<'_, Option<SessionIds>> {
+        self.session_ids
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(id: &str, agent: bool) -> SourceRecord {
+        SourceRecord {
+            session_id: id.to_owned(),
+            agent,
+            episode: Some(crate::model::NodeId::episode(id)),
+            ..SourceRecord::default()
+        }
+    }
+
+    #[test]
+    fn paths_are_found_by_a_prefix_of_their_ids_and_follow_what_is_written() {
+        let mut index = SessionIds::default();
+        index.put("a.jsonl", Some(&record("0b5e-one", false)));
+        index.put("b.jsonl", Some(&record("0b5f-two", false)));
+        index.put("c.jsonl", Some(&record("agent-0b5e-sub", true)));
+        assert_eq!(index.paths("0b5e"), ["a.jsonl", "c.jsonl"]);
+        assert_eq!(index.paths("agent-"), ["c.jsonl"]);
+        assert_eq!(index.paths("0b5"), ["a.jsonl", "b.jsonl", "c.jsonl"]);
+        // A path read as another session, then gone.
+        index.put("a.jsonl", Some(&record("1111-moved", false)));
+        assert_eq!(index.paths("0b5e"), ["c.jsonl"]);
+        assert_eq!(index.paths("1111"), ["a.jsonl"]);
+        index.put("a.jsonl", None);
+        assert!(index.paths("1111").is_empty());
+        // A record with no episode is not a session.
+        let mut unread = record("2222-unread", false);
+        unread.episode = None;
+        index.put("d.jsonl", Some(&unread));
+        assert!(index.paths("2222").is_empty());
+    }
+}
