@@ -74,9 +74,11 @@ impl Graph {
     /// index of every session's id: a reference to one session reads its records, not all
     /// of them.
     pub fn sources_of_sessions(&self, prefix: &str) -> Result<Vec<SourceRecord>> {
-        let generation = self.sources_generation()?;
         let paths = {
+            // The generation read under the lock a write holds while it lands: the index
+            // and the store are then at the same one, or the index is behind.
             let mut index = self.session_ids_index();
+            let generation = self.sources_generation()?;
             let current = index.as_ref().is_some_and(|i| i.generation == generation);
             if !current {
                 *index = Some(self.build_session_ids(generation)?);
@@ -102,16 +104,16 @@ impl Graph {
         Ok(index)
     }
 
-    /// Keeps the index in step with a write that landed the sources at `paths`, moving
-    /// the store from sources generation `before` to `after`. An index that was not at
-    /// `before` is left to be built again.
+    /// Keeps `index` (held since before the write landed) in step with a write that
+    /// landed the sources at `paths`, moving the store from sources generation `before`
+    /// to `after`. An index that was not at `before` is left to be built again.
     pub(super) fn session_ids_written(
         &self,
+        index: &mut Option<SessionIds>,
         paths: &std::collections::HashSet<String>,
         before: u64,
         after: u64,
     ) -> Result<()> {
-        let mut index = self.session_ids_index();
         let Some(current) = index.as_mut().filter(|i| i.generation == before) else {
             return Ok(());
         };
@@ -128,7 +130,7 @@ impl Graph {
         Ok(())
     }
 
-    fn session_ids_index(&self) -> std::sync::MutexGuard<'_, Option<SessionIds>> {
+    pub(super) fn session_ids_index(&self) -> std::sync::MutexGuard<'_, Option<SessionIds>> {
         self.session_ids
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)

@@ -367,6 +367,9 @@ impl Graph {
         // Held until the nodes are current in the cache: a reader of the log then reads
         // what was written.
         let mut log = self.episode_log();
+        // Held until the index of session ids has the sources written: a lookup sees both
+        // or neither.
+        let mut session_ids = sources_before.map(|_| self.session_ids_index());
         self.store.apply(batch)?;
         *generation += 1;
         if counted.is_some() {
@@ -379,9 +382,13 @@ impl Graph {
             .extend(queued);
         if let Some(before) = sources_before {
             // Its own failure is only the index's: it is built again on its next use.
-            if let Err(e) = self.session_ids_written(&sources, before, *generation) {
+            let index = session_ids
+                .as_deref_mut()
+                .expect("held when sources are written");
+            if let Err(e) = self.session_ids_written(index, &sources, before, *generation) {
                 tracing::debug!(error = %e, "the session id index will be built again");
             }
+            drop(session_ids);
             self.sources_written
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
