@@ -75,14 +75,8 @@ impl Graph {
     /// of them.
     pub fn sources_of_sessions(&self, prefix: &str) -> Result<Vec<SourceRecord>> {
         let paths = {
-            // The generation read under the lock a write holds while it lands: the index
-            // and the store are then at the same one, or the index is behind.
             let mut index = self.session_ids_index();
-            let generation = self.sources_generation()?;
-            let current = index.as_ref().is_some_and(|i| i.generation == generation);
-            if !current {
-                *index = Some(self.build_session_ids(generation)?);
-            }
+            self.current_session_ids(&mut index)?;
             index.as_ref().map(|i| i.paths(prefix)).unwrap_or_default()
         };
         let mut out = Vec::with_capacity(paths.len());
@@ -90,6 +84,23 @@ impl Graph {
             out.extend(self.source(&path)?);
         }
         Ok(out)
+    }
+
+    /// Builds the index of session ids now, if it is not current: a server does it as it
+    /// starts, so that the first session asked for does not wait for it.
+    pub fn prepare_session_ids(&self) -> Result<()> {
+        self.current_session_ids(&mut self.session_ids_index())
+    }
+
+    /// Brings `index` to the store's sources generation, read under the lock a write
+    /// holds while it lands (the index and the store are then at the same one, or the
+    /// index is behind): built whole when it is not there.
+    fn current_session_ids(&self, index: &mut Option<SessionIds>) -> Result<()> {
+        let generation = self.sources_generation()?;
+        if index.as_ref().is_none_or(|i| i.generation != generation) {
+            *index = Some(self.build_session_ids(generation)?);
+        }
+        Ok(())
     }
 
     fn build_session_ids(&self, generation: u64) -> Result<SessionIds> {

@@ -134,15 +134,18 @@ pub fn router(engine: Arc<Engine>, options: WebOptions) -> crate::Result<axum::R
         projects: projects::Cache::default(),
         csrf: crate::tokens::random_hex(32)?,
     });
-    // The projects' overview reads every session once, and the tiers' sizes every chunk
-    // and blob record once a process: done now, on a thread of their own, so that the
-    // first page asked for does not wait for them (or waits for what is left).
+    // The projects' overview reads every session once, the index of session ids every
+    // source record, and the tiers' sizes every chunk and blob record, once a process:
+    // done now, on a thread of their own, so that the first page asked for does not wait
+    // for them (or waits for what is left).
     let warm = web.clone();
     let _ = std::thread::Builder::new()
         .name("eywa-web-warm".into())
         .spawn(move || {
             let made = warm.projects.get(&warm.engine).and_then(|_| {
-                warm.engine.graph().store().tier_stats()?;
+                let graph = warm.engine.graph();
+                graph.prepare_session_ids()?;
+                graph.store().tier_stats()?;
                 Ok(())
             });
             if let Err(e) = made {
