@@ -115,36 +115,57 @@ impl Graph {
         Ok(index)
     }
 
-    /// Keeps `index` (held since before the write landed) in step with a write that
-    /// landed the sources at `paths`, moving the store from sources generation `before`
-    /// to `after`. An index that was not at `before` is left to be built again.
-    pub(super) fn session_ids_written(
-        &self,
-        index: &mut Option<SessionIds>,
+    /// Taken by a write that lands sources, before it lands: the index, held until the
+    /// write hands it what it wrote ([`HeldIds::written`]), so a lookup sees both or
+    /// neither. `None` when there is no index to keep in step (it is built on first use).
+    pub(super) fn hold_session_ids(&self) -> Result<Option<HeldIds<'_>>> {
+        let index = self.session_ids_index();
+        if index.is_none() {
+            return Ok(None);
+        }
+        let before = self.sources_generation()?;
+        Ok(Some(HeldIds { index, before }))
+    }
+
+    fn session_ids_index(&self) -> std::sync::MutexGuard<'_, Option<SessionIds>> {
+        self.session_ids
+            .lock()
+            .unwrap_or_else(std::sync::PoisonError::into_inner)
+    }
+}
+
+/// The index held by a write that lands sources, and the sources generation the store
+/// was at before it.
+pub(super) struct HeldIds<'g> {
+    index: std::sync::MutexGuard<'g, Option<SessionIds>>,
+    before: u64,
+}
+
+impl HeldIds<'_> {
+    /// Takes in the sources at `paths` the write landed, moving the store to sources
+    /// generation `after`. An index that was not at the generation before the write is
+    /// left to be built again, and so is one whose records could not be read back.
+    pub(super) fn written(
+        mut self,
+        graph: &Graph,
         paths: &std::collections::HashSet<String>,
-        before: u64,
         after: u64,
-    ) -> Result<()> {
-        let Some(current) = index.as_mut().filter(|i| i.generation == before) else {
-            return Ok(());
+    ) {
+        let before = self.before;
+        let Some(current) = self.index.as_mut().filter(|i| i.generation == before) else {
+            return;
         };
         for path in paths {
-            match self.source(path) {
+            match graph.source(path) {
                 Ok(record) => current.put(path, record.as_ref()),
                 Err(e) => {
-                    *index = None;
-                    return Err(e);
+                    tracing::debug!(error = %e, "the session id index will be built again");
+                    *self.index = None;
+                    return;
                 }
             }
         }
         current.generation = after;
-        Ok(())
-    }
-
-    pub(super) fn session_ids_index(&self) -> std::sync::MutexGuard<'_, Option<SessionIds>> {
-        self.session_ids
-            .lock()
-            .unwrap_or_else(std::sync::PoisonError::into_inner)
     }
 }
 

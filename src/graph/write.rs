@@ -350,11 +350,6 @@ impl Graph {
             snapshot::bump_handoffs(&mut batch, *generation + 1)?;
         }
         let wrote_sources = !sources.is_empty();
-        // The sources generation the write moves the store from.
-        let sources_before = match wrote_sources {
-            true => Some(snapshot::sources_generation(&self.store)?),
-            false => None,
-        };
         if wrote_sources {
             snapshot::bump_sources(&mut batch, *generation + 1)?;
         }
@@ -369,7 +364,10 @@ impl Graph {
         let mut log = self.episode_log();
         // Held until the index of session ids has the sources written: a lookup sees both
         // or neither.
-        let mut session_ids = sources_before.map(|_| self.session_ids_index());
+        let session_ids = match wrote_sources {
+            true => self.hold_session_ids()?,
+            false => None,
+        };
         self.store.apply(batch)?;
         *generation += 1;
         if counted.is_some() {
@@ -380,15 +378,10 @@ impl Graph {
             .lock()
             .unwrap_or_else(std::sync::PoisonError::into_inner)
             .extend(queued);
-        if let Some(before) = sources_before {
-            // Its own failure is only the index's: it is built again on its next use.
-            let index = session_ids
-                .as_deref_mut()
-                .expect("held when sources are written");
-            if let Err(e) = self.session_ids_written(index, &sources, before, *generation) {
-                tracing::debug!(error = %e, "the session id index will be built again");
+        if wrote_sources {
+            if let Some(held) = session_ids {
+                held.written(self, &sources, *generation);
             }
-            drop(session_ids);
             self.sources_written
                 .lock()
                 .unwrap_or_else(std::sync::PoisonError::into_inner)
