@@ -639,6 +639,19 @@ fn search_rpc_groups_per_session_and_refuses_bad_requests() {
     assert_eq!(ids_of(&only), [B]);
     assert_eq!(only["hits"][0]["type"], "user_message");
 
+    // Asked before any session was written: nothing is known yet.
+    let before = f
+        .call(
+            "eywa.v1.Retrieval/Search",
+            r#"{"query": "tokenizer emoji", "asOf": "2001-01-01T00:00:00Z"}"#,
+        )
+        .json();
+    // (An empty list is left out of the JSON.)
+    assert!(
+        before["hits"].as_array().is_none_or(Vec::is_empty),
+        "{before}"
+    );
+
     assert_status(
         &f.call(
             "eywa.v1.Retrieval/Search",

@@ -248,6 +248,8 @@ fn the_cli_searches_and_runs_query_files() {
     let lines = [
         json!({"qid": "a", "query": "coupon math", "project": "shop"}),
         json!({"qid": "b", "query": "the of"}),
+        // Asked before any of it was written.
+        json!({"qid": "c", "query": "coupon math", "as_of": "2001-01-01T00:00:00Z"}),
     ];
     let text: Vec<String> = lines.iter().map(std::string::ToString::to_string).collect();
     std::fs::write(&queries, text.join("\n")).unwrap();
@@ -257,12 +259,120 @@ fn the_cli_searches_and_runs_query_files() {
         .lines()
         .map(|l| serde_json::from_str(l).unwrap())
         .collect();
-    assert_eq!(results.len(), 2);
+    assert_eq!(results.len(), 3);
     assert_eq!(results[0]["qid"], "a");
     assert_eq!(results[0]["ranked_session_ids"], json!([CART, OLD]));
     assert_eq!(results[1]["ranked_session_ids"], json!([]));
+    assert_eq!(results[2]["ranked_session_ids"], json!([]));
+
+    // `--as-of`: the old session was written 40 days ago, the others since.
+    let as_of = (chrono::Utc::now() - chrono::Duration::days(20)).to_rfc3339();
+    let (ok, text, err) = eywa(&["search", "coupon", "--as-of", &as_of, "--json"]);
+    assert!(ok, "{err}");
+    let v: serde_json::Value = serde_json::from_str(&text).unwrap();
+    assert_eq!(v["hits"].as_array().unwrap().len(), 1, "{v}");
+    assert_eq!(v["hits"][0]["session_id"], OLD);
+    let (ok, _, err) = eywa(&["search", "coupon", "--as-of", "last tuesday"]);
+    assert!(!ok);
+    assert!(err.contains("is not RFC 3339 or YYYY-MM-DD"), "{err}");
+    std::fs::write(
+        &queries,
+        r#"{"qid": "d", "query": "coupon", "as_of": "soon"}"#,
+    )
+    .unwrap();
+    let (ok, _, err) = eywa(&["search", "--queries", queries.to_str().unwrap()]);
+    assert!(!ok);
+    assert!(err.contains("q.jsonl:1: as_of:"), "{err}");
 
     let (ok, _, err) = eywa(&["search", "x", "--type", "emails"]);
     assert!(!ok);
     assert!(err.contains("unknown content type `emails`"), "{err}");
+}
+
+/// A question asked at a time (`as_of`): what was written after it is left out, the date
+/// it names is resolved against it and raises the sessions near that date, and a passage
+/// that says a time ranks higher for a question asking when. Each signal is the shipped
+/// weight (`scripts/fit-ranking`) times what the question and passage say.
+#[test]
+fn a_question_asked_at_a_time_reads_its_dates_and_what_passages_say() {
+    use chrono::TimeZone;
+    const JULY: &str = "5ea00000-0000-4000-8000-0000000000a1";
+    const AUGUST: &str = "5ea00000-0000-4000-8000-0000000000a2";
+    const LATER: &str = "5ea00000-0000-4000-8000-0000000000a3";
+    let day = |m, d| chrono::Utc.with_ymd_and_hms(2023, m, d, 12, 0, 0).unwrap();
+    let home = ClaudeHome::new();
+    home.session(
+        JULY,
+        "/w/trips",
+        day(7, 3),
+        &[("Planning the hiking trip to the lakes", "Packed the tent.")],
+    );
+    home.session(
+        AUGUST,
+        "/w/trips",
+        day(8, 20),
+        &[(
+            "I went on the hiking trip yesterday",
+            "Glad the hiking went well.",
+        )],
+    );
+    home.session(
+        LATER,
+        "/w/trips",
+        day(9, 10),
+        &[("Another hiking trip, to the coast", "Booked it.")],
+    );
+    let engine = Engine::open(EngineConfig::temporary(home.root())).unwrap();
+    engine.ingest().unwrap();
+    let weights = eywa::retrieve::Weights::default();
+    let ask = |query: &str, as_of: (u32, u32)| {
+        engine
+            .search(&SearchRequest {
+                query: query.into(),
+                as_of: Some(Timestamp(day(as_of.0, as_of.1).timestamp_millis())),
+                ..SearchRequest::default()
+            })
+            .unwrap()
+            .hits
+    };
+
+    // Asked on 1 September: the 10 September session is not known yet.
+    let hits = ask("the hiking trip in early July", (9, 1));
+    let ids: Vec<&str> = hits.iter().map(|h| h.session_id.as_str()).collect();
+    assert!(!ids.contains(&LATER), "{ids:?}");
+    assert_eq!(ids.len(), 2, "{ids:?}");
+    // "early July" is 1–10 July 2023: the July session is inside it, the August one 40.5
+    // days past its end (nearness halves every 7 days).
+    let july = hits.iter().find(|h| h.session_id == JULY).unwrap();
+    let august = hits.iter().find(|h| h.session_id == AUGUST).unwrap();
+    assert_eq!(july.signals.date, weights.date);
+    let far = weights.date * 0.5f64.powf(40.5 / weights.date_half_life_days);
+    assert!(
+        (august.signals.date - far).abs() < 1e-3,
+        "{}",
+        august.signals.date
+    );
+    if weights.date > 0.0 {
+        assert_eq!(ids[0], JULY, "{ids:?}");
+    }
+
+    // "two months ago" from 20 September is 22 July ± 10 days: the July session is 9 days
+    // before it, the September one 39 days after.
+    let hits = ask("the hiking trip two months ago", (9, 20));
+    let date_of = |id: &str| {
+        hits.iter()
+            .find(|h| h.session_id == id)
+            .map(|h| h.signals.date)
+            .unwrap()
+    };
+    assert!(date_of(JULY) > date_of(LATER) || weights.date == 0.0);
+
+    // Asked when: the passage that says "yesterday" is raised by the time weight; the
+    // others, which say no time, are not.
+    let hits = ask("When did I go on the hiking trip?", (9, 30));
+    let said = hits.iter().find(|h| h.session_id == AUGUST).unwrap();
+    assert_eq!(said.signals.time, weights.question.time);
+    for h in hits.iter().filter(|h| h.session_id != AUGUST) {
+        assert_eq!(h.signals.time, 0.0, "{}", h.session_id);
+    }
 }

@@ -433,6 +433,7 @@ fn prompt_context(
         mode: Default::default(),
         focus: (!hook.cwd.is_empty())
             .then(|| format!("project:{}", eywa::extract::project_of(&hook.cwd).name)),
+        as_of: None,
     };
     let results = client.search(&request)?;
     let hits: Vec<&eywa::engine::SearchHit> = results

@@ -47,20 +47,30 @@ pub(super) struct Args {
     /// Only passages written before this time (same forms)
     #[arg(long, value_parser = parse_since)]
     until: Option<Timestamp>,
+    /// When the question is asked (RFC 3339 or YYYY-MM-DD; default now): it anchors the
+    /// dates the query says ("two weeks ago", "in May") and recency, and what was
+    /// written after it is left out
+    #[arg(long, value_name = "TIME", value_parser = parse_time)]
+    as_of: Option<Timestamp>,
     /// Sessions to return
     #[arg(long, default_value_t = 10)]
     limit: usize,
     /// Print JSON
     #[arg(long)]
     json: bool,
-    /// Run many searches: a JSONL file of {"qid", "query", "project"?}; prints one JSON
-    /// line per query: {"qid", "ranked_session_ids", "hits"}
+    /// Run many searches: a JSONL file of {"qid", "query", "project"?, "as_of"?}; prints
+    /// one JSON line per query: {"qid", "ranked_session_ids", "hits"}
     #[arg(long, value_name = "FILE", conflicts_with = "query", value_parser = crate::app::user_path)]
     queries: Option<std::path::PathBuf>,
 }
 
 fn parse_mode(s: &str) -> Result<SearchMode, String> {
     SearchMode::parse(s).ok_or_else(|| format!("`{s}` is not lexical, semantic or hybrid"))
+}
+
+/// A moment: RFC 3339 or a date.
+fn parse_time(s: &str) -> Result<Timestamp, String> {
+    Timestamp::parse(s.trim()).ok_or_else(|| format!("`{s}` is not RFC 3339 or YYYY-MM-DD"))
 }
 
 /// A time: RFC 3339, a date, or an age before now (`7d`, `12h`, `30m`, `2w`).
@@ -72,7 +82,7 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
     if let Err(why) = eywa::retrieve::search::content_types(&args.types) {
         anyhow::bail!(why);
     }
-    let request = |query: String, projects: Vec<String>| SearchRequest {
+    let request = |query: String, projects: Vec<String>, as_of: Option<Timestamp>| SearchRequest {
         query,
         filter: SearchFilter {
             kinds: args.types.clone(),
@@ -84,13 +94,14 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         limit: args.limit,
         mode: args.mode,
         focus: args.focus.clone(),
+        as_of: as_of.or(args.as_of),
     };
     let client = Client::connect(paths)?;
     let search = |r: &SearchRequest| client.search(r);
     if let Some(file) = &args.queries {
         return run_batch(file, &args, &request, &search);
     }
-    let results = search(&request(args.query.join(" "), args.projects.clone()))?;
+    let results = search(&request(args.query.join(" "), args.projects.clone(), None))?;
     let now = Timestamp::now();
     if args.json {
         let hits: Vec<_> = results.hits.iter().map(|h| to_json(h, now)).collect();
@@ -119,7 +130,7 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
 fn run_batch(
     file: &std::path::Path,
     args: &Args,
-    request: &dyn Fn(String, Vec<String>) -> SearchRequest,
+    request: &dyn Fn(String, Vec<String>, Option<Timestamp>) -> SearchRequest,
     search: &dyn Fn(&SearchRequest) -> anyhow::Result<SearchResults>,
 ) -> anyhow::Result<ExitCode> {
     let reader = std::io::BufReader::new(
@@ -140,7 +151,14 @@ fn run_batch(
             .with_context(|| format!("{}:{}: no \"query\"", file.display(), n + 1))?;
         let mut projects = args.projects.clone();
         projects.extend(text("project"));
-        let hits = match search(&request(query, projects)) {
+        let as_of = match text("as_of") {
+            Some(t) => Some(
+                parse_time(&t)
+                    .map_err(|why| anyhow::anyhow!("{}:{}: as_of: {why}", file.display(), n + 1))?,
+            ),
+            None => None,
+        };
+        let hits = match search(&request(query, projects, as_of)) {
             Ok(results) => results.hits,
             // A query of stopwords only finds nothing; the batch goes on.
             Err(e)

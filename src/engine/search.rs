@@ -6,11 +6,12 @@ use std::collections::HashMap;
 
 use super::Engine;
 use crate::index::TextQuery;
-use crate::model::{NodeId, NodeKind};
+use crate::model::{NodeId, NodeKind, Timestamp};
 use crate::retrieve::SearchMode;
+use crate::retrieve::question::{Question, Said};
 use crate::retrieve::search::{
-    Focus, Found, MAX_SEARCH_LIMIT, SEMANTIC_DECAY, SESSION_DECAY, SearchRequest, SearchResults,
-    Snippet, fuse, group,
+    Focus, Found, MAX_SEARCH_LIMIT, SEMANTIC_DECAY, SearchRequest, SearchResults, Snippet, fuse,
+    group,
 };
 use crate::semantic::Semantic;
 use crate::{Error, Result};
@@ -35,10 +36,18 @@ impl Engine {
                 .to_vec();
         }
         let request = match crate::retrieve::clean_query(&request.query) {
-            std::borrow::Cow::Borrowed(_) if kinds == request.filter.kinds => request,
+            std::borrow::Cow::Borrowed(_)
+                if kinds == request.filter.kinds && request.as_of.is_none() =>
+            {
+                request
+            }
             query => {
                 let mut filter = request.filter.clone();
                 filter.kinds = kinds;
+                // Asked at `as_of`: what was written after it is not known yet.
+                if let Some(as_of) = request.as_of {
+                    filter.until = Some(filter.until.map_or(as_of, |u| u.min(as_of)));
+                }
                 cleaned = SearchRequest {
                     query: query.into_owned(),
                     filter,
@@ -48,6 +57,8 @@ impl Engine {
             }
         };
         let limit = self.check_search(request)?;
+        let asked = request.as_of.unwrap_or_else(Timestamp::now);
+        let question = Question::read(&request.query, asked);
         let mut notices = Vec::new();
         let mode = match (request.mode, self.semantic()?.not_ready()) {
             (SearchMode::Semantic, Some(why)) => return Err(Error::FailedPrecondition(why)),
@@ -58,13 +69,13 @@ impl Engine {
             (mode, _) => mode,
         };
         let (lexical, semantic) = match mode {
-            SearchMode::Lexical => (self.lexical(request, limit)?, Vec::new()),
+            SearchMode::Lexical => (self.lexical(request, limit, &question)?, Vec::new()),
             SearchMode::Semantic => (Vec::new(), self.semantic_found(request, limit)?),
             // The query's embedding (~15 ms on the CPU when not cached) runs beside BM25.
             SearchMode::Hybrid => {
                 let (lexical, semantic) = std::thread::scope(|s| {
                     let semantic = s.spawn(|| self.semantic_found(request, limit));
-                    let lexical = self.lexical(request, limit);
+                    let lexical = self.lexical(request, limit, &question);
                     let semantic = semantic
                         .join()
                         .unwrap_or_else(|panic| std::panic::resume_unwind(panic));
@@ -97,7 +108,7 @@ impl Engine {
             }
             Err(e) => return Err(e),
         };
-        let mut ranked = fuse(mode, lexical, semantic, focus.as_ref());
+        let mut ranked = fuse(mode, lexical, semantic, focus.as_ref(), &question, asked);
         ranked.truncate(limit);
         let snippets = match ranked.iter().any(|(_, s)| matches!(s, Snippet::Passage(_))) {
             true => Some(self.text()?.snippets(&request.query)?),
@@ -161,8 +172,14 @@ impl Engine {
         Ok(limit)
     }
 
-    /// Sessions by BM25 over their passages.
-    fn lexical(&self, request: &SearchRequest, limit: usize) -> Result<Vec<(String, Found)>> {
+    /// Sessions by BM25 over their passages, each passage raised by what it says that the
+    /// question asks for.
+    fn lexical(
+        &self,
+        request: &SearchRequest,
+        limit: usize,
+        question: &Question,
+    ) -> Result<Vec<(String, Found)>> {
         // An index left behind by a stopped ingest is rebuilt first; one that lags only
         // because an ingest is running now is searched as committed.
         if self.writer().text_index_lags()?
@@ -176,21 +193,39 @@ impl Engine {
             filter: request.filter.clone(),
             limit: limit * PASSAGES_PER_HIT,
         })?;
-        Ok(group(
-            hits.into_iter().map(|h| Found {
-                session_id: h.doc.session,
-                doc: h.doc.id,
-                project: h.doc.project,
-                score: h.score,
-                kind: h.doc.kind,
-                text: h.doc.text,
-                timestamp: h.doc.timestamp,
-                agent: h.doc.agent,
-                matches: 1,
-                chunk: None,
-            }),
-            SESSION_DECAY,
-        ))
+        let all = crate::retrieve::Weights::current();
+        let weights = all.question;
+        let asks =
+            question.asks_anything() && weights.speaker + weights.time + weights.preference > 0.0;
+        let mut found: Vec<Found> = hits
+            .into_iter()
+            .map(|h| {
+                let boost = match asks {
+                    true => {
+                        let own = h.doc.text.char_indices().nth(h.doc.lead);
+                        let own = own.map_or("", |(at, _)| &h.doc.text[at..]);
+                        question.boost(&Said::read(question, &h.doc.kind, own), &weights)
+                    }
+                    false => Default::default(),
+                };
+                Found {
+                    session_id: h.doc.session,
+                    doc: h.doc.id,
+                    project: h.doc.project,
+                    score: h.score * boost.factor() as f32,
+                    kind: h.doc.kind,
+                    text: h.doc.text,
+                    timestamp: h.doc.timestamp,
+                    agent: h.doc.agent,
+                    matches: 1,
+                    chunk: None,
+                    boost,
+                }
+            })
+            .collect();
+        // Best first again: a session's passages are summed in that order, decaying.
+        found.sort_by(|a, b| b.score.total_cmp(&a.score));
+        Ok(group(found, all.passage_decay as f32))
     }
 
     /// Sessions by the cosine similarity of their chunks to the query.
@@ -225,6 +260,7 @@ impl Engine {
                 agent: h.agent,
                 matches: 1,
                 chunk: Some(h.key),
+                boost: Default::default(),
             });
         }
         Ok(group(found, SEMANTIC_DECAY))

@@ -95,6 +95,9 @@ struct Fields {
     agent: Field,
     timestamp: Field,
     text: Field,
+    /// Characters of `text` before the passage itself (a search reads what the passage
+    /// says, and who says it, from there).
+    lead: Field,
 }
 
 impl Fields {
@@ -116,6 +119,7 @@ impl Fields {
             agent: b.add_text_field("agent", STRING | STORED),
             timestamp: b.add_i64_field("timestamp", INDEXED | STORED | FAST),
             text: b.add_text_field("text", text_options),
+            lead: b.add_u64_field("lead", STORED),
         };
         (b.build(), fields)
     }
@@ -200,6 +204,9 @@ impl TextIndex {
             f.timestamp => d.timestamp,
             f.text => d.text.as_str(),
         );
+        if d.lead > 0 {
+            document.add_u64(f.lead, d.lead as u64);
+        }
         if let Some(agent) = &d.agent {
             document.add_text(f.agent, agent);
         }
@@ -487,7 +494,10 @@ impl TextIndex {
                         .unwrap_or(0),
                     text: text(f.text),
                     message: None,
-                    lead: 0,
+                    lead: stored
+                        .get_first(f.lead)
+                        .and_then(|v| v.as_u64())
+                        .map_or(0, |l| l as usize),
                     page: None,
                 },
             });

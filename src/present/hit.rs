@@ -128,6 +128,8 @@ pub enum TermValue {
     Base(f64),
     /// A bonus added to it.
     Bonus(f64),
+    /// A share the best passage's lexical score was raised by (already in retrieval).
+    Raised(f64),
     /// The hit's score.
     Total(f64),
 }
@@ -140,13 +142,14 @@ impl TermValue {
             TermValue::Rank(None) => "not found".to_owned(),
             TermValue::Base(v) | TermValue::Total(v) => format!("{v:.4}"),
             TermValue::Bonus(v) => format!("+{v:.3}"),
+            TermValue::Raised(v) => format!("×{:.3}", 1.0 + v),
         }
     }
 }
 
 /// Every term of a hit's score, in the order they add up. The graph distance behind
 /// `proximity` is the signals' `distance`.
-pub fn terms(s: &Signals) -> [Term; 8] {
+pub fn terms(s: &Signals) -> [Term; 12] {
     let term = |name, label, value| Term { name, label, value };
     [
         term("lexical", "Lexical (BM25)", TermValue::Rank(s.lexical)),
@@ -164,6 +167,18 @@ pub fn terms(s: &Signals) -> [Term; 8] {
             TermValue::Bonus(s.proximity),
         ),
         term("recency", "Recency", TermValue::Bonus(s.recency)),
+        term("date", "Near the date asked", TermValue::Bonus(s.date)),
+        term(
+            "speaker",
+            "Said by whom it asks about",
+            TermValue::Raised(s.speaker),
+        ),
+        term("time", "Says a time", TermValue::Raised(s.time)),
+        term(
+            "preference",
+            "States a taste",
+            TermValue::Raised(s.preference),
+        ),
         term("total", "Total", TermValue::Total(s.total)),
     ]
 }
@@ -181,6 +196,10 @@ pub fn explain_line(s: &Signals) -> String {
             TermValue::Base(v) => parts.push(format!("{} {v:.4}", t.name)),
             TermValue::Bonus(v) if v > 0.0 => parts.push(format!("+{} {v:.3}", t.name)),
             TermValue::Bonus(_) => {}
+            TermValue::Raised(v) if v > 0.0 => {
+                parts.push(format!("{} ×{:.2}", t.name, 1.0 + v));
+            }
+            TermValue::Raised(_) => {}
             TermValue::Total(v) => {
                 if let Some(d) = s.distance {
                     parts.push(format!("{d} hops"));
@@ -258,16 +277,20 @@ mod tests {
             retrieval: 0.03,
             recency: 0.01,
             distance: Some(2),
+            date: 0.5,
+            time: 0.25,
             total: 0.04,
             ..Signals::default()
         };
         assert_eq!(
             explain_line(&s),
-            "lexical #1 (2.000) · semantic - · retrieval 0.0300 · +recency 0.010 · 2 hops · = 0.0400"
+            "lexical #1 (2.000) · semantic - · retrieval 0.0300 · +recency 0.010 · +date 0.500 · \
+             time ×1.25 · 2 hops · = 0.0400"
         );
         let cells: Vec<String> = terms(&s).iter().map(|t| t.value.cell()).collect();
         assert_eq!(cells[0], "#1 (2.000)");
         assert_eq!(cells[1], "not found");
         assert_eq!(cells[3], "+0.000");
+        assert_eq!(cells[9], "×1.250");
     }
 }

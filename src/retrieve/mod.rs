@@ -4,13 +4,16 @@
 pub mod context;
 mod eywa;
 mod hybrid;
+pub mod question;
 pub mod search;
 
 pub use self::eywa::{
     DEFAULT_DAYS_BACK, DEFAULT_LIMIT, GetOptions, GetResult, HandoffIndex, KeyKind, Rebuilt,
     Scored, Segment, SegmentError, build_segment, query_tokens,
 };
-pub use self::hybrid::{Best, GraphEvidence, Ranked, SearchMode, Signals, Weights, ranks, score};
+pub use self::hybrid::{
+    Best, GraphEvidence, Ranked, SearchMode, Signals, Weights, When, ranks, score,
+};
 
 use std::borrow::Cow;
 

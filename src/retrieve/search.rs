@@ -3,7 +3,8 @@
 
 use std::collections::HashMap;
 
-use super::{Best, GraphEvidence, Ranked, SearchMode, Signals, Weights, ranks, score};
+use super::question::{Boost, Question};
+use super::{Best, GraphEvidence, Ranked, SearchMode, Signals, Weights, When, ranks, score};
 use crate::model::{NodeId, SearchFilter, Timestamp};
 
 /// Most hits a search returns.
@@ -29,6 +30,9 @@ pub struct SearchRequest {
     /// A node the search is about (`project:eywa`, `session:7acd37a8`, a file…): sessions
     /// of its project, sharing its entities, or near it in the graph rank higher.
     pub focus: Option<String>,
+    /// When the question is asked: it anchors the dates the query says ("two weeks
+    /// ago") and recency, and passages written after it are left out. Default: now.
+    pub as_of: Option<Timestamp>,
 }
 
 /// The content types the index holds.
@@ -156,6 +160,8 @@ pub(crate) struct Found {
     pub(crate) matches: u32,
     /// The best chunk's vector key (semantic), for its snippet.
     pub(crate) chunk: Option<u64>,
+    /// What the passage says that the question asks for (lexical), already in `score`.
+    pub(crate) boost: Boost,
 }
 
 /// Where the snippet of a hit comes from, cut only for the hits returned.
@@ -226,9 +232,11 @@ pub(crate) fn fuse(
     lexical: Vec<(String, Found)>,
     semantic: Vec<(String, Found)>,
     focus: Option<&Focus>,
+    question: &Question,
+    asked: Timestamp,
 ) -> Vec<(SearchHit, Snippet)> {
-    let weights = Weights::default();
-    let now = Timestamp::now().0;
+    let weights = Weights::current();
+    let now = asked.0;
     let lexical_ranks = ranks(&lexical.iter().map(|(_, f)| f.score).collect::<Vec<_>>());
     let semantic_ranks = ranks(&semantic.iter().map(|(_, f)| f.score).collect::<Vec<_>>());
     let top = |found: &[(String, Found)]| found.iter().map(|(_, f)| f.score).fold(0.0, f32::max);
@@ -248,6 +256,11 @@ pub(crate) fn fuse(
     let mut hits = Vec::with_capacity(merged.len());
     for both in merged.into_values() {
         let lex_rank = both.lexical.as_ref().map(|(_, r)| *r);
+        let boost = both
+            .lexical
+            .as_ref()
+            .map(|(f, _)| f.boost)
+            .unwrap_or_default();
         let sem_rank = both.semantic.as_ref().map(|(_, r)| *r);
         // The passage to show: the lexical one (its matched words are marked).
         let Some((best, _)) = both.lexical.or(both.semantic) else {
@@ -269,7 +282,17 @@ pub(crate) fn fuse(
             None => GraphEvidence::default(),
         };
         let age_days = (now - best.timestamp).max(0) as f64 / 86_400_000.0;
-        let signals = score(mode, lex_rank, sem_rank, bests, graph, age_days, &weights);
+        let nearness = question.nearness(best.timestamp, weights.date_half_life_days);
+        let mut signals = score(
+            mode,
+            lex_rank,
+            sem_rank,
+            bests,
+            graph,
+            When { age_days, nearness },
+            &weights,
+        );
+        signals.set_boost(boost);
         let snippet = match best.chunk {
             Some(key) => Snippet::Chunk(key),
             None => Snippet::Passage(best.text),

@@ -79,6 +79,7 @@ impl Params {
             limit,
             mode,
             focus: None,
+            as_of: None,
         };
         Ok(Asked {
             request,

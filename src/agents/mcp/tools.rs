@@ -107,6 +107,7 @@ pub(super) fn eywa_search(client: &Client, args: &Arguments) -> Answer {
         limit,
         mode,
         focus: None,
+        as_of: None,
     };
     let results = client.search(&request)?;
     Ok(eywa::present::hit::results_markdown(
@@ -361,6 +362,7 @@ pub(super) fn eywa_docs(client: &Client, args: &Arguments) -> Answer {
             limit,
             mode: Default::default(),
             focus: None,
+            as_of: None,
         };
         let results = client.search(&request)?;
         let mut out = format!("## eywa: {} document hit(s)\n", results.hits.len());

@@ -26,6 +26,7 @@ wire! {
     SearchRequest <=> pb::SearchRequest {
         query: words, limit: count(10, MAX_SEARCH_LIMIT), mode: strict_mode, focus: trimmed,
         filter => { types, projects, agent_types, since, until }: search_filter,
+        as_of: maybe_time,
     }
 }
 
@@ -75,7 +76,7 @@ wire! {
 wire! {
     Signals <=> pb::Signals {
         lexical: maybe, semantic: maybe, retrieval, same_project, shared, distance,
-        proximity, recency, total,
+        proximity, recency, total, speaker, time, preference, date,
     }
 }
 

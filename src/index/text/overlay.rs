@@ -233,7 +233,6 @@ impl TextIndex {
                 doc: TextDoc {
                     source: String::new(),
                     message: None,
-                    lead: 0,
                     page: None,
                     ..d.clone()
                 },
