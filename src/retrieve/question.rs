@@ -217,7 +217,8 @@ impl Said {
         let user = kind == "user_message";
         let head = cut(text, 600);
         Said {
-            on_topic: mentions(text, &question.terms),
+            // A long passage (a plan, a document) is read at its start only.
+            on_topic: mentions(cut(text, 4096), &question.terms),
             speaker: SPEAKER.captures(head).map(|c| c[1].to_lowercase()),
             user,
             assistant: kind == "assistant_response",
