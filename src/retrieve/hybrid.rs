@@ -97,7 +97,9 @@ impl Default for Weights {
     /// `scripts/fit-ranking` on the LoCoMo dev split, leaving one conversation out (its
     /// output is `scripts/fit-ranking.txt`); the rest were chosen by hand as their comments
     /// say. Recency fitted to 0: on questions about the past, every recency weight tried
-    /// (0.2, the earlier default) ranked the sessions that hold the answer lower.
+    /// (0.2, the earlier default) ranked the sessions that hold the answer lower. Speaker
+    /// and preference fitted to 0 too: they are read and shown, and count for nothing
+    /// until a fit gives them weight.
     fn default() -> Self {
         Weights {
             lexical_share: 0.6,
@@ -107,9 +109,9 @@ impl Default for Weights {
             recency: 0.0,
             recency_half_life_days: 30.0,
             question: QuestionWeights {
-                speaker: 0.25,
+                speaker: 0.0,
                 time: 0.25,
-                preference: 0.5,
+                preference: 0.0,
             },
             date: 1.0,
             date_half_life_days: 7.0,

@@ -216,13 +216,18 @@ impl Said {
     /// (without the message before it).
     pub fn read(question: &Question, kind: &str, text: &str) -> Said {
         let user = kind == "user_message";
+        let assistant = kind == "assistant_response";
         let head = cut(text, 600);
         Said {
             // A long passage (a plan, a document) is read at its start only.
             on_topic: mentions(cut(text, 4096), &question.terms),
-            speaker: SPEAKER.captures(head).map(|c| c[1].to_lowercase()),
+            // Only a message has a speaker: a handoff or a label that starts `Name:` quotes
+            // one.
+            speaker: (user || assistant)
+                .then(|| SPEAKER.captures(head).map(|c| c[1].to_lowercase()))
+                .flatten(),
             user,
-            assistant: kind == "assistant_response",
+            assistant,
             time: TIME_SAID.is_match(head),
             self_statement: user && FIRST_PERSON.is_match(head),
             preference: user && PREFERENCE.is_match(head),
@@ -383,6 +388,8 @@ mod tests {
             "I really prefer boutique hotels near the beach.",
         );
         assert!(s.preference && s.speaker.is_none() && !s.on_topic);
+        let s = Said::read(&q, "handoff", "Caroline: Hey Mel. caroline support group");
+        assert_eq!(s.speaker, None);
         let s = Said::read(&q, "assistant_response", "Here is a plan: first, tests.");
         assert!(!s.time && !s.preference && !s.self_statement && s.assistant);
 
