@@ -194,20 +194,12 @@ impl Engine {
             limit: limit * PASSAGES_PER_HIT,
         })?;
         let all = crate::retrieve::Weights::current();
-        let weights = all.question;
-        let asks =
-            question.asks_anything() && weights.speaker + weights.time + weights.preference > 0.0;
         let mut found: Vec<Found> = hits
             .into_iter()
             .map(|h| {
-                let boost = match asks {
-                    true => {
-                        let own = h.doc.text.char_indices().nth(h.doc.lead);
-                        let own = own.map_or("", |(at, _)| &h.doc.text[at..]);
-                        question.boost(&Said::read(question, &h.doc.kind, own), &weights)
-                    }
-                    false => Default::default(),
-                };
+                let own = h.doc.text.char_indices().nth(h.doc.lead);
+                let own = own.map_or("", |(at, _)| &h.doc.text[at..]);
+                let boost = question.boost(&Said::new(&h.doc.kind, own), &all.question);
                 Found {
                     session_id: h.doc.session,
                     doc: h.doc.id,

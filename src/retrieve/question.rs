@@ -41,23 +41,13 @@ pub struct Question {
     pub terms: Vec<String>,
 }
 
-/// What a passage says that a question may ask for.
-#[derive(Debug, Clone, Default, PartialEq)]
-pub struct Said {
-    /// The speaker its text starts with (`Caroline: …`), lowercased.
-    pub speaker: Option<String>,
-    /// A user's message.
-    pub user: bool,
-    /// An assistant's reply.
-    pub assistant: bool,
-    /// It says a time: "yesterday", "last week", "two days ago", a month, a date.
-    pub time: bool,
-    /// The user speaks of themself ("I", "my").
-    pub self_statement: bool,
-    /// The user says what they like, prefer, or changed to.
-    pub preference: bool,
-    /// Its own text says one of the question's content words.
-    pub on_topic: bool,
+/// A passage as a question reads it: what it says is read only when a question asks for
+/// it (each is a pattern run over the passage's start, on a search's hot path).
+#[derive(Debug, Clone, Copy)]
+pub struct Said<'a> {
+    kind: &'a str,
+    /// The passage's own text, without the message before it.
+    text: &'a str,
 }
 
 /// How much each thing a passage says that the question asks for raises its score.
@@ -106,7 +96,7 @@ static SPEAKER: LazyLock<Regex> =
 static NAME: LazyLock<Regex> = LazyLock::new(|| re(r"\b([A-Z][a-z]+)(?:'s)?\b"));
 static TIME_SAID: LazyLock<Regex> = LazyLock::new(|| {
     re(
-        r"(?i)\b(yesterday|today|tonight|tomorrow|recently|the other day|last (night|week|weekend|month|year|summer|winter|spring|fall|autumn|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|next (week|weekend|month|year|summer|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|this (morning|afternoon|evening|week|weekend|month|year|summer)|(\d+|a|an|one|two|three|four|five|six|few|couple of) (days?|weeks?|months?|years?) ago|ago|january|february|march|april|june|july|august|september|october|november|december|monday|tuesday|wednesday|thursday|friday|saturday|sunday|(19|20)\d\d|\d{1,2}/\d{1,2})\b",
+        r"(?i)\b(yesterday|today|tonight|tomorrow|recently|the other day|last (night|week|weekend|month|year|summer|winter|spring|fall|autumn|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|next (week|weekend|month|year|summer|monday|tuesday|wednesday|thursday|friday|saturday|sunday)|this (morning|afternoon|evening|week|weekend|month|year|summer)|ago|january|february|march|april|june|july|august|september|october|november|december|monday|tuesday|wednesday|thursday|friday|saturday|sunday|(19|20)\d\d|\d{1,2}/\d{1,2})\b",
     )
 });
 static PREFERENCE: LazyLock<Regex> = LazyLock::new(|| {
@@ -149,32 +139,36 @@ impl Question {
         }
     }
 
-    /// What the passage says that this question asks for, weighed.
+    /// What the passage says that this question asks for, weighed. Only what a weight
+    /// counts is read, and the question's words last: a passage is raised only where its
+    /// own text says one of them.
     pub fn boost(&self, said: &Said, w: &QuestionWeights) -> Boost {
-        if !said.on_topic {
+        let speaker = w.speaker > 0.0 && self.spoken_by(said);
+        let time = w.time > 0.0 && self.asks_when && said.time();
+        let preference = w.preference > 0.0 && self.asks_suggestion && said.preference();
+        if !(speaker || time || preference) || !said.says_any(&self.terms) {
             return Boost::default();
         }
-        let named = said.speaker.as_ref().is_some_and(|s| {
-            self.names
-                .iter()
-                .any(|n| s.split(' ').any(|part| part == n))
-        });
-        let speaker = named
-            || (self.asks_assistant && said.assistant)
-            || (self.about_user && said.user && said.self_statement);
+        let weight = |counts: bool, w: f64| if counts { w } else { 0.0 };
         Boost {
-            speaker: if speaker { w.speaker } else { 0.0 },
-            time: if self.asks_when && said.time {
-                w.time
-            } else {
-                0.0
-            },
-            preference: if self.asks_suggestion && said.preference {
-                w.preference
-            } else {
-                0.0
-            },
+            speaker: weight(speaker, w.speaker),
+            time: weight(time, w.time),
+            preference: weight(preference, w.preference),
         }
+    }
+
+    /// Whether the passage is spoken by whom the question is about: a person it names,
+    /// the assistant it asks about, or the user speaking of themself.
+    fn spoken_by(&self, said: &Said) -> bool {
+        let named = !self.names.is_empty()
+            && said.speaker().is_some_and(|s| {
+                self.names
+                    .iter()
+                    .any(|n| s.split(' ').any(|part| part == n))
+            });
+        named
+            || (self.asks_assistant && said.assistant())
+            || (self.about_user && said.self_statement())
     }
 
     /// How near a moment is to the period the question names: 1 inside it, halving every
@@ -192,15 +186,6 @@ impl Question {
         };
         0.5f64.powf(off as f64 / DAY_MS as f64 / half_life_days)
     }
-
-    /// Whether anything in the question can raise a passage.
-    pub fn asks_anything(&self) -> bool {
-        !self.names.is_empty()
-            || self.about_user
-            || self.asks_assistant
-            || self.asks_when
-            || self.asks_suggestion
-    }
 }
 
 /// The weights of what a question asks; part of [`super::Weights`].
@@ -211,92 +196,66 @@ pub struct QuestionWeights {
     pub preference: f64,
 }
 
-impl Said {
-    /// What a passage of `kind` says to `question`; `text` is the passage's own text
-    /// (without the message before it).
-    pub fn read(question: &Question, kind: &str, text: &str) -> Said {
-        let user = kind == "user_message";
-        let assistant = kind == "assistant_response";
-        let head = cut(text, 600);
-        Said {
-            // A long passage (a plan, a document) is read at its start only.
-            on_topic: mentions(cut(text, 4096), &question.terms),
-            // Only a message has a speaker: a handoff or a label that starts `Name:` quotes
-            // one.
-            speaker: (user || assistant)
-                .then(|| SPEAKER.captures(head).map(|c| c[1].to_lowercase()))
-                .flatten(),
-            user,
-            assistant,
-            time: TIME_SAID.is_match(head),
-            self_statement: user && FIRST_PERSON.is_match(head),
-            preference: user && PREFERENCE.is_match(head),
-        }
+impl<'a> Said<'a> {
+    /// A passage of `kind`; `text` is its own text (without the message before it).
+    pub fn new(kind: &'a str, text: &'a str) -> Said<'a> {
+        Said { kind, text }
+    }
+
+    /// Where its patterns are looked for.
+    fn head(&self) -> &'a str {
+        cut(self.text, 600)
+    }
+
+    /// A user's message.
+    pub fn user(&self) -> bool {
+        self.kind == "user_message"
+    }
+
+    /// An assistant's reply.
+    pub fn assistant(&self) -> bool {
+        self.kind == "assistant_response"
+    }
+
+    /// The speaker its text starts with (`Caroline: …`), lowercased. Only a message has
+    /// a speaker: a handoff or a label that starts `Name:` quotes one.
+    pub fn speaker(&self) -> Option<String> {
+        (self.user() || self.assistant())
+            .then(|| SPEAKER.captures(self.head()).map(|c| c[1].to_lowercase()))
+            .flatten()
+    }
+
+    /// It says a time: "yesterday", "last week", "two days ago", a month, a date.
+    pub fn time(&self) -> bool {
+        TIME_SAID.is_match(self.head())
+    }
+
+    /// The user speaks of themself ("I", "my").
+    pub fn self_statement(&self) -> bool {
+        self.user() && FIRST_PERSON.is_match(self.head())
+    }
+
+    /// The user says what they like, prefer, or changed to.
+    pub fn preference(&self) -> bool {
+        self.user() && PREFERENCE.is_match(self.head())
+    }
+
+    /// Its own text says one of `terms` (a long passage, a plan or a document, is read at
+    /// its start only); no terms put no condition.
+    pub fn says_any(&self, terms: &[String]) -> bool {
+        mentions(cut(self.text, 4096), terms)
     }
 }
 
 /// Common words of questions that say nothing of their topic.
+#[rustfmt::skip]
 const COMMON: [&str; 60] = [
-    "what",
-    "when",
-    "where",
-    "which",
-    "who",
-    "whom",
-    "whose",
-    "why",
-    "how",
-    "did",
-    "does",
-    "the",
-    "and",
-    "for",
-    "with",
-    "was",
-    "were",
-    "are",
-    "has",
-    "have",
-    "had",
-    "that",
-    "this",
-    "his",
-    "her",
-    "their",
-    "they",
-    "them",
-    "you",
-    "your",
-    "can",
-    "could",
-    "would",
-    "should",
-    "will",
-    "any",
-    "some",
-    "about",
-    "from",
-    "into",
-    "after",
-    "before",
-    "during",
-    "many",
-    "much",
-    "kind",
-    "type",
-    "remind",
-    "tell",
-    "know",
-    "mentioned",
-    "said",
-    "told",
-    "our",
-    "previous",
-    "conversation",
-    "also",
-    "been",
-    "being",
-    "there",
+    "what", "when", "where", "which", "who", "whom", "whose", "why", "how", "did", "does",
+    "the", "and", "for", "with", "was", "were", "are", "has", "have", "had", "that", "this",
+    "his", "her", "their", "they", "them", "you", "your", "can", "could", "would", "should",
+    "will", "any", "some", "about", "from", "into", "after", "before", "during", "many", "much",
+    "kind", "type", "remind", "tell", "know", "mentioned", "said", "told", "our", "previous",
+    "conversation", "also", "been", "being", "there",
 ];
 
 /// The starts (five characters at most) of a question's content words.
@@ -342,18 +301,8 @@ fn cut(text: &str, n: usize) -> &str {
 
 #[cfg(test)]
 mod tests {
-    use chrono::NaiveDate;
-
-    use super::period::utc;
+    use super::period::tests::{at, day};
     use super::*;
-
-    fn at(s: &str) -> Timestamp {
-        Timestamp::parse(s).expect("a time")
-    }
-
-    fn day(s: &str) -> i64 {
-        utc(NaiveDate::parse_from_str(s, "%Y-%m-%d").expect("a date"))
-    }
 
     #[test]
     fn a_question_says_whom_it_asks_about_and_what() {
@@ -375,30 +324,28 @@ mod tests {
     fn a_passage_says_its_speaker_times_and_tastes() {
         let asked = at("2023-10-22T10:02:00Z");
         let q = Question::read("When did Caroline go to the support group?", asked);
-        let s = Said::read(
-            &q,
+        let s = Said::new(
             "user_message",
             "Caroline: I went to a LGBTQ support group yesterday.",
         );
-        assert_eq!(s.speaker.as_deref(), Some("caroline"));
-        assert!(s.time && s.self_statement && !s.preference);
-        let s = Said::read(
-            &q,
+        assert_eq!(s.speaker().as_deref(), Some("caroline"));
+        assert!(s.time() && s.self_statement() && !s.preference());
+        let s = Said::new(
             "user_message",
             "I really prefer boutique hotels near the beach.",
         );
-        assert!(s.preference && s.speaker.is_none() && !s.on_topic);
-        let s = Said::read(&q, "handoff", "Caroline: Hey Mel. caroline support group");
-        assert_eq!(s.speaker, None);
-        let s = Said::read(&q, "assistant_response", "Here is a plan: first, tests.");
-        assert!(!s.time && !s.preference && !s.self_statement && s.assistant);
+        assert!(s.preference() && s.speaker().is_none() && !s.says_any(&q.terms));
+        let s = Said::new("handoff", "Caroline: Hey Mel. caroline support group");
+        assert_eq!(s.speaker(), None);
+        let s = Said::new("assistant_response", "Here is a plan: first, tests.");
+        assert!(!s.time() && !s.preference() && !s.self_statement() && s.assistant());
 
         let w = QuestionWeights {
             speaker: 0.5,
             time: 0.25,
             preference: 1.0,
         };
-        let said = |kind, text| Said::read(&q, kind, text);
+        let said = Said::new;
         let caroline = said("user_message", "Caroline: I went to the group yesterday.");
         let melanie = said(
             "assistant_response",

@@ -3,7 +3,7 @@
 
 use std::sync::LazyLock;
 
-use chrono::{DateTime, Datelike, Days, Months, NaiveDate, TimeZone, Utc, Weekday};
+use chrono::{Datelike, Days, Months, NaiveDate, TimeZone, Utc, Weekday};
 use regex::Regex;
 
 use super::re;
@@ -144,8 +144,7 @@ fn month_span(year: i32, month: u32, part: Option<&str>) -> Option<(i64, i64)> {
 /// The period a question names, resolved against when it is asked; the first form
 /// found wins, the most precise forms first.
 pub fn period(query: &str, asked: Timestamp) -> Option<(i64, i64)> {
-    let now: DateTime<Utc> = Utc.timestamp_millis_opt(asked.0).single()?;
-    let today = now.date_naive();
+    let today = asked.date();
     let before_after = |at: usize, span: (i64, i64)| -> (i64, i64) {
         // "the week before 16 November": the days before, up to that day.
         match BEFORE.captures(&query[..at]) {
@@ -269,14 +268,15 @@ fn last_weekday(today: NaiveDate, day: Weekday) -> NaiveDate {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
 
-    fn at(s: &str) -> Timestamp {
+    pub(crate) fn at(s: &str) -> Timestamp {
         Timestamp::parse(s).expect("a time")
     }
 
-    fn day(s: &str) -> i64 {
+    /// Midnight (UTC) of a `YYYY-MM-DD` day.
+    pub(crate) fn day(s: &str) -> i64 {
         utc(NaiveDate::parse_from_str(s, "%Y-%m-%d").expect("a date"))
     }
 
