@@ -185,7 +185,7 @@ pub fn period(query: &str, asked: Timestamp) -> Option<(i64, i64)> {
     if let Some(c) = AGO.captures(query) {
         let n = i64::from(number(&c[1].to_lowercase())?);
         let (unit, slack) = unit_days(&c[2]);
-        let at = today - chrono::Duration::days(n * unit);
+        let at = days_before(today, n * unit)?;
         return Some((utc(at) - slack * DAY_MS, utc(at) + (slack + 1) * DAY_MS));
     }
     if let Some(c) = LAST_WEEKDAY.captures(query) {
@@ -203,10 +203,7 @@ pub fn period(query: &str, asked: Timestamp) -> Option<(i64, i64)> {
             None => 1,
         };
         let (unit, _) = unit_days(&c[2]);
-        return Some((
-            utc(today - chrono::Duration::days(n * unit)),
-            utc(today) + DAY_MS,
-        ));
+        return Some((utc(days_before(today, n * unit)?), utc(today) + DAY_MS));
     }
     if let Some(c) = MONTH_YEAR.captures_iter(query).find(|c| {
         // "may" is a month only when capitalised or beside a year or part.
@@ -241,6 +238,12 @@ pub fn period(query: &str, asked: Timestamp) -> Option<(i64, i64)> {
         return Some((utc(start), utc(today) + DAY_MS));
     }
     None
+}
+
+/// The day `days` before `today`; `None` past the calendar's range (a question may say
+/// "4000000000 years ago").
+fn days_before(today: NaiveDate, days: i64) -> Option<NaiveDate> {
+    today.checked_sub_signed(chrono::TimeDelta::try_days(days)?)
 }
 
 /// Days in a unit, and the slack either side of "N units ago".
@@ -319,6 +322,12 @@ pub(super) mod tests {
             Some((day("2023-10-21"), day("2023-10-22")))
         );
         assert_eq!(p("what may I have said about tests"), None);
+        // Numbers past the calendar name no period, and nothing panics.
+        assert_eq!(p("what did I do 4000000000 years ago"), None);
+        assert_eq!(p("in the past 4000000000 years"), None);
+        assert_eq!(p("99999999999999999999 days ago on 31 February 2023"), None);
+        let long = "when 3 may 2023 two weeks ago last friday ".repeat(50);
+        assert!(p(&long).is_some());
         assert_eq!(p("How did the refactor go?"), None);
     }
 }
