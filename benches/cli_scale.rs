@@ -139,7 +139,13 @@ fn main() {
                                 .map(drop),
                             "stats" => client.stats().await.map(drop),
                             "sessions list --limit 20" => client
-                                .list_sessions(None, 20, 0, eywa::engine::SessionOrder::Recent)
+                                .list_sessions(
+                                    None,
+                                    &Default::default(),
+                                    20,
+                                    0,
+                                    eywa::engine::SessionOrder::Recent,
+                                )
                                 .await
                                 .map(drop),
                             other => unreachable!("{other}"),

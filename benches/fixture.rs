@@ -209,6 +209,8 @@ pub(crate) fn graph_dir() -> std::path::PathBuf {
             slug: None,
             compactions: Vec::new(),
             resumes: Vec::new(),
+            user: "ana".to_owned(),
+            machine: "laptop".to_owned(),
         };
         let handoff = Handoff {
             session_id: session_id.clone(),

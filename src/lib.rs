@@ -49,6 +49,8 @@ pub mod fs;
 #[doc(hidden)]
 pub mod graph;
 #[doc(hidden)]
+pub mod host;
+#[doc(hidden)]
 pub mod index;
 #[doc(hidden)]
 pub mod retrieve;

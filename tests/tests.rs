@@ -5,6 +5,7 @@ mod support;
 mod agents;
 mod append;
 mod archive;
+mod attribution;
 mod bounded;
 mod browser;
 mod check;

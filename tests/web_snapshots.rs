@@ -129,7 +129,12 @@ fn every_kind_of_page_keeps_its_shape_on_the_real_corpus() {
         return;
     };
     let home = crate::support::corpus_home(&real);
-    let engine = Engine::open(EngineConfig::temporary(home.path())).unwrap();
+    // A fixed author: the pages say who wrote each session.
+    let engine = Engine::open(EngineConfig {
+        identity: eywa::model::Identity::new("ana", "laptop").unwrap(),
+        ..EngineConfig::temporary(home.path())
+    })
+    .unwrap();
     engine.ingest().unwrap();
     let listed = engine.list_sessions(None, 1_000, 0).unwrap().sessions;
     assert!(listed.len() >= 3, "the corpus has sessions");

@@ -306,6 +306,7 @@ impl RemoteClient {
     pub async fn list_sessions(
         &mut self,
         workspace: Option<&str>,
+        authors: &crate::model::Attribution,
         limit: usize,
         offset: usize,
         order: crate::engine::SessionOrder,
@@ -315,6 +316,8 @@ impl RemoteClient {
             limit,
             offset,
             order,
+            users: authors.users.clone(),
+            machines: authors.machines.clone(),
         });
         let response = self.sessions.list_sessions(request).await?.into_inner();
         response.try_into()

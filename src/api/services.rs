@@ -257,7 +257,9 @@ serve!(pb::sessions_server::Sessions {
             session_part(e.session_with(&q.session, q.thinking)?, q.from, q.max_bytes)
         };
     list_sessions(ListSessionsRequest) -> ListSessionsResponse:
-        |e, q: ListQuery| e.list_sessions_by(q.workspace.as_deref(), q.limit, q.offset, q.order);
+        |e, q: ListQuery| {
+            e.list_sessions_of(q.workspace.as_deref(), &q.authors(), q.limit, q.offset, q.order)
+        };
     export_session(ExportSessionRequest) -> ExportSessionResponse: |e, q: ExportQuery| {
         let content = e.export_session_with(&q.session, q.format, q.thinking)?;
         export_part(content, q.format, q.offset, q.max_bytes)

@@ -362,6 +362,7 @@ impl Client {
     pub(crate) fn list_sessions(
         &self,
         workspace: Option<&str>,
+        authors: &eywa::model::Attribution,
         limit: usize,
         offset: usize,
         order: eywa::engine::SessionOrder,
@@ -369,10 +370,11 @@ impl Client {
         match self {
             Client::Local(l) => Ok(l
                 .engine()?
-                .list_sessions_by(workspace, limit, offset, order)?),
-            Client::Remote(r) => {
-                r.call(async |c| c.list_sessions(workspace, limit, offset, order).await)
-            }
+                .list_sessions_of(workspace, authors, limit, offset, order)?),
+            Client::Remote(r) => r.call(async |c| {
+                c.list_sessions(workspace, authors, limit, offset, order)
+                    .await
+            }),
         }
     }
 

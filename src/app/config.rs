@@ -30,6 +30,16 @@ struct File {
     summarizer_daily_tokens: Option<u64>,
     #[serde(default)]
     serve: ServeFile,
+    #[serde(default)]
+    team: TeamFile,
+}
+
+/// `[team]`: who this machine's sessions are attributed to.
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct TeamFile {
+    user: Option<String>,
+    machine: Option<String>,
 }
 
 #[derive(Debug, Default, Deserialize)]
@@ -87,6 +97,9 @@ pub(crate) struct Settings {
     pub listen: Setting<String>,
     pub watch_interval_ms: Setting<u64>,
     pub model_install: Setting<String>,
+    /// Who sessions ingested here are attributed to, and on which machine.
+    pub user: Setting<String>,
+    pub machine: Setting<String>,
 }
 
 /// A flag's value, when the command line or its variable gave it.
@@ -245,6 +258,23 @@ impl Settings {
                 None => default("auto".to_owned()),
             },
         };
+        let local = eywa::host::local_identity();
+        let name = |what: &'static str, var: &str, file_value: Option<String>, fallback: String| {
+            let named = |text: &str| eywa::model::Identity::name(what, text);
+            anyhow::Ok(match variable(var, named)? {
+                Some(set) => set,
+                None => match file_value {
+                    Some(text) => Setting {
+                        value: named(&text)
+                            .map_err(|e| anyhow::anyhow!("{}: team.{what}: {e}", file.display()))?,
+                        source: Source::File,
+                    },
+                    None => default(fallback),
+                },
+            })
+        };
+        let user = name("user", "EYWA_USER", read.team.user, local.user)?;
+        let machine = name("machine", "EYWA_MACHINE", read.team.machine, local.machine)?;
         Ok(Settings {
             data_dir,
             file,
@@ -258,6 +288,8 @@ impl Settings {
             listen,
             watch_interval_ms,
             model_install,
+            user,
+            machine,
         })
     }
 
@@ -307,6 +339,12 @@ impl Settings {
                 "serve.model_install",
                 json!(self.model_install.value),
                 self.model_install.source,
+            ),
+            ("team.user", json!(self.user.value), self.user.source),
+            (
+                "team.machine",
+                json!(self.machine.value),
+                self.machine.source,
             ),
         ]
     }

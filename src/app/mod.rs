@@ -63,9 +63,18 @@ impl Paths {
             staleness_days: self.staleness_days,
             summarizer: self.summarizer.clone(),
             upkeep: self.upkeep,
+            identity: self.identity(),
             embedding: Embedding::Model(self.model_dir()),
             ..EngineConfig::new(&self.data_dir, &self.claude_dir)
         })
+    }
+
+    /// Who this machine's sessions are attributed to.
+    pub(crate) fn identity(&self) -> eywa::model::Identity {
+        eywa::model::Identity {
+            user: self.settings.user.value.clone(),
+            machine: self.settings.machine.value.clone(),
+        }
     }
 
     /// Where the embedding model is installed.

@@ -25,6 +25,8 @@ pub(crate) fn node_json(node: &Node) -> Value {
                 "project_path": e.project_path,
                 "cwd": e.cwd,
                 "git_branch": e.git_branch,
+                "user": e.user,
+                "machine": e.machine,
                 "models": e.models,
                 "version": e.version,
                 "start": time(e.start),

@@ -38,6 +38,13 @@ pub(super) struct Args {
     /// Only sessions of this project (repeatable)
     #[arg(long = "project", value_name = "NAME")]
     projects: Vec<String>,
+    /// Only sessions by this user (repeatable; any case). Documents and memories, of no
+    /// session, are left out
+    #[arg(long = "user", value_name = "USER")]
+    users: Vec<String>,
+    /// Only sessions written on this machine (repeatable; any case)
+    #[arg(long = "machine", value_name = "MACHINE")]
+    machines: Vec<String>,
     /// Only passages of subagents of this type (repeatable): Explore, Plan, …
     #[arg(long = "agent-type", value_name = "TYPE")]
     agent_types: Vec<String>,
@@ -90,6 +97,8 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             agent_types: args.agent_types.clone(),
             since: args.since,
             until: args.until,
+            users: args.users.clone(),
+            machines: args.machines.clone(),
         },
         limit: args.limit,
         mode: args.mode,
@@ -197,6 +206,8 @@ fn to_json(h: &SearchHit, now: Timestamp) -> serde_json::Value {
         "document_id": h.document_id,
         "page": h.page,
         "resume_command": h.resume_command,
+        "user": h.user,
+        "machine": h.machine,
         "signals": h.signals,
     })
 }

@@ -31,6 +31,12 @@ enum Command {
         /// recent (most recently active first) or messages (most messages first)
         #[arg(long, default_value = "recent")]
         sort: String,
+        /// Only sessions by this user (repeat for several; any case)
+        #[arg(long = "user", value_name = "USER")]
+        users: Vec<String>,
+        /// Only sessions written on this machine (repeat for several; any case)
+        #[arg(long = "machine", value_name = "MACHINE")]
+        machines: Vec<String>,
         /// Print JSON
         #[arg(long)]
         json: bool,
@@ -118,10 +124,14 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
             limit,
             offset,
             sort,
+            users,
+            machines,
             json,
         } => {
             let order = eywa::engine::SessionOrder::parse(&sort)?;
-            let page = client.list_sessions(workspace.as_deref(), limit, offset, order)?;
+            let authors = eywa::model::Attribution { users, machines };
+            let page =
+                client.list_sessions(workspace.as_deref(), &authors, limit, offset, order)?;
             listing.save(&page)?;
             if json {
                 crate::app::print_json(&serde_json::to_value(&page)?)?;

@@ -3,6 +3,7 @@
 use super::Engine;
 use crate::Result;
 use crate::library::{ExportFormat, Library, MatchPage, Session, SessionPage, SessionSearch};
+use crate::model::Attribution;
 
 impl Engine {
     pub(super) fn library(&self) -> Library<'_> {
@@ -51,8 +52,21 @@ impl Engine {
         offset: usize,
         order: crate::library::SessionOrder,
     ) -> Result<SessionPage> {
+        self.list_sessions_of(workspace, &Attribution::default(), limit, offset, order)
+    }
+
+    /// [`list_sessions_by`](Self::list_sessions_by), keeping only the sessions `authors`
+    /// keeps (some users, some machines).
+    pub fn list_sessions_of(
+        &self,
+        workspace: Option<&str>,
+        authors: &Attribution,
+        limit: usize,
+        offset: usize,
+        order: crate::library::SessionOrder,
+    ) -> Result<SessionPage> {
         self.library()
-            .list_sessions_by(workspace, limit, offset, order)
+            .list_sessions_by(workspace, authors, limit, offset, order)
     }
 
     /// A session by full id or by a unique prefix of at least 4 characters (e.g. the 8-char

@@ -89,6 +89,9 @@ pub struct EngineConfig {
     /// everything was redacted, and indexing what a writer that was killed left out. On
     /// by default; a hook, which has under a second, leaves it to the next command.
     pub upkeep: bool,
+    /// Who sessions ingested here are attributed to (by default
+    /// [`local_identity`](crate::host::local_identity)).
+    pub identity: crate::model::Identity,
 }
 
 impl EngineConfig {
@@ -111,6 +114,7 @@ impl EngineConfig {
             staleness_days: Some(Self::DEFAULT_STALENESS_DAYS),
             summarizer: None,
             upkeep: true,
+            identity: crate::host::local_identity(),
         }
     }
 
@@ -127,6 +131,7 @@ impl EngineConfig {
             staleness_days: Some(Self::DEFAULT_STALENESS_DAYS),
             summarizer: None,
             upkeep: true,
+            identity: crate::host::local_identity(),
         }
     }
 
@@ -231,8 +236,23 @@ impl Engine {
             opening: Mutex::new(()),
         };
         if engine.config.upkeep {
-            // Neither may keep the store from opening: what fails is tried again at the
-            // next open.
+            // None may keep the store from opening: what fails is tried again at the next
+            // open. Attribution runs first, before anything reads (and caches) a node.
+            match crate::ingest::upkeep::attribute_once(
+                engine.graph.store(),
+                &engine.config.identity,
+            ) {
+                Ok(0) => {}
+                Ok(episodes) => tracing::info!(
+                    episodes,
+                    identity = %engine.config.identity,
+                    "attributed the sessions of a store written before attribution"
+                ),
+                Err(e) => tracing::warn!(
+                    error = %e,
+                    "cannot attribute the store's sessions now; the next open tries again"
+                ),
+            }
             if let Err(e) = engine.scrub_once() {
                 tracing::warn!(error = %e, "cannot scrub the store now; the next open tries again");
             }

@@ -109,6 +109,27 @@ impl Engine {
             Err(e) => return Err(e),
         };
         let mut ranked = fuse(mode, lexical, semantic, focus.as_ref(), &question, asked);
+        let authors = request.filter.authors();
+        if !authors.is_empty() {
+            let mut kept = Vec::with_capacity(limit);
+            for (hit, snippet) in ranked {
+                if kept.len() == limit {
+                    break;
+                }
+                let node = match hit.session_id.is_empty() {
+                    true => None,
+                    false => self.graph.node(NodeId::episode(&hit.session_id))?,
+                };
+                if node
+                    .as_ref()
+                    .and_then(|n| n.episode())
+                    .is_some_and(|e| authors.keeps(&e.user, &e.machine))
+                {
+                    kept.push((hit, snippet));
+                }
+            }
+            ranked = kept;
+        }
         ranked.truncate(limit);
         let snippets = match ranked.iter().any(|(_, s)| matches!(s, Snippet::Passage(_))) {
             true => Some(self.text()?.snippets(&request.query)?),
@@ -131,6 +152,10 @@ impl Engine {
                 && let Some(node) = self.graph.node(NodeId::episode(&hit.session_id))?
             {
                 hit.title = node.name.clone();
+                if let Some(e) = node.episode() {
+                    hit.user.clone_from(&e.user);
+                    hit.machine.clone_from(&e.machine);
+                }
                 // Resumable when Claude Code had it (an index-only session's file is
                 // gone, but Claude Code may still know it; an import is not).
                 hit.resume_command = crate::claude::resume_command(&hit.session_id, None);

@@ -183,6 +183,7 @@ impl Engine {
             chunk_idle_days: self.config.chunk_idle_days,
             last_sweep: &self.last_sweep,
             summarizer: self.config.summarizer.as_ref(),
+            identity: &self.config.identity,
             pending: &self.pending,
             text_commits: &self.text_commits,
             deferred: &self.deferred,

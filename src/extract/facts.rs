@@ -8,8 +8,8 @@ use super::sections::sections;
 use super::{ProjectPath, headline, keywords, substance};
 use crate::claude::Transcript;
 use crate::model::{
-    AgentInfo, DocRef, Edge, Entity, EntityType, Episode, Handoff, Node, NodeId, NodeKind,
-    Relation, SessionFacts, Timestamp, TokenUsage,
+    AgentInfo, DocRef, Edge, Entity, EntityType, Episode, Handoff, Identity, Node, NodeId,
+    NodeKind, Relation, SessionFacts, Timestamp, TokenUsage,
 };
 
 /// The episode property holding `sessions-index.json`'s `messageCount`.
@@ -30,6 +30,8 @@ pub struct Origin<'a> {
     pub source_path: &'a str,
     /// Set for subagent runs.
     pub agent: Option<AgentInfo>,
+    /// Who wrote it, where.
+    pub identity: &'a Identity,
 }
 
 /// Builds the facts of one transcript, or `None` when it holds no user or assistant
@@ -92,6 +94,8 @@ pub fn episode_facts(origin: Origin<'_>, t: &Transcript) -> Option<SessionFacts>
         slug: t.slug.clone(),
         compactions: t.compactions.clone(),
         resumes: t.resumes.iter().cloned().collect(),
+        user: origin.identity.user.clone(),
+        machine: origin.identity.machine.clone(),
     };
     let sections = sections(t, &projects);
     let handoff = episode.agent.is_none().then(|| Handoff {

@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 
 use super::{HandoffFrontmatter, RedactionCounts, entity, redact};
 use crate::model::{
-    Edge, EntityType, Episode, Handoff, HandoffSections, Node, NodeId, Relation, SessionFacts,
-    Timestamp,
+    Edge, EntityType, Episode, Handoff, HandoffSections, Identity, Node, NodeId, Relation,
+    SessionFacts, Timestamp,
 };
 use crate::{Error, Result};
 
@@ -14,6 +14,7 @@ use crate::{Error, Result};
 pub fn imported_facts(
     mut front: HandoffFrontmatter,
     mut sections: HandoffSections,
+    identity: &Identity,
     redacted: &mut RedactionCounts,
 ) -> SessionFacts {
     for name in front.projects.iter_mut().chain(front.model.iter_mut()) {
@@ -72,6 +73,8 @@ pub fn imported_facts(
         slug: None,
         compactions: Vec::new(),
         resumes: Vec::new(),
+        user: identity.user.clone(),
+        machine: identity.machine.clone(),
     };
     let mut handoff = Handoff {
         session_id: format!("eywa:{short}"),

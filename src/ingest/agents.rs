@@ -56,6 +56,7 @@ impl Writer<'_> {
             episode_id,
             source_path: &path,
             agent: Some(agent),
+            identity: self.identity,
         };
         let mut facts = episode_facts(origin, &transcript);
         if let Some(facts) = &mut facts {

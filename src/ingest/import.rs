@@ -191,7 +191,7 @@ impl Import<'_> {
             self.report.already_imported += 1;
             return Ok(());
         }
-        let facts = imported_facts(front, sections, &mut self.redacted);
+        let facts = imported_facts(front, sections, self.writer.identity, &mut self.redacted);
         let record = SourceRecord {
             path: source,
             len: 0,

@@ -52,7 +52,7 @@ impl Writer<'_> {
                     false
                 }
             };
-            let Some(facts) = index_only_facts(id, &path, entry, run) else {
+            let Some(facts) = index_only_facts(id, &path, entry, self.identity, run) else {
                 continue;
             };
             let record = SourceRecord {
@@ -116,6 +116,7 @@ fn index_only_facts(
     id: &str,
     path: &str,
     entry: &IndexEntry,
+    identity: &crate::model::Identity,
     run: &mut Run,
 ) -> Option<SessionFacts> {
     let mut clean = |s: &str| redact(s, &mut run.redacted).into_owned();
@@ -148,6 +149,7 @@ fn index_only_facts(
             episode_id: NodeId::episode(id),
             source_path: path,
             agent: None,
+            identity,
         },
         &transcript,
     )?;

@@ -106,6 +106,8 @@ pub(crate) struct Writer<'e> {
     pub(crate) last_sweep: &'e std::sync::atomic::AtomicI64,
     /// The command that writes handoffs, when one is set.
     pub(crate) summarizer: Option<&'e Summarizer>,
+    /// Who the sessions it writes are attributed to.
+    pub(crate) identity: &'e crate::model::Identity,
     /// Sources this process marked pending in the text index (see `text::PENDING`).
     pub(crate) pending: &'e std::sync::Mutex<Vec<PendingText>>,
     /// The text-index commits of this engine's writers, shared when they come at once.

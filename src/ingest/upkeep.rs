@@ -1,7 +1,8 @@
 //! What the first open of a store written by an earlier eywa does once, each step marked
 //! done in the settings keyspace: its files made private, its text index marked for a
 //! rebuild that fills what earlier layouts lacked, and whether its secrets still need a
-//! scrub ([`needs_scrub`]; the scrub itself is [`super::Writer::scrub_store`]).
+//! scrub ([`needs_scrub`]; the scrub itself is [`super::Writer::scrub_store`]), and its
+//! sessions attributed to this machine's user ([`attribute_once`]).
 
 use std::path::Path;
 
@@ -9,6 +10,7 @@ use eywa_storage::{Batch, Keyspace, Store};
 
 use super::{SCRUBBED, TEXT_DIRTY};
 use crate::Result;
+use crate::model::{Identity, Node, NodeKind};
 
 /// Set once every file under the data dir has been made private.
 const PRIVATE_FILES: &[u8] = b"private_files";
@@ -18,6 +20,10 @@ const CHUNKS_LISTED: &[u8] = b"chunks_listed";
 const LABELS_INDEXED: &[u8] = b"labels_indexed";
 /// Set once a store's chunks are known to have their records (`semantic/chunks.rs`).
 const CHUNKS_RECORDED: &[u8] = b"chunks_recorded";
+/// Set once every episode of a store names its user and machine.
+const ATTRIBUTED: &[u8] = b"attributed";
+/// Episodes rewritten per transaction when a store's sessions are attributed.
+const ATTRIBUTE_BATCH: usize = 2_000;
 
 /// The upkeep of every open: the data dir's files made private (`data_dir`: none for a
 /// temporary store), and the text index marked for the rebuilds the store has not had.
@@ -80,9 +86,125 @@ pub(crate) fn needs_scrub(store: &Store) -> Result<bool> {
     Ok(true)
 }
 
+/// Stores written before sessions named who wrote them: the first open attributes every
+/// episode without a user or machine to `identity` (this machine's), in transactions of
+/// [`ATTRIBUTE_BATCH`], then marks the store. Stopped midway, the next open goes on:
+/// an episode already attributed is left as it is. Returns the episodes attributed.
+pub(crate) fn attribute_once(store: &Store, identity: &Identity) -> Result<u64> {
+    if store.contains(Keyspace::Settings, ATTRIBUTED)? {
+        return Ok(0);
+    }
+    let mut attributed = 0;
+    let mut batch = Batch::new();
+    let mut in_batch = 0;
+    for entry in store.scan::<Node>(Keyspace::Nodes, &[]) {
+        let (key, mut node) = entry?;
+        let NodeKind::Episode(e) = &mut node.kind else {
+            continue;
+        };
+        if !e.user.is_empty() && !e.machine.is_empty() {
+            continue;
+        }
+        if e.user.is_empty() {
+            e.user.clone_from(&identity.user);
+        }
+        if e.machine.is_empty() {
+            e.machine.clone_from(&identity.machine);
+        }
+        batch.put(Keyspace::Nodes, key, &node)?;
+        attributed += 1;
+        in_batch += 1;
+        if in_batch == ATTRIBUTE_BATCH {
+            store.apply(std::mem::take(&mut batch))?;
+            in_batch = 0;
+        }
+    }
+    batch.put(Keyspace::Settings, ATTRIBUTED.to_vec(), &true)?;
+    store.apply(batch)?;
+    Ok(attributed)
+}
+
 /// Sets `flag` in the settings keyspace.
 fn mark(store: &Store, flag: &[u8]) -> Result<()> {
     let mut batch = Batch::new();
     batch.put(Keyspace::Settings, flag.to_vec(), &true)?;
     Ok(store.apply(batch)?)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::model::{Episode, NodeId};
+
+    fn episode(session: &str, user: &str, machine: &str) -> Node {
+        let mut e: Episode = serde_json::from_value(serde_json::json!({
+            "session_id": session, "short_id": &session[..8], "source_path": "", "project": "shop",
+            "project_path": "/w/shop", "cwd": "/w/shop", "start": 0, "end": 0,
+            "user_messages": 1, "assistant_messages": 1, "prompts": 1, "tool_calls": 0,
+            "title": "t", "substance": 1,
+        }))
+        .unwrap();
+        e.user = user.to_owned();
+        e.machine = machine.to_owned();
+        Node::from_episode(NodeId::episode(session), "t".into(), e)
+    }
+
+    fn who(store: &Store, key: &[u8]) -> (String, String) {
+        let node: Node = store.get(Keyspace::Nodes, key).unwrap().unwrap();
+        let e = node.episode().unwrap();
+        (e.user.clone(), e.machine.clone())
+    }
+
+    /// A store from before attribution: its episodes get this machine's identity once,
+    /// keeping any part an episode already has; a second open changes nothing.
+    #[test]
+    fn sessions_written_before_attribution_are_attributed_once() {
+        let store = eywa_storage::Config::new().temporary(true).open().unwrap();
+        let mut batch = Batch::new();
+        batch
+            .put(
+                Keyspace::Nodes,
+                b"a".to_vec(),
+                &episode("aaaaaaaa-1", "", ""),
+            )
+            .unwrap();
+        batch
+            .put(
+                Keyspace::Nodes,
+                b"b".to_vec(),
+                &episode("bbbbbbbb-2", "bo", ""),
+            )
+            .unwrap();
+        batch
+            .put(
+                Keyspace::Nodes,
+                b"c".to_vec(),
+                &episode("cccccccc-3", "cy", "desk"),
+            )
+            .unwrap();
+        store.apply(batch).unwrap();
+        let here = Identity::new("ana", "laptop").unwrap();
+
+        assert_eq!(attribute_once(&store, &here).unwrap(), 2);
+        assert_eq!(who(&store, b"a"), ("ana".into(), "laptop".into()));
+        assert_eq!(who(&store, b"b"), ("bo".into(), "laptop".into()));
+        assert_eq!(who(&store, b"c"), ("cy".into(), "desk".into()));
+
+        let elsewhere = Identity::new("dee", "tower").unwrap();
+        batch = Batch::new();
+        batch
+            .put(
+                Keyspace::Nodes,
+                b"d".to_vec(),
+                &episode("dddddddd-4", "", ""),
+            )
+            .unwrap();
+        store.apply(batch).unwrap();
+        assert_eq!(
+            attribute_once(&store, &elsewhere).unwrap(),
+            0,
+            "marked done"
+        );
+        assert_eq!(who(&store, b"a"), ("ana".into(), "laptop".into()));
+    }
 }

@@ -6,7 +6,7 @@ use serde_json::json;
 use crate::archive::Authors;
 use crate::claude::{MessageKind, Role};
 use crate::graph::Graph;
-use crate::model::{Node, NodeId, Relation, Timestamp};
+use crate::model::{Attribution, Node, NodeId, Relation, Timestamp};
 use crate::{Error, Result};
 
 pub use self::session::Session;
@@ -54,6 +54,10 @@ pub struct SessionSummary {
     pub version: Option<String>,
     /// The first git branch its transcript names, if any.
     pub git_branch: Option<String>,
+    /// Who wrote it.
+    pub user: String,
+    /// The machine it was written on.
+    pub machine: String,
 }
 
 /// One page of sessions, and where it sits in the whole list.
@@ -111,15 +115,23 @@ impl Library<'_> {
         limit: usize,
         offset: usize,
     ) -> Result<SessionPage> {
-        self.list_sessions_by(workspace, limit, offset, SessionOrder::Recent)
+        self.list_sessions_by(
+            workspace,
+            &Attribution::default(),
+            limit,
+            offset,
+            SessionOrder::Recent,
+        )
     }
 
     /// [`list_sessions`](Self::list_sessions) in `order`: by the conversation's depth
     /// (its message count, `sessions-index.json`'s when the transcript is gone), deepest
-    /// first, more recent first among equals.
+    /// first, more recent first among equals; `authors` keeps the sessions of some users
+    /// or machines.
     pub(crate) fn list_sessions_by(
         &self,
         workspace: Option<&str>,
+        authors: &Attribution,
         limit: usize,
         offset: usize,
         order: SessionOrder,
@@ -129,73 +141,65 @@ impl Library<'_> {
                 "limit must be between 1 and {MAX_PAGE}, got {limit}"
             )));
         }
-        let workspace = workspace.map(str::trim).filter(|w| !w.is_empty());
-        // (session, its node id), in the library's order: most recently active first.
-        let (rows, total): (Vec<(SessionSummary, NodeId)>, usize) = match workspace {
-            // By depth: every session is looked at, then ranked.
-            _ if order == SessionOrder::Messages => {
-                let w = workspace.map(|w| w.trim_end_matches(['/', '\\']));
-                let mut all = Vec::new();
-                for node in self.graph.sessions_newest_first()? {
-                    let node = node?;
-                    let Some(e) = node.episode() else { continue };
-                    if let Some(w) = w
-                        && !in_workspace(&e.project_path, &e.project, w)
-                    {
-                        continue;
-                    }
-                    all.extend(summary(&node).map(|s| (s, node.id)));
-                }
-                if all.is_empty()
-                    && let Some(w) = w
-                {
-                    return Err(Error::NotFound(format!(
-                        "no workspace {w}: no session worked in a project of that path or name",
-                        w = crate::error::quote(w)
-                    )));
-                }
-                all.sort_by(|a, b| {
+        let workspace = workspace
+            .map(str::trim)
+            .filter(|w| !w.is_empty())
+            .map(|w| w.trim_end_matches(['/', '\\']));
+        // Everything, most recently active first: the page alone is read.
+        if workspace.is_none() && authors.is_empty() && order == SessionOrder::Recent {
+            let (nodes, total) = self.graph.sessions_by_activity(offset, limit)?;
+            let rows = nodes
+                .iter()
+                .filter_map(|n| summary(n).map(|s| (s, n.id)))
+                .collect();
+            return self.page_of(rows, total as usize, limit, offset);
+        }
+        // Otherwise every session is looked at, to count the matches (and, by depth, to
+        // rank them). (session, its node id), most recently active first.
+        let mut in_workspace_at_all = false;
+        let mut all = Vec::new();
+        for node in self.graph.sessions_newest_first()? {
+            let node = node?;
+            let Some(e) = node.episode() else { continue };
+            if let Some(w) = workspace
+                && !in_workspace(&e.project_path, &e.project, w)
+            {
+                continue;
+            }
+            in_workspace_at_all = true;
+            if !authors.keeps(&e.user, &e.machine) {
+                continue;
+            }
+            // In time order only the page is kept; the rest are counted.
+            if order == SessionOrder::Recent && (all.len() < offset || all.len() >= offset + limit)
+            {
+                all.push(None);
+                continue;
+            }
+            all.push(summary(&node).map(|s| (s, node.id)));
+        }
+        if let Some(w) = workspace
+            && !in_workspace_at_all
+        {
+            return Err(Error::NotFound(format!(
+                "no workspace {w}: no session worked in a project of that path or name",
+                w = crate::error::quote(w)
+            )));
+        }
+        let total = all.len();
+        let mut rows: Vec<(SessionSummary, NodeId)> = match order {
+            SessionOrder::Recent => all.into_iter().skip(offset).take(limit).flatten().collect(),
+            SessionOrder::Messages => {
+                let mut rows: Vec<_> = all.into_iter().flatten().collect();
+                rows.sort_by(|a, b| {
                     b.0.message_count
                         .cmp(&a.0.message_count)
                         .then(b.0.last_activity_at.cmp(&a.0.last_activity_at))
                 });
-                let total = all.len();
-                (all.into_iter().skip(offset).take(limit).collect(), total)
-            }
-            // Everything: the page alone is read.
-            None => {
-                let (nodes, total) = self.graph.sessions_by_activity(offset, limit)?;
-                let rows = nodes
-                    .iter()
-                    .filter_map(|n| summary(n).map(|s| (s, n.id)))
-                    .collect();
-                (rows, total as usize)
-            }
-            // A workspace: every session is looked at, to count the matches.
-            Some(w) => {
-                let w = w.trim_end_matches(['/', '\\']);
-                let mut rows = Vec::new();
-                let mut total = 0;
-                for node in self.graph.sessions_newest_first()? {
-                    let node = node?;
-                    let Some(e) = node.episode() else { continue };
-                    if !in_workspace(&e.project_path, &e.project, w) {
-                        continue;
-                    }
-                    if total >= offset && rows.len() < limit {
-                        rows.extend(summary(&node).map(|s| (s, node.id)));
-                    }
-                    total += 1;
-                }
-                if total == 0 {
-                    return Err(Error::NotFound(format!(
-                        "no workspace {w}: no session worked in a project of that path or name",
-                        w = crate::error::quote(w)
-                    )));
-                }
-                (rows, total)
+                rows.into_iter().skip(offset).take(limit).collect()
             }
         };
+        rows.truncate(limit);
         self.page_of(rows, total, limit, offset)
     }
 
@@ -295,6 +299,8 @@ impl Library<'_> {
                     "agent": agent,
                     "version": e.version,
                     "git_branch": e.git_branch,
+                    "user": e.user,
+                    "machine": e.machine,
                     "started_at": e.start.to_rfc3339(),
                     "last_activity_at": e.end.to_rfc3339(),
                     "models": e.models,
@@ -387,6 +393,8 @@ fn summary(node: &Node) -> Option<SessionSummary> {
         agent_ids: Vec::new(),
         version: e.version.clone(),
         git_branch: e.git_branch.clone(),
+        user: e.user.clone(),
+        machine: e.machine.clone(),
     })
 }
 

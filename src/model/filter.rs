@@ -17,11 +17,25 @@ pub struct SearchFilter {
     pub since: Option<Timestamp>,
     /// Before this time (exclusive); `None` for no end.
     pub until: Option<Timestamp>,
+    /// Sessions by these users, on these machines (names without regard to case; empty:
+    /// any). Passages of no session (documents, memories) have no author: a filter on
+    /// either leaves them out.
+    pub users: Vec<String>,
+    /// See `users`.
+    pub machines: Vec<String>,
 }
 
 impl SearchFilter {
     /// The project names as the indexes keep them: lowercased.
     pub fn project_keys(&self) -> Vec<String> {
         self.projects.iter().map(|p| p.to_lowercase()).collect()
+    }
+
+    /// The users and machines it keeps.
+    pub fn authors(&self) -> super::Attribution {
+        super::Attribution {
+            users: self.users.clone(),
+            machines: self.machines.clone(),
+        }
     }
 }

@@ -160,6 +160,14 @@ pub struct Episode {
     /// Sessions whose lines this one replays (it resumes them).
     #[serde(default)]
     pub resumes: Vec<String>,
+    /// Who wrote it, and on which machine: this store's identity for what it ingested,
+    /// the author's for what a team shares. Empty only in a store written before
+    /// attribution, until its next open fills it in.
+    #[serde(default)]
+    pub user: String,
+    /// The machine it was written on (see `user`).
+    #[serde(default)]
+    pub machine: String,
 }
 
 /// One compaction (Q8): where a new segment of the conversation starts, and the summary

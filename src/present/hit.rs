@@ -231,6 +231,8 @@ mod tests {
             matches: 1,
             signals: Signals::default(),
             resume_command: Some("cd /w && claude --resume 0b5e6f1c".into()),
+            user: "ana".into(),
+            machine: "laptop".into(),
         }
     }
 

@@ -130,6 +130,10 @@ pub struct SearchHit {
     /// How to take the session up again in Claude Code; `None` when Claude Code cannot
     /// (a project memory file, a subagent whose parent session is not known).
     pub resume_command: Option<String>,
+    /// Who wrote the session, and on which machine; empty for a hit of no session.
+    pub user: String,
+    /// See `user`.
+    pub machine: String,
 }
 
 /// What a search found, in which mode, and what the caller should know.
@@ -317,6 +321,8 @@ pub(crate) fn fuse(
             signals,
             // Set once the session is looked up.
             resume_command: None,
+            user: String::new(),
+            machine: String::new(),
         };
         hits.push((hit, snippet));
     }

@@ -363,6 +363,7 @@ pub(super) fn session(
                     " · " (counted(s.messages.len() as u64, "message"))
                     " · " (counted(super::projects::total(&e.tokens), "token"))
                     @if let Some(branch) = &e.git_branch { " · " code { (branch) } }
+                    @if !e.user.is_empty() { " · by " span.author { (e.user) " on " (e.machine) } }
                     @if s.versions > 1 { " · " (s.versions) " versions of the transcript" }
                     @if s.from_archive { " · " span.badge { "from the archive" } }
                 }

@@ -28,7 +28,7 @@ wire! {
         session_id, short_id, source_path, project, project_path, cwd, git_branch: text,
         models, version: text, start: time, end: time, active_minutes, user_messages,
         assistant_messages, prompts, tool_calls, title, substance: small, agent: maybe,
-        slug: text, compactions: messages, resumes,
+        slug: text, compactions: messages, resumes, user, machine,
         tokens => { input_tokens, output_tokens, cache_creation_tokens, cache_read_tokens }: tokens,
     }
     to_wire(e) {

@@ -25,7 +25,7 @@ wire! {
 wire! {
     SearchRequest <=> pb::SearchRequest {
         query: words, limit: count(10, MAX_SEARCH_LIMIT), mode: strict_mode, focus: trimmed,
-        filter => { types, projects, agent_types, since, until }: search_filter,
+        filter => { types, projects, agent_types, since, until, users, machines }: search_filter,
         as_of: maybe_time,
     }
 }
@@ -65,7 +65,7 @@ wire! {
     SearchHit <=> pb::SearchHit {
         title, project, score: float, kind = r#type, snippet, timestamp: time, agent: text,
         matches, signals: required, session_id, chunk_id: text, document_id: text,
-        page: page_number, resume_command: text,
+        page: page_number, resume_command: text, user, machine,
     }
     to_wire(h) {
         short_id: crate::claude::short_id(&h.session_id),

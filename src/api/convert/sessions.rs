@@ -33,11 +33,24 @@ pub struct ListQuery {
     pub limit: usize,
     pub offset: usize,
     pub order: SessionOrder,
+    pub users: Vec<String>,
+    pub machines: Vec<String>,
+}
+
+impl ListQuery {
+    /// The users and machines it keeps.
+    pub fn authors(&self) -> crate::model::Attribution {
+        crate::model::Attribution {
+            users: self.users.clone(),
+            machines: self.machines.clone(),
+        }
+    }
 }
 
 wire! {
     ListQuery <=> pb::ListSessionsRequest {
-        limit: count(50, MAX_PAGE), workspace: blank, offset: size32, order: named,
+        limit: count(50, MAX_PAGE), workspace: blank, offset: size32, order: named, users,
+        machines,
     }
 }
 
@@ -298,6 +311,7 @@ wire! {
     SessionSummary <=> pb::SessionSummary {
         session_id, title, project, project_path, cwd, started_at: time,
         last_activity_at: time, message_count, agent_ids, version: text, git_branch: text,
+        user, machine,
     }
     to_wire(s) { resume_command: resume_command(&s.session_id) }
 }

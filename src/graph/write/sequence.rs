@@ -320,6 +320,8 @@ mod tests {
             slug: None,
             compactions: Vec::new(),
             resumes: Vec::new(),
+            user: "ana".to_owned(),
+            machine: "laptop".to_owned(),
         };
         SessionFacts {
             episode: Node::from_episode(id, title, episode),

@@ -112,6 +112,7 @@ impl Writer<'_> {
                 episode_id: NodeId::episode(session),
                 source_path: path,
                 agent: None,
+                identity: self.identity,
             },
             transcript,
         );
@@ -124,7 +125,7 @@ impl Writer<'_> {
             {
                 handoff.sections.key_files = self.subagent_key_files(session, path, transcript);
             }
-            for child in inline_agent_facts(session, path, transcript) {
+            for child in inline_agent_facts(session, path, transcript, self.identity) {
                 main.edges.push(spawned(main.episode.id, &child.episode));
                 facts.push(child);
             }
@@ -305,7 +306,12 @@ fn main_record(
 }
 
 /// The episodes of the agent runs a main transcript holds inline, each under the session.
-fn inline_agent_facts(session: &str, path: &str, transcript: &Transcript) -> Vec<SessionFacts> {
+fn inline_agent_facts(
+    session: &str,
+    path: &str,
+    transcript: &Transcript,
+    identity: &crate::model::Identity,
+) -> Vec<SessionFacts> {
     let mut facts = Vec::new();
     for run in &transcript.inline_agents {
         let agent = AgentInfo {
@@ -325,6 +331,7 @@ fn inline_agent_facts(session: &str, path: &str, transcript: &Transcript) -> Vec
             episode_id: NodeId::agent(session, &run.session_id),
             source_path: path,
             agent: Some(agent),
+            identity,
         };
         if let Some(child) = episode_facts(origin, run) {
             facts.push(child);

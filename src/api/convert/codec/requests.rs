@@ -95,9 +95,7 @@ pub(crate) mod names {
 
     pub(crate) fn from(value: Vec<String>, field: &str) -> Result<Vec<String>, Status> {
         if value.iter().any(|p| p.trim().is_empty()) {
-            return Err(Status::invalid_argument(format!(
-                "{field}: empty project name"
-            )));
+            return Err(Status::invalid_argument(format!("{field}: an empty name")));
         }
         Ok(value)
     }
@@ -290,7 +288,7 @@ pub(crate) mod edge_filter {
 }
 
 /// What a passage must be to be found: `types`, `projects`, `agent_types`, `since`,
-/// `until`.
+/// `until`, `users`, `machines`.
 pub(crate) mod search_filter {
     use tonic::Status;
 
@@ -298,7 +296,8 @@ pub(crate) mod search_filter {
     use crate::model::SearchFilter;
 
     type Time = Option<prost_types::Timestamp>;
-    type Wire = (Vec<String>, Vec<String>, Vec<String>, Time, Time);
+    type Names = Vec<String>;
+    type Wire = (Names, Names, Names, Time, Time, Names, Names);
 
     pub(crate) fn to(f: SearchFilter) -> Wire {
         let SearchFilter {
@@ -307,6 +306,8 @@ pub(crate) mod search_filter {
             agent_types,
             since,
             until,
+            users,
+            machines,
         } = f;
         (
             kinds,
@@ -314,11 +315,13 @@ pub(crate) mod search_filter {
             agent_types,
             since.map(timestamp),
             until.map(timestamp),
+            users,
+            machines,
         )
     }
 
     pub(crate) fn from(
-        (kinds, projects, agent_types, since, until): Wire,
+        (kinds, projects, agent_types, since, until, users, machines): Wire,
     ) -> Result<SearchFilter, Status> {
         Ok(SearchFilter {
             kinds,
@@ -326,6 +329,8 @@ pub(crate) mod search_filter {
             agent_types,
             since: optional_time("since", since)?,
             until: optional_time("until", until)?,
+            users: super::names::from(users, "users")?,
+            machines: super::names::from(machines, "machines")?,
         })
     }
 }
