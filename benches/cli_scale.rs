@@ -13,7 +13,7 @@ mod scale;
 use std::process::Stdio;
 use std::time::{Duration, Instant};
 
-use eywa::api::{NodeQuery, RemoteClient};
+use eywa::api::{RemoteClient, TouchedQuery};
 use eywa::graph::EdgeFilter;
 use eywa::retrieve::GetOptions;
 
@@ -130,10 +130,12 @@ fn main() {
                                 .await
                                 .map(drop),
                             "graph touched project:project-7" => client
-                                .what_touched(NodeQuery {
+                                .what_touched(TouchedQuery {
                                     node: "project:project-7".to_owned(),
                                     filter: EdgeFilter::default(),
                                     limit: 100,
+                                    users: Vec::new(),
+                                    machines: Vec::new(),
                                 })
                                 .await
                                 .map(drop),

@@ -20,12 +20,16 @@ fn graph_what_touched(c: &mut Criterion) {
     group.bench_function("project_limit_100", |b| {
         b.iter(|| {
             i = (i + 1) % projects.len();
-            graph.what_touched(projects[i], &filter, 100).unwrap()
+            graph
+                .what_touched(projects[i], &filter, &Default::default(), 100)
+                .unwrap()
         });
     });
     group.finish();
     fixture::percentiles("graph_what_touched/project_limit_100", &projects, |p| {
-        graph.what_touched(*p, &filter, 100).unwrap();
+        graph
+            .what_touched(*p, &filter, &Default::default(), 100)
+            .unwrap();
     });
     // Cold: every hot cache emptied before each query (first query after a write, or a
     // project not asked about lately).
@@ -37,7 +41,9 @@ fn graph_what_touched(c: &mut Criterion) {
         &distinct,
         |p| {
             graph.clear_caches();
-            graph.what_touched(*p, &filter, 100).unwrap();
+            graph
+                .what_touched(*p, &filter, &Default::default(), 100)
+                .unwrap();
         },
     );
 }

@@ -86,6 +86,19 @@ fn each_session_keeps_who_ingested_it_and_filters_find_it() {
         .unwrap();
     assert_eq!(by_depth.total, 1);
 
+    // What touched a project: the newest of those kept, even when another's is newer.
+    let touched = |authors: Attribution, limit: usize| -> Vec<String> {
+        engine
+            .what_touched_by("project:shop", &Default::default(), &authors, limit)
+            .unwrap()
+            .iter()
+            .map(|t| t.episode.episode().unwrap().session_id[..4].to_owned())
+            .collect()
+    };
+    assert_eq!(touched(by(&[], &[]), 10), ["bbbb", "aaaa"]);
+    assert_eq!(touched(by(&["Ana"], &[]), 1), ["aaaa"]);
+    assert!(touched(by(&[], &["tower"]), 10).is_empty());
+
     let search = |authors: Attribution| {
         let filter = SearchFilter {
             users: authors.users,
@@ -247,5 +260,17 @@ fn the_cli_attributes_sessions_shows_and_filters_them() {
         "search", "checkout", "--mode", "lexical", "--user", "ana", "--json",
     ]));
     assert_eq!(none["hits"], serde_json::json!([]));
+    let touched =
+        json(remote().args(["graph", "touched", "project:shop", "--user", "cy", "--json"]));
+    assert_eq!(touched["touches"][0]["episode"]["episode"]["user"], "cy");
+    let none = json(remote().args([
+        "graph",
+        "touched",
+        "project:shop",
+        "--machine",
+        "desk",
+        "--json",
+    ]));
+    assert_eq!(none["touches"], serde_json::json!([]));
     server.stop();
 }

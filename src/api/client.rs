@@ -7,7 +7,7 @@ mod documents;
 mod memories;
 
 use super::convert::graph::{
-    FindQuery, NodeQuery, PathQuery, RelatedQuery, WalkQuery, path_from_wire,
+    FindQuery, NodeQuery, PathQuery, RelatedQuery, TouchedQuery, WalkQuery, path_from_wire,
 };
 use super::convert::ingest::ImportQuery;
 use super::convert::model::node_from_wire;
@@ -245,7 +245,7 @@ impl RemoteClient {
     /// Episodes that touched `entity` within the filter's window, newest first, at most
     /// `limit`.
     /// The episodes that touched `query.node`, with the edges that say how.
-    pub async fn what_touched(&mut self, query: NodeQuery) -> Result<Vec<Touch>, tonic::Status> {
+    pub async fn what_touched(&mut self, query: TouchedQuery) -> Result<Vec<Touch>, tonic::Status> {
         let request = pb::WhatTouchedRequest::from(query);
         let pb::WhatTouchedResponse { touches } =
             self.graph.what_touched(request).await?.into_inner();

@@ -9,7 +9,7 @@ mod services;
 mod status;
 
 pub use self::client::{Connection, RemoteClient};
-pub use self::convert::graph::NodeQuery;
+pub use self::convert::graph::{NodeQuery, TouchedQuery};
 pub use self::services::add_services;
 
 /// Generated types of package `eywa.v1`.

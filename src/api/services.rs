@@ -7,7 +7,9 @@ use tonic::transport::server::Router;
 use tonic::{Request, Response, Status};
 
 use super::convert::documents::{AddQuery, DocumentListQuery, DocumentQuery, FollowQuery};
-use super::convert::graph::{FindQuery, NodeQuery, PathQuery, RelatedQuery, WalkQuery};
+use super::convert::graph::{
+    FindQuery, NodeQuery, PathQuery, RelatedQuery, TouchedQuery, WalkQuery,
+};
 use super::convert::ingest::ImportQuery;
 use super::convert::memory::{ForgetQuery, MemoryListQuery, UpdateQuery};
 use super::convert::retrieval::{ChunkQuery, ContextQuery, GetQuery};
@@ -209,7 +211,7 @@ serve!(pb::graph_server::Graph {
     neighbors(NeighborsRequest) -> NeighborsResponse:
         |e, q: NodeQuery| e.neighbors(&q.node, &q.filter, q.limit);
     what_touched(WhatTouchedRequest) -> WhatTouchedResponse:
-        |e, q: NodeQuery| e.what_touched(&q.node, &q.filter, q.limit);
+        |e, q: TouchedQuery| e.what_touched_by(&q.node, &q.filter, &q.authors(), q.limit);
     walk(WalkRequest) -> WalkResponse:
         |e, q: WalkQuery| e.walk(&q.node, q.depth, q.max_nodes, &q.filter);
     path(PathRequest) -> PathResponse: |e, q: PathQuery| e.path(&q.from, &q.to, q.max_depth, &q.filter);

@@ -6,7 +6,7 @@
 use std::path::Path;
 
 use anyhow::Context as _;
-use eywa::api::NodeQuery;
+use eywa::api::{NodeQuery, TouchedQuery};
 use eywa::embed::ModelStatus;
 use eywa::engine::{
     Context, ContextMode, EmbedReport, Engine, ExportFormat, GetOutcome, ImportReport,
@@ -313,12 +313,21 @@ impl Client {
         &self,
         entity: &str,
         filter: &EdgeFilter,
+        authors: &eywa::model::Attribution,
         limit: usize,
     ) -> anyhow::Result<Vec<Touch>> {
         match self {
-            Client::Local(l) => Ok(l.engine()?.what_touched(entity, filter, limit)?),
+            Client::Local(l) => Ok(l
+                .engine()?
+                .what_touched_by(entity, filter, authors, limit)?),
             Client::Remote(r) => {
-                let query = NodeQuery::new(entity, filter, limit);
+                let query = TouchedQuery {
+                    node: entity.to_owned(),
+                    filter: filter.clone(),
+                    limit,
+                    users: authors.users.clone(),
+                    machines: authors.machines.clone(),
+                };
                 r.call(async |c| c.what_touched(query).await)
             }
         }

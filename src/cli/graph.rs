@@ -77,6 +77,12 @@ enum Command {
         filter: FilterArgs,
         #[arg(long, default_value_t = 100)]
         limit: usize,
+        /// Only sessions by this user (repeatable; any case)
+        #[arg(long = "user", value_name = "USER")]
+        users: Vec<String>,
+        /// Only sessions written on this machine (repeatable; any case)
+        #[arg(long = "machine", value_name = "MACHINE")]
+        machines: Vec<String>,
     },
 }
 
@@ -289,8 +295,11 @@ fn answer(client: &Client, command: Command) -> anyhow::Result<(Value, Vec<Strin
             entity,
             filter,
             limit,
+            users,
+            machines,
         } => {
-            let touches = client.what_touched(&entity, &filter.filter()?, limit)?;
+            let authors = eywa::model::Attribution { users, machines };
+            let touches = client.what_touched(&entity, &filter.filter()?, &authors, limit)?;
             let lines = touches.iter().map(|t| node_line(&t.episode)).collect();
             let list: Vec<Value> = touches
                 .iter()

@@ -10,7 +10,7 @@ use crate::graph::{
     EdgeFilter, MAX_LIMIT, Neighbor, PathStep, Related, Touch, Walk, check_depth, check_limit,
     check_window,
 };
-use crate::model::{EntityType, Handoff, Node, NodeId};
+use crate::model::{Attribution, EntityType, Handoff, Node, NodeId};
 use crate::retrieve::GetOptions;
 use crate::{Error, Result};
 
@@ -260,11 +260,23 @@ impl Engine {
         filter: &EdgeFilter,
         limit: usize,
     ) -> Result<Vec<Touch>> {
+        self.what_touched_by(reference, filter, &Attribution::default(), limit)
+    }
+
+    /// [`what_touched`](Self::what_touched), keeping only the sessions `authors` keeps
+    /// (some users, some machines).
+    pub fn what_touched_by(
+        &self,
+        reference: &str,
+        filter: &EdgeFilter,
+        authors: &Attribution,
+        limit: usize,
+    ) -> Result<Vec<Touch>> {
         check_limit(limit)?;
         check_window(filter)?;
         let mut touches: Vec<Touch> = Vec::new();
         for node in self.resolve(reference)? {
-            for touch in self.graph.what_touched(node.id, filter, limit)? {
+            for touch in self.graph.what_touched(node.id, filter, authors, limit)? {
                 if !touches.iter().any(|t| t.episode.id == touch.episode.id) {
                     touches.push(touch);
                 }

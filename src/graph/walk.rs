@@ -8,7 +8,7 @@ use std::sync::Arc;
 use super::view::overlaps;
 use super::{AsOf, Direction, EdgeRef, Graph, Neighbor, Touch};
 use crate::Result;
-use crate::model::{Edge, Node, NodeId, Relation, Timestamp};
+use crate::model::{Attribution, Edge, Node, NodeId, Relation, Timestamp};
 
 /// Which edges a walk may follow.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -205,13 +205,21 @@ impl Graph {
     }
 
     /// Episodes with an edge to `entity` that held within the filter's window, newest
-    /// first, each once, at most `limit`.
+    /// first, each once, at most `limit`, of the users and machines `authors` keeps.
     pub fn what_touched(
         &self,
         entity: NodeId,
         filter: &EdgeFilter,
+        authors: &Attribution,
         limit: usize,
     ) -> Result<Vec<Touch>> {
+        // Which episodes an author filter keeps is known once each is read: every
+        // candidate is a hop until then.
+        let hops_wanted = if authors.is_empty() {
+            limit
+        } else {
+            usize::MAX
+        };
         let hops: Vec<Hop> = if filter.as_of.is_current() {
             // The entity's timeline, newest first; read only until `limit` are found.
             let timeline = self.timeline(entity, filter.direction)?;
@@ -228,7 +236,8 @@ impl Graph {
                 })
                 .map(|t| t.hop)
                 .fold(Vec::new(), |mut kept: Vec<Hop>, hop| {
-                    if kept.len() < limit && kept.last().is_none_or(|k| k.other != hop.other) {
+                    if kept.len() < hops_wanted && kept.last().is_none_or(|k| k.other != hop.other)
+                    {
                         kept.push(hop);
                     }
                     kept
@@ -243,15 +252,25 @@ impl Graph {
             })?;
             hops.sort_by(newest_first);
             hops.dedup_by_key(|h| h.other);
-            hops.truncate(limit);
+            hops.truncate(hops_wanted);
             hops
         };
         let mut touches = Vec::new();
         for hop in hops {
-            if let (Some(edge), Some(node)) = (
-                self.edge_for(hop.edge, filter.as_of)?,
-                self.node(hop.other)?,
-            ) {
+            if touches.len() == limit {
+                break;
+            }
+            let Some(node) = self.node(hop.other)? else {
+                continue;
+            };
+            if !authors.is_empty()
+                && !node
+                    .episode()
+                    .is_some_and(|e| authors.keeps(&e.user, &e.machine))
+            {
+                continue;
+            }
+            if let Some(edge) = self.edge_for(hop.edge, filter.as_of)? {
                 touches.push(Touch {
                     episode: (*node).clone(),
                     edge,

@@ -181,7 +181,12 @@ pub(super) fn eywa_what_touched(client: &Client, args: &Arguments) -> Answer {
         false => format!("file:{given}"),
     };
     let limit = args.int("limit", 10, 1, 1_000)? as usize;
-    let touches = client.what_touched(&entity, &eywa::engine::EdgeFilter::default(), limit)?;
+    let touches = client.what_touched(
+        &entity,
+        &eywa::engine::EdgeFilter::default(),
+        &eywa::model::Attribution::default(),
+        limit,
+    )?;
     let mut out = format!("## eywa: {} session(s) touched {entity}\n", touches.len());
     for t in &touches {
         out.push_str(&format!(

@@ -45,10 +45,35 @@ wire! {
     }
 }
 
+/// A `WhatTouched` request, validated: an entity, which of its edges, and whose
+/// sessions.
+pub struct TouchedQuery {
+    /// The entity: an id or `<type>:<name>`.
+    pub node: String,
+    /// Which of its edges count.
+    pub filter: EdgeFilter,
+    /// Most sessions to return.
+    pub limit: usize,
+    /// Only sessions by these users (empty: any).
+    pub users: Vec<String>,
+    /// Only sessions written on these machines (empty: any).
+    pub machines: Vec<String>,
+}
+
+impl TouchedQuery {
+    /// The users and machines it keeps.
+    pub fn authors(&self) -> crate::model::Attribution {
+        crate::model::Attribution {
+            users: self.users.clone(),
+            machines: self.machines.clone(),
+        }
+    }
+}
+
 wire! {
-    NodeQuery <=> pb::WhatTouchedRequest {
+    TouchedQuery <=> pb::WhatTouchedRequest {
         node = entity, limit: count(DEFAULT_GRAPH_LIMIT, MAX_LIMIT),
-        filter => { relations, direction, since, until, as_of }: edge_filter,
+        filter => { relations, direction, since, until, as_of }: edge_filter, users, machines,
     }
 }
 
