@@ -79,6 +79,8 @@ pub(crate) fn handoffs(n: usize, seed: u64) -> Vec<Handoff> {
                 substance: (rng.below(10) as u8).min(2),
                 cwd: String::new(),
                 sections: Default::default(),
+                user: "ana".to_owned(),
+                machine: "laptop".to_owned(),
             }
         })
         .collect()
@@ -226,6 +228,8 @@ pub(crate) fn graph_dir() -> std::path::PathBuf {
             substance: 2,
             cwd: episode.cwd.clone(),
             sections: Default::default(),
+            user: episode.user.clone(),
+            machine: episode.machine.clone(),
         };
         let facts = SessionFacts {
             episode: Node::from_episode(episode_id, "Synthetic session".to_owned(), episode),

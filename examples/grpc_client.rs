@@ -21,6 +21,7 @@ async fn main() -> Result<(), Box<dyn std::error::Error>> {
             days_back: Some(30),
             limit: Some(5),
             projects: project.iter().cloned().collect(),
+            ..Default::default()
         })
         .await?
         .into_inner();

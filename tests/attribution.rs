@@ -86,6 +86,33 @@ fn each_session_keeps_who_ingested_it_and_filters_find_it() {
         .unwrap();
     assert_eq!(by_depth.total, 1);
 
+    // `get`: each handoff says whose it is, and the filter keeps only theirs.
+    let got = |authors: Attribution| -> Vec<(String, String, String)> {
+        let options = eywa::retrieve::GetOptions {
+            authors,
+            ..Default::default()
+        };
+        let outcome = engine.get_handoffs("checkout", &options).unwrap();
+        outcome
+            .hits
+            .iter()
+            .map(|h| {
+                let h = &h.handoff;
+                (
+                    h.session_id[..4].to_owned(),
+                    h.user.clone(),
+                    h.machine.clone(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(got(by(&[], &[])).len(), 2);
+    assert_eq!(
+        got(by(&["ANA"], &[])),
+        [("aaaa".to_owned(), "ana".to_owned(), "laptop".to_owned())]
+    );
+    assert!(got(by(&["ana"], &["desk"])).is_empty());
+
     // What touched a project: the newest of those kept, even when another's is newer.
     let touched = |authors: Attribution, limit: usize| -> Vec<String> {
         engine
@@ -226,6 +253,12 @@ fn the_cli_attributes_sessions_shows_and_filters_them() {
     assert_eq!(none["hits"], serde_json::json!([]));
     let none = json(eywa().args(["sessions", "list", "--user", "ana", "--json"]));
     assert_eq!(none["total"], 0);
+    // `get` answers a fresh process from the index files: they carry the author too.
+    let got = json(eywa().args(["get", "checkout", "--user", "cy", "--json"]));
+    assert_eq!(got["handoffs"][0]["user"], "cy");
+    assert_eq!(got["handoffs"][0]["machine"], "laptop");
+    let none = json(eywa().args(["get", "checkout", "--machine", "desk", "--json"]));
+    assert_eq!(none["handoffs"], serde_json::json!([]));
 
     // A `[team]` key eywa does not know is refused, not ignored.
     std::fs::write(
@@ -260,6 +293,10 @@ fn the_cli_attributes_sessions_shows_and_filters_them() {
         "search", "checkout", "--mode", "lexical", "--user", "ana", "--json",
     ]));
     assert_eq!(none["hits"], serde_json::json!([]));
+    let got = json(remote().args(["get", "checkout", "--user", "CY", "--json"]));
+    assert_eq!(got["handoffs"][0]["machine"], "laptop");
+    let none = json(remote().args(["get", "checkout", "--user", "ana", "--json"]));
+    assert_eq!(none["handoffs"], serde_json::json!([]));
     let touched =
         json(remote().args(["graph", "touched", "project:shop", "--user", "cy", "--json"]));
     assert_eq!(touched["touches"][0]["episode"]["episode"]["user"], "cy");

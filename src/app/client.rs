@@ -539,6 +539,7 @@ impl eywa::present::context::StartSource for Client {
             days_back: eywa::engine::MAX_DAYS_BACK,
             limit,
             projects: vec![project.to_owned()],
+            ..GetOptions::default()
         };
         let outcome = self.get("", &options)?;
         Ok(outcome.hits.iter().map(|h| h.handoff.clone()).collect())

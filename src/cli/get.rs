@@ -22,6 +22,12 @@ pub(super) struct Args {
     /// Only handoffs of this project (repeatable)
     #[arg(long = "project", value_name = "NAME")]
     projects: Vec<String>,
+    /// Only sessions by this user (repeatable; any case)
+    #[arg(long = "user", value_name = "USER")]
+    users: Vec<String>,
+    /// Only sessions written on this machine (repeatable; any case)
+    #[arg(long = "machine", value_name = "MACHINE")]
+    machines: Vec<String>,
     /// Print JSON
     #[arg(long)]
     json: bool,
@@ -33,6 +39,10 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
         days_back: args.days_back,
         limit: args.limit,
         projects: args.projects.clone(),
+        authors: eywa::model::Attribution {
+            users: args.users.clone(),
+            machines: args.machines.clone(),
+        },
     };
     let client = Client::connect(paths)?;
     let outcome = client.get(&query, &options)?;
@@ -61,6 +71,8 @@ fn to_json(outcome: &GetOutcome) -> serde_json::Value {
                 "duration_minutes": h.duration_minutes,
                 "model": h.model,
                 "cwd": h.cwd,
+                "user": h.user,
+                "machine": h.machine,
                 "score": score,
                 "resume_command": eywa::claude::resume_command(&h.session_id, Some(&h.cwd)),
             })

@@ -75,6 +75,7 @@ impl crate::present::context::StartSource for Engine {
             days_back: super::MAX_DAYS_BACK,
             limit,
             projects: vec![project.to_owned()],
+            ..Default::default()
         };
         let outcome = self.get_handoffs("", &options)?;
         Ok(outcome.hits.iter().map(|h| h.handoff.clone()).collect())

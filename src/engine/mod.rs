@@ -242,12 +242,25 @@ impl Engine {
                 engine.graph.store(),
                 &engine.config.identity,
             ) {
-                Ok(0) => {}
-                Ok(episodes) => tracing::info!(
-                    episodes,
-                    identity = %engine.config.identity,
-                    "attributed the sessions of a store written before attribution"
-                ),
+                Ok((0, 0)) => {}
+                Ok((episodes, handoffs)) => {
+                    tracing::info!(
+                        episodes,
+                        handoffs,
+                        identity = %engine.config.identity,
+                        "attributed the sessions of a store written before attribution"
+                    );
+                    // The `get` index files hold the handoffs as they were: rebuilt now,
+                    // or else marked behind, so that the next reader rebuilds them.
+                    if handoffs > 0
+                        && let Err(e) = engine.reload_handoffs()
+                    {
+                        tracing::warn!(error = %e, "cannot rebuild the get index now");
+                        if let Err(e) = engine.handoffs_will_change() {
+                            tracing::warn!(error = %e, "cannot mark the get index behind");
+                        }
+                    }
+                }
                 Err(e) => tracing::warn!(
                     error = %e,
                     "cannot attribute the store's sessions now; the next open tries again"

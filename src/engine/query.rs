@@ -90,10 +90,12 @@ impl Engine {
         check_get(options)?;
         let query = &crate::retrieve::clean_query(query);
         let key = format!(
-            "{query}\u{0}{}\u{0}{}\u{0}{}\u{0}{today}",
+            "{query}\u{0}{}\u{0}{}\u{0}{}\u{0}{}\u{0}{}\u{0}{today}",
             options.days_back,
             options.limit,
-            options.projects.join("\u{1}")
+            options.projects.join("\u{1}"),
+            options.authors.users.join("\u{1}"),
+            options.authors.machines.join("\u{1}"),
         );
         if let Some(hit) = self.results.get(&key) {
             return Ok(hit);

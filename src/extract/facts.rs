@@ -112,6 +112,8 @@ pub fn episode_facts(origin: Origin<'_>, t: &Transcript) -> Option<SessionFacts>
         substance,
         cwd: episode.cwd.clone(),
         sections,
+        user: episode.user.clone(),
+        machine: episode.machine.clone(),
     });
 
     let mut entities = Vec::new();

@@ -90,6 +90,8 @@ pub fn imported_facts(
         substance: front.substance,
         cwd: String::new(),
         sections,
+        user: identity.user.clone(),
+        machine: identity.machine.clone(),
     };
     // The keywords, projects and model too (the rest is clean already: idempotent).
     super::redact_handoff(&mut handoff, redacted);

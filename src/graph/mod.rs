@@ -24,6 +24,7 @@ pub use self::read::{AsOf, EdgeRef};
 pub use self::sources::{SourceRecord, SourceVersion};
 pub use self::view::{EdgeMeta, NodeMeta};
 pub use self::walk::{EdgeFilter, PathStep, Related, Shared, Walk, WalkStep};
+pub(crate) use self::write::HANDOFF_PREFIX;
 pub use self::write::{SpawnRecord, WriteGroup};
 
 use std::collections::HashMap;

@@ -21,7 +21,7 @@ use crate::Result;
 use crate::model::{Edge, EdgeId, Node, NodeId, Relation, SessionFacts, Timestamp};
 
 /// Docs keyspace prefix of handoff documents.
-pub(super) const HANDOFF_PREFIX: u8 = b'h';
+pub(crate) const HANDOFF_PREFIX: u8 = b'h';
 
 /// A batch being assembled, with what the view and caches learn once it lands.
 pub(super) struct Pending {

@@ -10,7 +10,8 @@ use eywa_storage::{Batch, Keyspace, Store};
 
 use super::{SCRUBBED, TEXT_DIRTY};
 use crate::Result;
-use crate::model::{Identity, Node, NodeKind};
+use crate::graph::HANDOFF_PREFIX;
+use crate::model::{Handoff, Identity, Node, NodeKind};
 
 /// Set once every file under the data dir has been made private.
 const PRIVATE_FILES: &[u8] = b"private_files";
@@ -87,41 +88,79 @@ pub(crate) fn needs_scrub(store: &Store) -> Result<bool> {
 }
 
 /// Stores written before sessions named who wrote them: the first open attributes every
-/// episode without a user or machine to `identity` (this machine's), in transactions of
-/// [`ATTRIBUTE_BATCH`], then marks the store. Stopped midway, the next open goes on:
-/// an episode already attributed is left as it is. Returns the episodes attributed.
-pub(crate) fn attribute_once(store: &Store, identity: &Identity) -> Result<u64> {
+/// episode and handoff without a user or machine to `identity` (this machine's), in
+/// transactions of [`ATTRIBUTE_BATCH`], then marks the store. Stopped midway, the next
+/// open goes on: what is attributed already is left as it is. Returns the episodes and
+/// the handoffs attributed.
+pub(crate) fn attribute_once(store: &Store, identity: &Identity) -> Result<(u64, u64)> {
     if store.contains(Keyspace::Settings, ATTRIBUTED)? {
-        return Ok(0);
+        return Ok((0, 0));
     }
-    let mut attributed = 0;
-    let mut batch = Batch::new();
-    let mut in_batch = 0;
+    let mut writes = Writes {
+        store,
+        batch: Batch::new(),
+        pending: 0,
+    };
+    let mut episodes = 0;
     for entry in store.scan::<Node>(Keyspace::Nodes, &[]) {
         let (key, mut node) = entry?;
         let NodeKind::Episode(e) = &mut node.kind else {
             continue;
         };
-        if !e.user.is_empty() && !e.machine.is_empty() {
-            continue;
-        }
-        if e.user.is_empty() {
-            e.user.clone_from(&identity.user);
-        }
-        if e.machine.is_empty() {
-            e.machine.clone_from(&identity.machine);
-        }
-        batch.put(Keyspace::Nodes, key, &node)?;
-        attributed += 1;
-        in_batch += 1;
-        if in_batch == ATTRIBUTE_BATCH {
-            store.apply(std::mem::take(&mut batch))?;
-            in_batch = 0;
+        if fill(&mut e.user, &mut e.machine, identity) {
+            writes.put(Keyspace::Nodes, key, &node)?;
+            episodes += 1;
         }
     }
-    batch.put(Keyspace::Settings, ATTRIBUTED.to_vec(), &true)?;
-    store.apply(batch)?;
-    Ok(attributed)
+    let mut handoffs = 0;
+    for entry in store.scan::<Handoff>(Keyspace::Docs, &[HANDOFF_PREFIX]) {
+        let (key, mut h) = entry?;
+        if fill(&mut h.user, &mut h.machine, identity) {
+            writes.put(Keyspace::Docs, key, &h)?;
+            handoffs += 1;
+        }
+    }
+    writes
+        .batch
+        .put(Keyspace::Settings, ATTRIBUTED.to_vec(), &true)?;
+    store.apply(writes.batch)?;
+    Ok((episodes, handoffs))
+}
+
+/// Sets an empty user or machine to `identity`'s; whether either was empty.
+fn fill(user: &mut String, machine: &mut String, identity: &Identity) -> bool {
+    let empty = user.is_empty() || machine.is_empty();
+    if user.is_empty() {
+        user.clone_from(&identity.user);
+    }
+    if machine.is_empty() {
+        machine.clone_from(&identity.machine);
+    }
+    empty
+}
+
+/// A batch applied every [`ATTRIBUTE_BATCH`] writes.
+struct Writes<'a> {
+    store: &'a Store,
+    batch: Batch,
+    pending: usize,
+}
+
+impl Writes<'_> {
+    fn put<V: serde::Serialize>(
+        &mut self,
+        keyspace: Keyspace,
+        key: Vec<u8>,
+        value: &V,
+    ) -> Result<()> {
+        self.batch.put(keyspace, key, value)?;
+        self.pending += 1;
+        if self.pending == ATTRIBUTE_BATCH {
+            self.store.apply(std::mem::take(&mut self.batch))?;
+            self.pending = 0;
+        }
+        Ok(())
+    }
 }
 
 /// Sets `flag` in the settings keyspace.
@@ -147,6 +186,26 @@ mod tests {
         e.user = user.to_owned();
         e.machine = machine.to_owned();
         Node::from_episode(NodeId::episode(session), "t".into(), e)
+    }
+
+    fn handoff(session: &str) -> Handoff {
+        Handoff {
+            session_id: session.to_owned(),
+            short_id: session[..8].to_owned(),
+            episode: NodeId::episode(session),
+            date: chrono::NaiveDate::from_ymd_opt(2026, 2, 16).unwrap(),
+            started_at: crate::model::Timestamp(0),
+            duration_minutes: None,
+            model: None,
+            headline: "h".into(),
+            projects: vec!["shop".into()],
+            keywords: Vec::new(),
+            substance: 1,
+            cwd: String::new(),
+            sections: Default::default(),
+            user: String::new(),
+            machine: String::new(),
+        }
     }
 
     fn who(store: &Store, key: &[u8]) -> (String, String) {
@@ -182,13 +241,19 @@ mod tests {
                 &episode("cccccccc-3", "cy", "desk"),
             )
             .unwrap();
+        let handoff_key = [HANDOFF_PREFIX, b'a'].to_vec();
+        batch
+            .put(Keyspace::Docs, handoff_key.clone(), &handoff("aaaaaaaa-1"))
+            .unwrap();
         store.apply(batch).unwrap();
         let here = Identity::new("ana", "laptop").unwrap();
 
-        assert_eq!(attribute_once(&store, &here).unwrap(), 2);
+        assert_eq!(attribute_once(&store, &here).unwrap(), (2, 1));
         assert_eq!(who(&store, b"a"), ("ana".into(), "laptop".into()));
         assert_eq!(who(&store, b"b"), ("bo".into(), "laptop".into()));
         assert_eq!(who(&store, b"c"), ("cy".into(), "desk".into()));
+        let h: Handoff = store.get(Keyspace::Docs, &handoff_key).unwrap().unwrap();
+        assert_eq!((h.user.as_str(), h.machine.as_str()), ("ana", "laptop"));
 
         let elsewhere = Identity::new("dee", "tower").unwrap();
         batch = Batch::new();
@@ -202,7 +267,7 @@ mod tests {
         store.apply(batch).unwrap();
         assert_eq!(
             attribute_once(&store, &elsewhere).unwrap(),
-            0,
+            (0, 0),
             "marked done"
         );
         assert_eq!(who(&store, b"a"), ("ana".into(), "laptop".into()));

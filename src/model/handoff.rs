@@ -38,6 +38,13 @@ pub struct Handoff {
     /// The body of the handoff document.
     #[serde(default)]
     pub sections: HandoffSections,
+    /// Who wrote the session, and on which machine (its episode's); not in the handoff
+    /// files, whose format is seed 000's.
+    #[serde(default)]
+    pub user: String,
+    /// See `user`.
+    #[serde(default)]
+    pub machine: String,
 }
 
 /// The sections of a handoff's body, below its `# {headline}` (seed 000).
@@ -81,6 +88,8 @@ mod tests {
             substance: 1,
             cwd: String::new(),
             sections: HandoffSections::default(),
+            user: String::new(),
+            machine: String::new(),
         };
         let cases = [(None, "unknown"), (Some(0), "<1m"), (Some(10), "10m")];
         for (minutes, label) in cases {

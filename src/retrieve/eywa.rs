@@ -53,6 +53,8 @@ pub struct GetOptions {
     pub limit: usize,
     /// Only handoffs of these projects (names, case-insensitive); empty = all.
     pub projects: Vec<String>,
+    /// Only handoffs of sessions by these users, on these machines; empty = all.
+    pub authors: crate::model::Attribution,
 }
 
 impl Default for GetOptions {
@@ -61,6 +63,7 @@ impl Default for GetOptions {
             days_back: DEFAULT_DAYS_BACK,
             limit: DEFAULT_LIMIT,
             projects: Vec::new(),
+            authors: crate::model::Attribution::default(),
         }
     }
 }
@@ -349,6 +352,9 @@ impl HandoffIndex {
                 {
                     continue;
                 }
+                if !authored(seg, d, &options.authors) {
+                    continue;
+                }
                 count += 1;
                 if newest.is_none_or(|(day, _, _)| seg.day(d) > day) {
                     newest = Some((seg.day(d), s, d));
@@ -438,6 +444,9 @@ impl HandoffIndex {
                     {
                         continue;
                     }
+                    if !authored(seg, d, &options.authors) {
+                        continue;
+                    }
                     let age = today_day.saturating_sub(columns.day(d));
                     let score = raw * recency.factor(age) * columns.length(d);
                     top.offer(score, s, d, &|a, b| self.newest_first(a, b));
@@ -503,6 +512,9 @@ impl HandoffIndex {
             {
                 continue;
             }
+            if !authored(seg, d, &options.authors) {
+                continue;
+            }
             out.push(Scored {
                 handoff: seg.handoff(d),
                 score: None,
@@ -510,6 +522,11 @@ impl HandoffIndex {
         }
         out
     }
+}
+
+/// Whether doc `d` of `seg` is by a user on a machine `authors` keeps.
+fn authored(seg: &Segment, d: usize, authors: &crate::model::Attribution) -> bool {
+    authors.is_empty() || authors.keeps(seg.user(d), seg.machine(d))
 }
 
 #[cfg(test)]

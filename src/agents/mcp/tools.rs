@@ -62,7 +62,7 @@ pub(super) fn eywa_get(client: &Client, args: &Arguments) -> Answer {
     let options = GetOptions {
         days_back: days_back as u32,
         limit: max_handoffs as usize,
-        projects: Vec::new(),
+        ..GetOptions::default()
     };
     let outcome = client.get(&query, &options)?;
     let mut bodies = Vec::new();

@@ -64,7 +64,7 @@ wire! {
     Handoff <=> pb::Handoff {
         session_id, short_id, episode = episode_id: id, date: date,
         duration_minutes: nonzero, model: text, headline, projects, keywords,
-        substance: small, cwd,
+        substance: small, cwd, user, machine,
     }
     to_wire(h) {
         duration: h.duration_label(),

@@ -18,7 +18,7 @@ pub struct GetQuery {
 
 wire! {
     GetQuery <=> pb::GetHandoffsRequest {
-        query, options => { days_back, limit, projects }: get_options,
+        query, options => { days_back, limit, projects, users, machines }: get_options,
     }
 }
 

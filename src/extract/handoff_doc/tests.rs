@@ -34,6 +34,8 @@ pub(super) fn seed_handoff() -> Handoff {
         substance: 1,
         cwd: "/home/u/pratchett-os".into(),
         sections: Default::default(),
+        user: "ana".into(),
+        machine: "laptop".into(),
     }
 }
 

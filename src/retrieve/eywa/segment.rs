@@ -9,7 +9,7 @@
 //! | header | magic, version, then `(offset, len)` of every section |
 //! | meta | generation and base generation (`u64` each), docs, project keys, keyword keys |
 //! | day, started, length, substance, duration, episode | one column per doc field |
-//! | strings | per doc: session id, short id, headline, cwd, model (`u32::MAX` = none) |
+//! | strings | per doc: session id, short id, headline, cwd, model (`u32::MAX` = none), user, machine |
 //! | doc_projects, doc_keywords | per doc: `start..end` into the key id lists below |
 //! | project_ids, keyword_ids | the doc's keys in their handoff order |
 //! | project_joined, keyword_joined | keys joined by `\n` (projects lowercased) |
@@ -35,7 +35,8 @@ use chrono::{Datelike, NaiveDate};
 pub use self::write::build;
 use crate::model::{Handoff, HandoffSections, NodeId, Timestamp};
 
-const MAGIC: &[u8; 8] = b"EYWAHS01";
+/// Version 02 added each doc's user and machine; files of 01 are rebuilt from the store.
+const MAGIC: &[u8; 8] = b"EYWAHS02";
 const SECTIONS: usize = 26;
 const HEADER_LEN: usize = 8 + SECTIONS * 8;
 const NONE: u32 = u32::MAX;
@@ -72,7 +73,7 @@ enum S {
 }
 
 /// Strings kept per doc, in this order.
-const DOC_STRINGS: usize = 5;
+const DOC_STRINGS: usize = 7;
 
 /// Why bytes are not a segment.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -317,6 +318,16 @@ impl Segment {
         self.doc_str(doc, 0).unwrap_or_default()
     }
 
+    /// Who wrote the doc's session.
+    pub fn user(&self, doc: usize) -> &str {
+        self.doc_str(doc, 5).unwrap_or_default()
+    }
+
+    /// The machine the doc's session was written on.
+    pub fn machine(&self, doc: usize) -> &str {
+        self.doc_str(doc, 6).unwrap_or_default()
+    }
+
     /// Days since 0001-01-01 (chrono's day numbering).
     pub fn day(&self, doc: usize) -> i32 {
         i32::from_le_bytes(
@@ -414,6 +425,8 @@ impl Segment {
             substance: self.substance(doc),
             cwd: self.doc_str(doc, 3).unwrap_or_default().to_owned(),
             sections: HandoffSections::default(),
+            user: self.user(doc).to_owned(),
+            machine: self.machine(doc).to_owned(),
         }
     }
 

@@ -29,6 +29,8 @@ fn h(id: &str, days_ago: i64, projects: &[&str], keywords: &[&str]) -> Handoff {
         substance: 1,
         cwd: String::new(),
         sections: Default::default(),
+        user: "ana".into(),
+        machine: "laptop".into(),
     }
 }
 
@@ -217,6 +219,53 @@ fn project_filter_applies_to_hits_and_fallback() {
     assert_eq!(got[0].0, "a");
     let recent = index.get("", &only, today());
     assert_eq!(recent.hits.len(), 1);
+}
+
+#[test]
+fn author_filter_applies_to_hits_fallback_and_the_window_count() {
+    let mut bo = h("b", 0, &["shop"], &["graph"]);
+    bo.user = "bo".into();
+    bo.machine = "desk".into();
+    let mut old_bo = h("c", 40, &["shop"], &["graph"]);
+    old_bo.user = "bo".into();
+    let index = HandoffIndex::new(vec![h("a", 0, &["shop"], &["graph"]), bo, old_bo]);
+    let by = |users: &[&str], machines: &[&str]| GetOptions {
+        authors: crate::model::Attribution {
+            users: users.iter().map(|s| (*s).to_owned()).collect(),
+            machines: machines.iter().map(|s| (*s).to_owned()).collect(),
+        },
+        days_back: 14,
+        ..all()
+    };
+    let ids = |got: Vec<(String, f64)>| got.into_iter().map(|(id, _)| id).collect::<Vec<_>>();
+    assert_eq!(ids(ranked(&index, "graph", &by(&[], &[]))).len(), 3);
+    assert_eq!(ids(ranked(&index, "graph", &by(&["BO"], &["desk"]))), ["b"]);
+    assert_eq!(
+        ids(ranked(&index, "graph", &by(&[], &["laptop"]))),
+        ["a", "c"]
+    );
+    // The fallback (no query), with each handoff's user and machine as written.
+    let recent = index.get("", &by(&["bo"], &[]), today());
+    let who: Vec<(&str, &str, &str)> = recent
+        .hits
+        .iter()
+        .map(|s| {
+            (
+                s.handoff.session_id.as_str(),
+                s.handoff.user.as_str(),
+                s.handoff.machine.as_str(),
+            )
+        })
+        .collect();
+    assert_eq!(who, [("b", "bo", "desk")]);
+    // Nothing of cy's: the handoffs beyond the window are counted for cy only.
+    let none = index.get("", &by(&["cy"], &[]), today());
+    assert!(none.hits.is_empty());
+    assert_eq!(none.older, 0);
+    assert_eq!(
+        index.get("zzz", &by(&["bo"], &["laptop"]), today()).older,
+        1
+    );
 }
 
 #[test]

@@ -335,15 +335,21 @@ pub(crate) mod search_filter {
     }
 }
 
-/// How far back `get` looks, how many it returns, and which projects: `days_back`,
-/// `limit`, `projects`.
+/// How far back `get` looks, how many it returns, which projects, and whose sessions:
+/// `days_back`, `limit`, `projects`, `users`, `machines`.
 pub(crate) mod get_options {
     use tonic::Status;
 
     use crate::engine::{MAX_DAYS_BACK, MAX_LIMIT};
     use crate::retrieve::{DEFAULT_DAYS_BACK, DEFAULT_LIMIT, GetOptions};
 
-    type Wire = (Option<i32>, Option<i32>, Vec<String>);
+    type Wire = (
+        Option<i32>,
+        Option<i32>,
+        Vec<String>,
+        Vec<String>,
+        Vec<String>,
+    );
 
     pub(crate) fn to(o: GetOptions) -> Wire {
         (
@@ -354,10 +360,14 @@ pub(crate) mod get_options {
             ),
             super::count::to(o.limit, DEFAULT_LIMIT, MAX_LIMIT),
             super::names::to(o.projects),
+            o.authors.users,
+            o.authors.machines,
         )
     }
 
-    pub(crate) fn from((days_back, limit, projects): Wire) -> Result<GetOptions, Status> {
+    pub(crate) fn from(
+        (days_back, limit, projects, users, machines): Wire,
+    ) -> Result<GetOptions, Status> {
         Ok(GetOptions {
             days_back: super::count::from(
                 days_back,
@@ -367,6 +377,10 @@ pub(crate) mod get_options {
             )?,
             limit: super::count::from(limit, "limit", DEFAULT_LIMIT, MAX_LIMIT)?,
             projects: super::names::from(projects, "projects")?,
+            authors: crate::model::Attribution {
+                users: super::names::from(users, "users")?,
+                machines: super::names::from(machines, "machines")?,
+            },
         })
     }
 }

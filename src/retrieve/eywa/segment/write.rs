@@ -102,6 +102,8 @@ pub fn build(
             Some(h.headline.as_str()),
             Some(h.cwd.as_str()),
             h.model.as_deref(),
+            Some(h.user.as_str()),
+            Some(h.machine.as_str()),
         ] {
             let o = s.map_or(NONE, |s| pool.add(s));
             strings.extend_from_slice(&o.to_le_bytes());
