@@ -253,6 +253,17 @@ fn the_cli_attributes_sessions_shows_and_filters_them() {
     assert_eq!(none["hits"], serde_json::json!([]));
     let none = json(eywa().args(["sessions", "list", "--user", "ana", "--json"]));
     assert_eq!(none["total"], 0);
+    for args in [
+        ["sessions", "list", "--user", " "],
+        ["search", "x", "--machine", ""],
+    ] {
+        let out = eywa().args(args).output().unwrap();
+        assert!(!out.status.success(), "{args:?}");
+        assert!(
+            String::from_utf8_lossy(&out.stderr).contains("name is empty"),
+            "{args:?}"
+        );
+    }
     // `get` answers a fresh process from the index files: they carry the author too.
     let got = json(eywa().args(["get", "checkout", "--user", "cy", "--json"]));
     assert_eq!(got["handoffs"][0]["user"], "cy");

@@ -97,6 +97,16 @@ pub(crate) fn user_path_text(given: &str) -> Result<String, String> {
         .map_err(|p| format!("{p:?} is not UTF-8"))
 }
 
+/// A `--user` filter's value: a name as [`eywa::model::Identity::name`] keeps them.
+pub(crate) fn user_name(given: &str) -> Result<String, String> {
+    eywa::model::Identity::name("user", given)
+}
+
+/// A `--machine` filter's value (see [`user_name`]).
+pub(crate) fn machine_name(given: &str) -> Result<String, String> {
+    eywa::model::Identity::name("machine", given)
+}
+
 /// Prints a value as pretty JSON on stdout.
 pub(crate) fn print_json(value: &serde_json::Value) -> anyhow::Result<()> {
     use std::io::Write;

@@ -23,10 +23,10 @@ pub(super) struct Args {
     #[arg(long = "project", value_name = "NAME")]
     projects: Vec<String>,
     /// Only sessions by this user (repeatable; any case)
-    #[arg(long = "user", value_name = "USER")]
+    #[arg(long = "user", value_name = "USER", value_parser = crate::app::user_name)]
     users: Vec<String>,
     /// Only sessions written on this machine (repeatable; any case)
-    #[arg(long = "machine", value_name = "MACHINE")]
+    #[arg(long = "machine", value_name = "MACHINE", value_parser = crate::app::machine_name)]
     machines: Vec<String>,
     /// Print JSON
     #[arg(long)]

@@ -78,10 +78,10 @@ enum Command {
         #[arg(long, default_value_t = 100)]
         limit: usize,
         /// Only sessions by this user (repeatable; any case)
-        #[arg(long = "user", value_name = "USER")]
+        #[arg(long = "user", value_name = "USER", value_parser = crate::app::user_name)]
         users: Vec<String>,
         /// Only sessions written on this machine (repeatable; any case)
-        #[arg(long = "machine", value_name = "MACHINE")]
+        #[arg(long = "machine", value_name = "MACHINE", value_parser = crate::app::machine_name)]
         machines: Vec<String>,
     },
 }

@@ -40,10 +40,10 @@ pub(super) struct Args {
     projects: Vec<String>,
     /// Only sessions by this user (repeatable; any case). Documents and memories, of no
     /// session, are left out
-    #[arg(long = "user", value_name = "USER")]
+    #[arg(long = "user", value_name = "USER", value_parser = crate::app::user_name)]
     users: Vec<String>,
     /// Only sessions written on this machine (repeatable; any case)
-    #[arg(long = "machine", value_name = "MACHINE")]
+    #[arg(long = "machine", value_name = "MACHINE", value_parser = crate::app::machine_name)]
     machines: Vec<String>,
     /// Only passages of subagents of this type (repeatable): Explore, Plan, …
     #[arg(long = "agent-type", value_name = "TYPE")]

@@ -32,10 +32,10 @@ enum Command {
         #[arg(long, default_value = "recent")]
         sort: String,
         /// Only sessions by this user (repeat for several; any case)
-        #[arg(long = "user", value_name = "USER")]
+        #[arg(long = "user", value_name = "USER", value_parser = crate::app::user_name)]
         users: Vec<String>,
         /// Only sessions written on this machine (repeat for several; any case)
-        #[arg(long = "machine", value_name = "MACHINE")]
+        #[arg(long = "machine", value_name = "MACHINE", value_parser = crate::app::machine_name)]
         machines: Vec<String>,
         /// Print JSON
         #[arg(long)]
