@@ -271,6 +271,35 @@ fn the_cli_attributes_sessions_shows_and_filters_them() {
     let none = json(eywa().args(["get", "checkout", "--machine", "desk", "--json"]));
     assert_eq!(none["handoffs"], serde_json::json!([]));
 
+    // The human list names authors once a page holds more than one.
+    let text = |cmd: &mut std::process::Command| {
+        String::from_utf8(crate::support::succeed(cmd).stdout).unwrap()
+    };
+    let alone = text(eywa().args(["sessions", "list"]));
+    assert!(!alone.contains(" · by "), "{alone}");
+    home.session(
+        BO,
+        "/w/shop",
+        days_ago(1),
+        &[("Speed up the checkout page", "Cached.")],
+    );
+    json(
+        eywa()
+            .env("EYWA_USER", "dee")
+            .env("EYWA_MACHINE", "desk")
+            .args(["ingest", "--json"]),
+    );
+    let mixed = text(eywa().args(["sessions", "list"]));
+    assert!(
+        mixed.contains(" · by dee@desk") && mixed.contains(" · by cy@laptop"),
+        "{mixed}"
+    );
+    let filtered = text(eywa().args(["sessions", "list", "--user", "dee"]));
+    assert!(
+        !filtered.contains(" · by ") && filtered.contains("bbbb0000"),
+        "{filtered}"
+    );
+
     // A `[team]` key eywa does not know is refused, not ignored.
     std::fs::write(
         dir.join("config.toml"),
@@ -311,12 +340,22 @@ fn the_cli_attributes_sessions_shows_and_filters_them() {
     let touched =
         json(remote().args(["graph", "touched", "project:shop", "--user", "cy", "--json"]));
     assert_eq!(touched["touches"][0]["episode"]["episode"]["user"], "cy");
-    let none = json(remote().args([
+    let desk = json(remote().args([
         "graph",
         "touched",
         "project:shop",
         "--machine",
         "desk",
+        "--json",
+    ]));
+    assert_eq!(desk["touches"].as_array().unwrap().len(), 1);
+    assert_eq!(desk["touches"][0]["episode"]["episode"]["user"], "dee");
+    let none = json(remote().args([
+        "graph",
+        "touched",
+        "project:shop",
+        "--machine",
+        "tower",
         "--json",
     ]));
     assert_eq!(none["touches"], serde_json::json!([]));

@@ -250,11 +250,19 @@ pub(super) fn run(paths: &Paths, args: Args) -> anyhow::Result<ExitCode> {
 
 fn print_page(page: &SessionPage) -> anyhow::Result<()> {
     let now = Timestamp::now();
+    // Who wrote each session, once the page holds more than one author's.
+    let authors: std::collections::HashSet<(&str, &str)> = page
+        .sessions
+        .iter()
+        .map(|s| (s.user.as_str(), s.machine.as_str()))
+        .collect();
     for (i, s) in page.sessions.iter().enumerate() {
-        outln!(
-            "{}",
-            eywa::present::session::row_line(page.offset + i + 1, s, now)
-        );
+        let row = eywa::present::session::row_line(page.offset + i + 1, s, now);
+        if authors.len() > 1 {
+            outln!("{row} · by {}@{}", s.user, s.machine);
+        } else {
+            outln!("{row}");
+        }
     }
     outln!("{}", eywa::present::session::page_line(page));
     Ok(())
