@@ -134,8 +134,7 @@ fn main() {
                                     node: "project:project-7".to_owned(),
                                     filter: EdgeFilter::default(),
                                     limit: 100,
-                                    users: Vec::new(),
-                                    machines: Vec::new(),
+                                    authors: Default::default(),
                                 })
                                 .await
                                 .map(drop),

@@ -284,6 +284,27 @@ fn bad_requests_get_invalid_argument_and_unknown_ids_not_found() {
             r#"{"projects": [""]}"#,
             "InvalidArgument",
         ),
+        // A blank author name is refused by every request that filters by author.
+        (
+            "eywa.v1.Retrieval/GetHandoffs",
+            r#"{"users": [" "]}"#,
+            "InvalidArgument",
+        ),
+        (
+            "eywa.v1.Retrieval/Search",
+            r#"{"query": "x", "machines": [""]}"#,
+            "InvalidArgument",
+        ),
+        (
+            "eywa.v1.Sessions/ListSessions",
+            r#"{"users": [""]}"#,
+            "InvalidArgument",
+        ),
+        (
+            "eywa.v1.Graph/WhatTouched",
+            r#"{"entity": "project:x", "machines": [""]}"#,
+            "InvalidArgument",
+        ),
         (
             "eywa.v1.Graph/WhatTouched",
             r#"{"entity": ""}"#,

@@ -316,8 +316,7 @@ impl RemoteClient {
             limit,
             offset,
             order,
-            users: authors.users.clone(),
-            machines: authors.machines.clone(),
+            authors: authors.clone(),
         });
         let response = self.sessions.list_sessions(request).await?.into_inner();
         response.try_into()

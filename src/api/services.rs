@@ -211,7 +211,7 @@ serve!(pb::graph_server::Graph {
     neighbors(NeighborsRequest) -> NeighborsResponse:
         |e, q: NodeQuery| e.neighbors(&q.node, &q.filter, q.limit);
     what_touched(WhatTouchedRequest) -> WhatTouchedResponse:
-        |e, q: TouchedQuery| e.what_touched_by(&q.node, &q.filter, &q.authors(), q.limit);
+        |e, q: TouchedQuery| e.what_touched_by(&q.node, &q.filter, &q.authors, q.limit);
     walk(WalkRequest) -> WalkResponse:
         |e, q: WalkQuery| e.walk(&q.node, q.depth, q.max_nodes, &q.filter);
     path(PathRequest) -> PathResponse: |e, q: PathQuery| e.path(&q.from, &q.to, q.max_depth, &q.filter);
@@ -260,7 +260,7 @@ serve!(pb::sessions_server::Sessions {
         };
     list_sessions(ListSessionsRequest) -> ListSessionsResponse:
         |e, q: ListQuery| {
-            e.list_sessions_of(q.workspace.as_deref(), &q.authors(), q.limit, q.offset, q.order)
+            e.list_sessions_of(q.workspace.as_deref(), &q.authors, q.limit, q.offset, q.order)
         };
     export_session(ExportSessionRequest) -> ExportSessionResponse: |e, q: ExportQuery| {
         let content = e.export_session_with(&q.session, q.format, q.thinking)?;

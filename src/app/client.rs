@@ -325,8 +325,7 @@ impl Client {
                     node: entity.to_owned(),
                     filter: filter.clone(),
                     limit,
-                    users: authors.users.clone(),
-                    machines: authors.machines.clone(),
+                    authors: authors.clone(),
                 };
                 r.call(async |c| c.what_touched(query).await)
             }

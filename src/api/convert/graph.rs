@@ -54,26 +54,15 @@ pub struct TouchedQuery {
     pub filter: EdgeFilter,
     /// Most sessions to return.
     pub limit: usize,
-    /// Only sessions by these users (empty: any).
-    pub users: Vec<String>,
-    /// Only sessions written on these machines (empty: any).
-    pub machines: Vec<String>,
-}
-
-impl TouchedQuery {
-    /// The users and machines it keeps.
-    pub fn authors(&self) -> crate::model::Attribution {
-        crate::model::Attribution {
-            users: self.users.clone(),
-            machines: self.machines.clone(),
-        }
-    }
+    /// Only sessions by these users, on these machines (empty: any).
+    pub authors: crate::model::Attribution,
 }
 
 wire! {
     TouchedQuery <=> pb::WhatTouchedRequest {
         node = entity, limit: count(DEFAULT_GRAPH_LIMIT, MAX_LIMIT),
-        filter => { relations, direction, since, until, as_of }: edge_filter, users, machines,
+        filter => { relations, direction, since, until, as_of }: edge_filter,
+        authors => { users, machines }: attribution,
     }
 }
 

@@ -33,24 +33,13 @@ pub struct ListQuery {
     pub limit: usize,
     pub offset: usize,
     pub order: SessionOrder,
-    pub users: Vec<String>,
-    pub machines: Vec<String>,
-}
-
-impl ListQuery {
-    /// The users and machines it keeps.
-    pub fn authors(&self) -> crate::model::Attribution {
-        crate::model::Attribution {
-            users: self.users.clone(),
-            machines: self.machines.clone(),
-        }
-    }
+    pub authors: crate::model::Attribution,
 }
 
 wire! {
     ListQuery <=> pb::ListSessionsRequest {
-        limit: count(50, MAX_PAGE), workspace: blank, offset: size32, order: named, users,
-        machines,
+        limit: count(50, MAX_PAGE), workspace: blank, offset: size32, order: named,
+        authors => { users, machines }: attribution,
     }
 }
 

@@ -101,6 +101,26 @@ pub(crate) mod names {
     }
 }
 
+/// Whose sessions: `users`, `machines`, names never blank.
+pub(crate) mod attribution {
+    use tonic::Status;
+
+    use crate::model::Attribution;
+
+    type Wire = (Vec<String>, Vec<String>);
+
+    pub(crate) fn to(a: Attribution) -> Wire {
+        (a.users, a.machines)
+    }
+
+    pub(crate) fn from((users, machines): Wire) -> Result<Attribution, Status> {
+        Ok(Attribution {
+            users: super::names::from(users, "users")?,
+            machines: super::names::from(machines, "machines")?,
+        })
+    }
+}
+
 /// A folder to read: never blank.
 pub(crate) mod folder {
     use std::path::PathBuf;
@@ -377,10 +397,7 @@ pub(crate) mod get_options {
             )?,
             limit: super::count::from(limit, "limit", DEFAULT_LIMIT, MAX_LIMIT)?,
             projects: super::names::from(projects, "projects")?,
-            authors: crate::model::Attribution {
-                users: super::names::from(users, "users")?,
-                machines: super::names::from(machines, "machines")?,
-            },
+            authors: super::attribution::from((users, machines))?,
         })
     }
 }
